@@ -1,0 +1,95 @@
+// The content store (docs/graph-format.md): blobs named by the SHA-256 of their bytes, written
+// atomically, verified on read, kept alive by named roots, garbage-collected under an exclusive lock.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/expected.h"
+
+namespace minifyd {
+
+inline constexpr std::string_view store_version_text = "minifyd-store 1\n";
+
+// An flock() on store/lock, released on destruction. Writers hold it shared from their first
+// blob until their root is written; gc holds it exclusive. Movable, not copyable.
+class StoreLock {
+ public:
+  StoreLock(StoreLock&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
+  StoreLock& operator=(StoreLock&&) = delete;
+  ~StoreLock();
+
+ private:
+  friend class ContentStore;
+  explicit StoreLock(int fd) : fd_(fd) {}
+  int fd_;
+};
+
+struct StoreStats {
+  std::uint64_t blobs = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t roots = 0;
+  std::uint64_t referenced_blobs = 0;  // distinct blobs named by some root and present
+  std::uint64_t missing_blobs = 0;     // named by some root but absent
+};
+
+struct VerifyReport {
+  std::uint64_t blobs_checked = 0;
+  std::vector<std::string> problems;  // each names the blob hash or root and what is wrong
+};
+
+struct GcReport {
+  std::uint64_t blobs_removed = 0;
+  std::uint64_t bytes_removed = 0;
+  std::uint64_t blobs_kept = 0;
+  std::uint64_t temp_files_removed = 0;
+};
+
+// Safe to use from several processes and threads at once; each call is independent.
+class ContentStore {
+ public:
+  // Opens the store at `root`. With create, makes the layout if absent. Refuses a directory that
+  // is not a store or has another format version.
+  static Expected<ContentStore> open(const std::filesystem::path& root, bool create);
+
+  const std::filesystem::path& root() const { return root_; }
+  std::filesystem::path blob_path(std::string_view hash) const;
+
+  Expected<StoreLock> lock_shared() const;
+  Expected<StoreLock> lock_exclusive() const;
+
+  // Stores the bytes (if not already present) and returns their hash. Takes the lock shared for
+  // the duration; hold lock_shared() around put()s and write_root() to keep gc out in between.
+  Expected<std::string> put(const void* data, std::size_t size) const;
+  bool contains(std::string_view hash) const;
+  // Reads and verifies a blob: missing, truncated or corrupted blobs are errors naming the hash.
+  Expected<std::string> get(std::string_view hash) const;
+  // Reads and verifies a blob of exactly `size` bytes into `destination`.
+  Expected<void> read_into(std::string_view hash, void* destination, std::size_t size) const;
+
+  Expected<void> write_root(std::string_view name, const std::vector<std::string>& hashes) const;
+  Expected<std::vector<std::string>> read_root(std::string_view name) const;
+  Expected<std::vector<std::string>> root_names() const;
+  Expected<void> remove_root(std::string_view name) const;
+
+  Expected<StoreStats> stat() const;
+  Expected<VerifyReport> verify() const;
+  // Deletes every blob no root names and every leftover temp file, under the exclusive lock.
+  Expected<GcReport> gc() const;
+
+ private:
+  explicit ContentStore(std::filesystem::path root) : root_(std::move(root)) {}
+  Expected<StoreLock> lock(int operation) const;
+  std::filesystem::path root_path(std::string_view name) const;
+  // Every blob hash present, by listing blobs/.
+  Expected<std::vector<std::string>> list_blobs() const;
+
+  std::filesystem::path root_;
+};
+
+bool is_valid_root_name(std::string_view name);
+
+}  // namespace minifyd

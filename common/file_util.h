@@ -1,0 +1,22 @@
+// Whole-file reads and crash-safe writes (temp file, fsync, rename), with errors naming the path.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include "common/expected.h"
+
+namespace minifyd {
+
+Expected<std::string> read_file(const std::filesystem::path& path);
+
+// Writes data to a fresh temp file in temp_dir (default: the target's directory), fsyncs it, and
+// renames it onto path: readers see the old content or the new, never a part.
+Expected<void> write_file_atomic(const std::filesystem::path& path, std::string_view data,
+                                 const std::filesystem::path& temp_dir = {});
+
+// "PATH: strerror(errno)" as an io error (not_found for ENOENT).
+Error errno_error(const std::string& what, int error_number);
+
+}  // namespace minifyd

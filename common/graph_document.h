@@ -1,0 +1,50 @@
+// A graph together with the tensors it needs: its inputs, its constants and the storages they view.
+// This is what graph.json holds (docs/graph-format.md).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/dtype.h"
+#include "common/graph.h"
+
+namespace minifyd {
+
+// A storage is an identity: tensors naming the same storage index are views of one storage.
+struct StorageRef {
+  std::string hash;  // SHA-256 of the bytes, the blob name in the content store
+  std::uint64_t nbytes = 0;
+  std::string device = "cpu";
+};
+
+struct TensorMeta {
+  std::size_t storage = 0;  // index into GraphDocument::storages
+  DType dtype = DType::float32;
+  std::vector<std::int64_t> shape;
+  std::vector<std::int64_t> stride;
+  std::int64_t storage_offset = 0;  // in elements
+  bool requires_grad = false;
+};
+
+// One past the last byte of its storage that the tensor reads (0 when it has no elements);
+// nullopt when shape/stride/offset are negative, mismatched in length, or overflow.
+std::optional<std::uint64_t> bytes_reached(const TensorMeta& tensor);
+
+struct GraphDocument {
+  Graph graph;
+  std::vector<StorageRef> storages;
+  std::vector<TensorMeta> inputs;                 // the k-th placeholder's value is inputs[k]
+  std::map<std::string, TensorMeta> constants;    // by get_attr target
+
+  // Every blob hash the document references, each once, in storage order.
+  std::vector<std::string> blob_hashes() const;
+};
+
+// Everything wrong with a document beyond its JSON encoding: graph lint, input count, missing
+// constants, storage indices, tensor bounds. Each message names the node or tensor and the field.
+std::vector<std::string> document_problems(const GraphDocument& document);
+
+}  // namespace minifyd

@@ -1,0 +1,57 @@
+// The one decoding helper for JSON from outside the process (files, pipes, sockets): typed access
+// whose errors name the path of the offending field, e.g. "args[2].tuple[0]: expected an int".
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "common/expected.h"
+
+namespace minifyd {
+
+// A borrowed JSON value plus the path that led to it. The json must outlive the view.
+class JsonView {
+ public:
+  explicit JsonView(const nlohmann::json& value, std::string path = {})
+      : value_(&value), path_(std::move(path)) {}
+
+  const nlohmann::json& raw() const { return *value_; }
+  const std::string& path() const { return path_; }
+
+  // A required member of an object.
+  Expected<JsonView> field(std::string_view key) const;
+  // A member that may be absent (absent and null are the same); an error if this is no object.
+  Expected<std::optional<JsonView>> optional_field(std::string_view key) const;
+  // Element i of an array the caller has checked with array_size().
+  JsonView item(std::size_t index) const;
+
+  Expected<std::size_t> array_size() const;
+  Expected<std::string> as_string() const;
+  Expected<std::int64_t> as_int() const;
+  Expected<bool> as_bool() const;
+  // A JSON number, integer or not.
+  Expected<double> as_number() const;
+  // Checks that this is an object and returns it.
+  Expected<const nlohmann::json::object_t*> as_object() const;
+
+  // An invalid_input error located at this view: "PATH: message" (or "message" at the root).
+  Error error(const std::string& message) const;
+
+ private:
+  std::string child_path(std::string_view key) const;
+
+  const nlohmann::json* value_;
+  std::string path_;
+};
+
+// The JSON type of a value in words ("an int", "a string", ...), for error messages.
+const char* describe_json_type(const nlohmann::json& value);
+
+// Parses text, turning a syntax error into an invalid_input error with its byte offset.
+Expected<nlohmann::json> parse_json(std::string_view text);
+
+}  // namespace minifyd

@@ -1,0 +1,49 @@
+// The logging facade's only implementation: spdlog to stderr, so stdout stays free for results.
+#include "common/log.h"
+
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+
+namespace minifyd::log {
+namespace {
+
+spdlog::logger& logger() {
+  static std::shared_ptr<spdlog::logger> instance = [] {
+    auto created = spdlog::stderr_logger_mt("minifyd");
+    created->set_pattern("%Y-%m-%d %H:%M:%S.%e %^%l%$ %v");
+    created->set_level(spdlog::level::info);
+    return created;
+  }();
+  return *instance;
+}
+
+}  // namespace
+
+void set_level(Level level) {
+  static constexpr spdlog::level::level_enum levels[] = {spdlog::level::debug, spdlog::level::info,
+                                                         spdlog::level::warn, spdlog::level::err,
+                                                         spdlog::level::off};
+  logger().set_level(levels[static_cast<int>(level)]);
+}
+
+bool parse_level(const std::string& name, Level& out) {
+  static const std::pair<const char*, Level> names[] = {{"debug", Level::debug},
+                                                        {"info", Level::info},
+                                                        {"warn", Level::warn},
+                                                        {"error", Level::error},
+                                                        {"off", Level::off}};
+  for (const auto& [text, level] : names) {
+    if (name == text) {
+      out = level;
+      return true;
+    }
+  }
+  return false;
+}
+
+void debug(const std::string& message) { logger().debug(message); }
+void info(const std::string& message) { logger().info(message); }
+void warn(const std::string& message) { logger().warn(message); }
+void error(const std::string& message) { logger().error(message); }
+
+}  // namespace minifyd::log

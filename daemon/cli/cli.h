@@ -1,0 +1,13 @@
+// The `minify` command line: parses options and dispatches to one function per subcommand.
+#pragma once
+
+namespace minifyd::cli {
+
+// Exit codes shared by every subcommand.
+inline constexpr int exit_ok = 0;
+inline constexpr int exit_failed = 1;  // the command ran and the answer is "no" (invalid, corrupt)
+inline constexpr int exit_usage = 2;   // bad options, or input that could not be read
+
+int run(int argc, char** argv);
+
+}  // namespace minifyd::cli

@@ -1,0 +1,95 @@
+// `minify validate DIR`: decode and check a graph directory, print its summary and canonical hash.
+#include <iostream>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "common/canonical_hash.h"
+#include "common/content_store.h"
+#include "common/graph_codec.h"
+#include "daemon/cli/cli.h"
+#include "daemon/cli/commands.h"
+
+namespace minifyd::cli {
+namespace {
+
+struct ValidateOptions {
+  std::string dir;
+  bool check_store = false;
+  bool json = false;
+};
+
+// Every storage's blob must be present, intact and of the document's size.
+std::vector<std::string> store_problems(const GraphDocument& document, const std::string& dir) {
+  auto store = ContentStore::open(std::filesystem::path(dir) / store_dir_name, false);
+  if (!store) return {store.error().message};
+  std::vector<std::string> problems;
+  for (std::size_t i = 0; i < document.storages.size(); ++i) {
+    const StorageRef& storage = document.storages[i];
+    auto content = store->get(storage.hash);
+    if (!content)
+      problems.push_back("storages[" + std::to_string(i) + "]: " + content.error().message);
+    else if (content->size() != storage.nbytes)
+      problems.push_back("storages[" + std::to_string(i) + "]: blob " + storage.hash + " holds " +
+                         std::to_string(content->size()) + " bytes, the document says " +
+                         std::to_string(storage.nbytes));
+  }
+  return problems;
+}
+
+int validate(const ValidateOptions& options) {
+  auto document = load_graph_dir(options.dir);
+  if (!document) {
+    if (options.json)
+      std::cout << nlohmann::json{{"valid", false}, {"error", document.error().message}}.dump() << "\n";
+    else
+      std::cerr << "minify validate: " << document.error().message << "\n";
+    return exit_failed;
+  }
+  std::vector<std::string> problems;
+  if (options.check_store) problems = store_problems(*document, options.dir);
+
+  std::map<std::string, int> ops;
+  for (const Node* node : document->graph.nodes()) ++ops[to_string(node->op())];
+  std::uint64_t bytes = 0;
+  for (const StorageRef& storage : document->storages) bytes += storage.nbytes;
+  std::string hash = canonical_hash(*document);
+
+  if (options.json) {
+    nlohmann::json summary{{"valid", problems.empty()}, {"nodes", document->graph.size()},
+                           {"ops", ops}, {"inputs", document->inputs.size()},
+                           {"constants", document->constants.size()},
+                           {"storages", document->storages.size()}, {"storage_bytes", bytes},
+                           {"canonical_hash", hash}};
+    if (!problems.empty()) summary["store_problems"] = problems;
+    std::cout << summary.dump() << "\n";
+  } else {
+    for (const std::string& problem : problems) std::cerr << "minify validate: " << problem << "\n";
+    std::cout << options.dir << ": " << (problems.empty() ? "valid" : "INVALID") << " graph, "
+              << document->graph.size() << " nodes (";
+    bool first = true;
+    for (const auto& [op, count] : ops) {
+      std::cout << (first ? "" : ", ") << count << " " << op;
+      first = false;
+    }
+    std::cout << "), " << document->inputs.size() << " inputs, " << document->constants.size()
+              << " constants, " << document->storages.size() << " storages (" << bytes
+              << " bytes)\ncanonical hash " << hash << "\n";
+  }
+  return problems.empty() ? exit_ok : exit_failed;
+}
+
+}  // namespace
+
+void add_validate_command(CLI::App& app, Action& action) {
+  auto options = std::make_shared<ValidateOptions>();
+  CLI::App* command = app.add_subcommand("validate", "Check a graph directory (graph.json + store/) "
+                                                     "and print its summary and canonical hash");
+  command->add_option("dir", options->dir, "graph directory")->required();
+  command->add_flag("--check-store", options->check_store,
+                    "also read and verify every blob the graph needs");
+  command->add_flag("--json", options->json, "print the summary as JSON");
+  command->callback([options, &action] { action = [options] { return validate(*options); }; });
+}
+
+}  // namespace minifyd::cli

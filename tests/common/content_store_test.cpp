@@ -1,0 +1,188 @@
+// The content store: verified reads, atomic concurrent writes from several processes, exact gc.
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "common/content_store.h"
+#include "common/sha256.h"
+#include "tests/support/temp_dir.h"
+
+using minifyd::ContentStore;
+using minifyd::ErrorKind;
+using minifyd::test::TempDir;
+
+namespace {
+
+ContentStore make_store(const TempDir& dir) {
+  auto store = ContentStore::open(dir / "store", true);
+  REQUIRE(store.has_value());
+  return std::move(*store);
+}
+
+std::string put(const ContentStore& store, const std::string& bytes) {
+  auto hash = store.put(bytes.data(), bytes.size());
+  REQUIRE(hash.has_value());
+  return *hash;
+}
+
+void overwrite(const std::filesystem::path& path, const std::string& bytes) {
+  std::filesystem::permissions(path, std::filesystem::perms::owner_write, std::filesystem::perm_options::add);
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+}  // namespace
+
+TEST_CASE("put names a blob by the SHA-256 of its bytes and get returns them", "[store]") {
+  TempDir dir;
+  ContentStore store = make_store(dir);
+  std::string hash = put(store, "hello");
+  CHECK(hash == "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824");
+  CHECK(store.contains(hash));
+  CHECK(std::filesystem::exists(dir / "store/blobs/2c" / hash));
+  auto content = store.get(hash);
+  REQUIRE(content.has_value());
+  CHECK(*content == "hello");
+  CHECK(put(store, "hello") == hash);  // idempotent
+  CHECK(put(store, "") == minifyd::sha256_hex("", 0));
+}
+
+TEST_CASE("a corrupted or truncated blob is an error naming the hash", "[store]") {
+  TempDir dir;
+  ContentStore store = make_store(dir);
+  std::string hash = put(store, std::string(1000, 'x'));
+
+  overwrite(store.blob_path(hash), std::string(999, 'x') + "y");
+  auto corrupted = store.get(hash);
+  REQUIRE_FALSE(corrupted.has_value());
+  CHECK(corrupted.error().kind == ErrorKind::corrupt);
+  CHECK(corrupted.error().message.find("blob " + hash + ": corrupted") == 0);
+
+  overwrite(store.blob_path(hash), std::string(500, 'x'));
+  auto truncated = store.get(hash);
+  REQUIRE_FALSE(truncated.has_value());
+  CHECK(truncated.error().message.find(hash) != std::string::npos);
+
+  char buffer[1000];
+  CHECK_FALSE(store.read_into(hash, buffer, sizeof buffer).has_value());
+
+  REQUIRE(store.write_root("graph", {hash}).has_value());
+  auto report = store.verify();
+  REQUIRE(report.has_value());
+  REQUIRE(report->problems.size() == 1);
+  CHECK(report->problems[0].find(hash) != std::string::npos);
+
+  std::string absent(64, 'e');
+  auto missing = store.get(absent);
+  REQUIRE_FALSE(missing.has_value());
+  CHECK(missing.error().kind == ErrorKind::not_found);
+  CHECK(missing.error().message.find("blob " + absent + ": missing") == 0);
+}
+
+TEST_CASE("a directory that is not a store, or of another version, is refused", "[store]") {
+  TempDir dir;
+  auto absent = ContentStore::open(dir / "nothing", false);
+  REQUIRE_FALSE(absent.has_value());
+  CHECK(absent.error().message.find("is not a minifyd content store") != std::string::npos);
+  make_store(dir);
+  overwrite(dir / "store/VERSION", "minifyd-store 9\n");
+  auto future = ContentStore::open(dir / "store", false);
+  REQUIRE_FALSE(future.has_value());
+  CHECK(future.error().message.find("store format 'minifyd-store 9' is not supported") != std::string::npos);
+}
+
+TEST_CASE("two writer processes of the same content leave one valid blob", "[store]") {
+  TempDir dir;
+  ContentStore store = make_store(dir);
+  // 4 MiB so that the writes overlap in time; each process writes it many times.
+  std::string bytes(4 << 20, '\0');
+  for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>((i * 7919) >> 3);
+  std::string expected = minifyd::sha256_hex(bytes.data(), bytes.size());
+
+  std::vector<pid_t> children;
+  for (int writer = 0; writer < 2; ++writer) {
+    pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      auto own = ContentStore::open(dir / "store", true);
+      int failures = own ? 0 : 1;
+      for (int round = 0; round < 10 && own; ++round) {
+        // Force a real write each round, racing the other process's rename.
+        ::unlink(own->blob_path(expected).c_str());
+        auto hash = own->put(bytes.data(), bytes.size());
+        if (!hash || *hash != expected) ++failures;
+      }
+      ::_exit(failures == 0 ? 0 : 1);
+    }
+    children.push_back(pid);
+  }
+  for (pid_t pid : children) {
+    int status = 0;
+    REQUIRE(::waitpid(pid, &status, 0) == pid);
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+  }
+  auto content = store.get(expected);
+  REQUIRE(content.has_value());
+  CHECK(*content == bytes);
+  std::size_t blobs = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir / "store/blobs"))
+    blobs += entry.is_regular_file() ? 1 : 0;
+  CHECK(blobs == 1);
+  CHECK(std::filesystem::is_empty(dir / "store/tmp"));
+}
+
+TEST_CASE("gc removes exactly the blobs no root names", "[store]") {
+  TempDir dir;
+  ContentStore store = make_store(dir);
+  std::string a = put(store, "a"), b = put(store, "b"), c = put(store, "c"), d = put(store, "d");
+  REQUIRE(store.write_root("graph", {a, b}).has_value());
+  REQUIRE(store.write_root("job-7", {b, c}).has_value());
+  std::ofstream(dir / "store/tmp/.leftover.123") << "partial";
+
+  auto report = store.gc();
+  REQUIRE(report.has_value());
+  CHECK(report->blobs_removed == 1);
+  CHECK(report->bytes_removed == 1);
+  CHECK(report->blobs_kept == 3);
+  CHECK(report->temp_files_removed == 1);
+  CHECK(store.contains(a));
+  CHECK(store.contains(b));
+  CHECK(store.contains(c));
+  CHECK_FALSE(store.contains(d));
+
+  REQUIRE(store.remove_root("job-7").has_value());
+  report = store.gc();
+  REQUIRE(report.has_value());
+  CHECK(report->blobs_removed == 1);
+  CHECK_FALSE(store.contains(c));
+  auto stats = store.stat();
+  REQUIRE(stats.has_value());
+  CHECK(stats->blobs == 2);
+  CHECK(stats->roots == 1);
+  CHECK(stats->referenced_blobs == 2);
+}
+
+TEST_CASE("gc refuses to run past an unreadable root", "[store]") {
+  TempDir dir;
+  ContentStore store = make_store(dir);
+  std::string a = put(store, "a");
+  std::ofstream(dir / "store/roots/broken.json") << "{\"format\": \"minifyd.store-root\", \"blobs\": [";
+  auto report = store.gc();
+  REQUIRE_FALSE(report.has_value());
+  CHECK(report.error().message.find("gc refused: root broken") == 0);
+  CHECK(store.contains(a));
+}
+
+TEST_CASE("root names are checked", "[store]") {
+  TempDir dir;
+  ContentStore store = make_store(dir);
+  CHECK_FALSE(store.write_root("../escape", {}).has_value());
+  CHECK_FALSE(store.write_root("ok", {"not-a-hash"}).has_value());
+  CHECK(store.write_root("job-1.checkpoint_2", {}).has_value());
+  auto names = store.root_names();
+  REQUIRE(names.has_value());
+  CHECK(*names == std::vector<std::string>{"job-1.checkpoint_2"});
+}

@@ -1,0 +1,87 @@
+// Loading tensors from the store: values, views of one storage kept as views, corruption refused.
+#include "common/content_store.h"
+#include "tests/support/temp_dir.h"
+#include "worker/tensor_loader.h"
+
+#include "tests/support/catch_torch.h"
+
+using namespace minifyd;
+
+namespace {
+
+struct Fixture {
+  test::TempDir dir;
+  ContentStore store = *ContentStore::open(dir / "store", true);
+  GraphDocument document;
+
+  // One storage of 12 floats 0..11 and one of 3 int64s.
+  Fixture() {
+    std::vector<float> floats(12);
+    for (int i = 0; i < 12; ++i) floats[i] = static_cast<float>(i);
+    std::vector<std::int64_t> longs{7, -8, 9};
+    auto float_hash = store.put(floats.data(), floats.size() * sizeof(float));
+    auto long_hash = store.put(longs.data(), longs.size() * sizeof(std::int64_t));
+    REQUIRE(float_hash.has_value());
+    REQUIRE(long_hash.has_value());
+    document.storages = {{*float_hash, 48, "cpu"}, {*long_hash, 24, "cpu"}};
+    document.inputs = {
+        {0, DType::float32, {2, 3}, {3, 1}, 0, false},
+        {0, DType::float32, {3, 2}, {1, 3}, 6, true},  // transposed view at an offset
+        {1, DType::int64, {3}, {1}, 0, false},
+    };
+  }
+};
+
+}  // namespace
+
+TEST_CASE("inputs load with their values, shapes and strides", "[tensor_loader]") {
+  Fixture fixture;
+  worker::TensorLoader loader(fixture.document, fixture.store, at::kCPU);
+  auto inputs = loader.load_inputs();
+  REQUIRE(inputs.has_value());
+  const at::Tensor& a = (*inputs)[0];
+  const at::Tensor& b = (*inputs)[1];
+  CHECK(a.sizes() == at::IntArrayRef{2, 3});
+  CHECK(b.strides() == at::IntArrayRef{1, 3});
+  CHECK(b.storage_offset() == 6);
+  CHECK(a[1][2].item<float>() == 5.0f);
+  CHECK(b[2][1].item<float>() == 11.0f);  // offset 6 + 2*1 + 1*3
+  CHECK(b.requires_grad());
+  CHECK((*inputs)[2].scalar_type() == at::kLong);
+  CHECK((*inputs)[2][1].item<std::int64_t>() == -8);
+}
+
+TEST_CASE("tensors of one storage are views of one storage", "[tensor_loader]") {
+  Fixture fixture;
+  worker::TensorLoader loader(fixture.document, fixture.store, at::kCPU);
+  auto inputs = loader.load_inputs();
+  REQUIRE(inputs.has_value());
+  at::Tensor a = (*inputs)[0];
+  at::Tensor b = (*inputs)[1].detach();
+  auto whole = loader.load({0, DType::float32, {12}, {1}, 0, false});
+  REQUIRE(whole.has_value());
+  CHECK(a.storage().data() == b.storage().data());
+  CHECK(whole->storage().data() == a.storage().data());
+  b.fill_(-1.0f);  // writes elements 6..11 of the shared storage
+  CHECK((*whole)[5].item<float>() == 5.0f);
+  CHECK((*whole)[6].item<float>() == -1.0f);
+  CHECK((*whole)[11].item<float>() == -1.0f);
+  CHECK(a[1][2].item<float>() == 5.0f);
+}
+
+TEST_CASE("a corrupted blob is an error naming the input and the hash", "[tensor_loader]") {
+  Fixture fixture;
+  std::string hash = fixture.document.storages[1].hash;
+  std::filesystem::path blob = fixture.store.blob_path(hash);
+  std::filesystem::permissions(blob, std::filesystem::perms::owner_write, std::filesystem::perm_options::add);
+  std::FILE* file = std::fopen(blob.c_str(), "r+b");
+  REQUIRE(file != nullptr);
+  std::fputc(0x55, file);
+  std::fclose(file);
+
+  worker::TensorLoader loader(fixture.document, fixture.store, at::kCPU);
+  auto inputs = loader.load_inputs();
+  REQUIRE_FALSE(inputs.has_value());
+  CHECK(inputs.error().kind == ErrorKind::corrupt);
+  CHECK(inputs.error().message.find("inputs[2]: storage 1: blob " + hash + ": corrupted") == 0);
+}

@@ -1,0 +1,39 @@
+// Storage blobs become flat byte tensors; each tensor is a typed view set onto one of them.
+#include "worker/tensor_loader.h"
+
+#include "worker/torch_compat.h"
+
+namespace minifyd::worker {
+
+Expected<at::Tensor> TensorLoader::storage_bytes(std::size_t index) {
+  if (auto found = storages_.find(index); found != storages_.end()) return found->second;
+  const StorageRef& storage = document_.storages.at(index);
+  at::Tensor bytes = at::empty({static_cast<std::int64_t>(storage.nbytes)}, at::TensorOptions(at::kByte));
+  auto read = store_.read_into(storage.hash, bytes.data_ptr(), storage.nbytes);
+  if (!read) return read.error().with_context("storage " + std::to_string(index));
+  if (device_ != bytes.device()) bytes = bytes.to(device_);
+  storages_.emplace(index, bytes);
+  return bytes;
+}
+
+Expected<at::Tensor> TensorLoader::load(const TensorMeta& tensor) {
+  auto bytes = storage_bytes(tensor.storage);
+  if (!bytes) return bytes.error();
+  at::Tensor view = at::empty({0}, bytes->options().dtype(to_scalar_type(tensor.dtype)));
+  view.set_(bytes->storage(), tensor.storage_offset, tensor.shape, tensor.stride);
+  if (tensor.requires_grad && at::isFloatingType(view.scalar_type())) view.requires_grad_(true);
+  return view;
+}
+
+Expected<std::vector<at::Tensor>> TensorLoader::load_inputs() {
+  std::vector<at::Tensor> inputs;
+  inputs.reserve(document_.inputs.size());
+  for (std::size_t i = 0; i < document_.inputs.size(); ++i) {
+    auto tensor = load(document_.inputs[i]);
+    if (!tensor) return tensor.error().with_context("inputs[" + std::to_string(i) + "]");
+    inputs.push_back(std::move(*tensor));
+  }
+  return inputs;
+}
+
+}  // namespace minifyd::worker

@@ -1,0 +1,30 @@
+// The few places where LibTorch 1.13 and 2.x differ, behind one header, so the rest of worker/
+// uses only APIs stable across both.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include "common/dtype.h"
+
+namespace minifyd::worker {
+
+inline at::ScalarType to_scalar_type(DType dtype) {
+  switch (dtype) {
+    case DType::bool_: return at::kBool;
+    case DType::uint8: return at::kByte;
+    case DType::int8: return at::kChar;
+    case DType::int16: return at::kShort;
+    case DType::int32: return at::kInt;
+    case DType::int64: return at::kLong;
+    case DType::float16: return at::kHalf;
+    case DType::bfloat16: return at::kBFloat16;
+    case DType::float32: return at::kFloat;
+    case DType::float64: return at::kDouble;
+    case DType::complex32: return at::kComplexHalf;
+    case DType::complex64: return at::kComplexFloat;
+    case DType::complex128: return at::kComplexDouble;
+  }
+  return at::kFloat;
+}
+
+}  // namespace minifyd::worker
