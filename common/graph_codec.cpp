@@ -2,8 +2,6 @@
 #include "common/graph_codec.h"
 
 #include <algorithm>
-#include <cmath>
-#include <limits>
 #include <unordered_map>
 
 #include "common/file_util.h"
@@ -73,10 +71,9 @@ class ValueDecoder {
     if (!text) return text.error();
     if (tag == "node") return resolve(view, *text);
     if (tag == "float") {
-      if (*text == "inf") return Value(std::numeric_limits<double>::infinity());
-      if (*text == "-inf") return Value(-std::numeric_limits<double>::infinity());
-      if (*text == "nan") return Value(std::numeric_limits<double>::quiet_NaN());
-      return inner->error("'" + *text + "' is not inf, -inf or nan (finite floats are plain numbers)");
+      auto number = view.as_float();
+      if (!number) return number.error();
+      return Value(*number);
     }
     if (tag == "dtype") {
       if (auto dtype = parse_dtype(*text)) return Value(DTypeValue{*dtype});
@@ -120,7 +117,9 @@ Expected<std::vector<std::int64_t>> decode_int_list(const JsonView& view) {
   return values;
 }
 
-Expected<StorageRef> decode_storage(const JsonView& view) {
+}  // namespace
+
+Expected<StorageRef> decode_storage_ref(const JsonView& view) {
   StorageRef storage;
   auto hash = view.field("hash");
   if (!hash) return hash.error();
@@ -147,7 +146,7 @@ Expected<StorageRef> decode_storage(const JsonView& view) {
   return storage;
 }
 
-Expected<TensorMeta> decode_tensor(const JsonView& view) {
+Expected<TensorMeta> decode_tensor_meta(const JsonView& view) {
   TensorMeta tensor;
   auto storage = view.field("storage");
   if (!storage) return storage.error();
@@ -187,6 +186,8 @@ Expected<TensorMeta> decode_tensor(const JsonView& view) {
   }
   return tensor;
 }
+
+namespace {
 
 // Decodes nodes[index] into the graph.
 Expected<void> decode_node(const JsonView& view, std::size_t index, Graph& graph,
@@ -271,12 +272,6 @@ Expected<void> decode_nodes(const JsonView& nodes_view, Graph& graph) {
   return {};
 }
 
-json encode_float(double number) {
-  if (std::isnan(number)) return json{{"float", "nan"}};
-  if (std::isinf(number)) return json{{"float", number > 0 ? "inf" : "-inf"}};
-  return number;
-}
-
 }  // namespace
 
 json encode_value(const Value& value, const std::function<json(const Node*)>& encode_node) {
@@ -298,6 +293,10 @@ json encode_value(const Value& value, const std::function<json(const Node*)>& en
         else return json{{"memory_format", alternative.name}};
       },
       value.data);
+}
+
+json encode_storage_ref(const StorageRef& storage) {
+  return json{{"hash", storage.hash}, {"nbytes", storage.nbytes}, {"device", storage.device}};
 }
 
 json encode_tensor_meta(const TensorMeta& tensor) {
@@ -331,7 +330,7 @@ Expected<GraphDocument> decode_graph_document(const json& document_json) {
   auto storage_count = storages->array_size();
   if (!storage_count) return storage_count.error();
   for (std::size_t i = 0; i < *storage_count; ++i) {
-    auto storage = decode_storage(storages->item(i));
+    auto storage = decode_storage_ref(storages->item(i));
     if (!storage) return storage.error();
     document.storages.push_back(std::move(*storage));
   }
@@ -341,7 +340,7 @@ Expected<GraphDocument> decode_graph_document(const json& document_json) {
   auto input_count = inputs->array_size();
   if (!input_count) return input_count.error();
   for (std::size_t i = 0; i < *input_count; ++i) {
-    auto tensor = decode_tensor(inputs->item(i));
+    auto tensor = decode_tensor_meta(inputs->item(i));
     if (!tensor) return tensor.error();
     document.inputs.push_back(std::move(*tensor));
   }
@@ -352,7 +351,7 @@ Expected<GraphDocument> decode_graph_document(const json& document_json) {
     auto object = (*constants)->as_object();
     if (!object) return object.error();
     for (const auto& [name, unused] : **object) {
-      auto tensor = decode_tensor(*(*constants)->field(name));
+      auto tensor = decode_tensor_meta(*(*constants)->field(name));
       if (!tensor) return tensor.error();
       document.constants.emplace(name, std::move(*tensor));
     }
@@ -390,7 +389,7 @@ Expected<GraphDocument> load_graph_dir(const std::filesystem::path& dir) {
 json encode_graph_document(const GraphDocument& document) {
   json storages = json::array();
   for (const StorageRef& storage : document.storages)
-    storages.push_back({{"hash", storage.hash}, {"nbytes", storage.nbytes}, {"device", storage.device}});
+    storages.push_back(encode_storage_ref(storage));
   json inputs = json::array();
   for (const TensorMeta& tensor : document.inputs) inputs.push_back(encode_tensor_meta(tensor));
   json constants = json::object();

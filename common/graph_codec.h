@@ -10,6 +10,7 @@
 
 #include "common/expected.h"
 #include "common/graph_document.h"
+#include "common/json_view.h"
 
 namespace minifyd {
 
@@ -32,5 +33,8 @@ Expected<void> write_graph_json(const GraphDocument& document, const std::filesy
 nlohmann::json encode_value(const Value& value,
                             const std::function<nlohmann::json(const Node*)>& encode_node);
 nlohmann::json encode_tensor_meta(const TensorMeta& tensor);
+nlohmann::json encode_storage_ref(const StorageRef& storage);
+Expected<TensorMeta> decode_tensor_meta(const JsonView& view);
+Expected<StorageRef> decode_storage_ref(const JsonView& view);
 
 }  // namespace minifyd

@@ -1,6 +1,7 @@
 // Typed, path-reporting access to untrusted JSON.
 #include "common/json_view.h"
 
+#include <cmath>
 #include <limits>
 
 namespace minifyd {
@@ -86,6 +87,52 @@ Expected<double> JsonView::as_number() const {
   if (!value_->is_number())
     return error(std::string("expected a number, got ") + describe_json_type(*value_));
   return value_->get<double>();
+}
+
+namespace {
+
+template <class T, class Convert>
+Expected<void> read_member(const JsonView& view, std::string_view key, T& out, Convert convert) {
+  auto member = view.field(key);
+  if (!member) return member.error();
+  auto value = convert(*member);
+  if (!value) return value.error();
+  out = *value;
+  return {};
+}
+
+}  // namespace
+
+Expected<void> JsonView::read(std::string_view key, std::string& out) const {
+  return read_member(*this, key, out, [](const JsonView& v) { return v.as_string(); });
+}
+Expected<void> JsonView::read(std::string_view key, std::int64_t& out) const {
+  return read_member(*this, key, out, [](const JsonView& v) { return v.as_int(); });
+}
+Expected<void> JsonView::read(std::string_view key, bool& out) const {
+  return read_member(*this, key, out, [](const JsonView& v) { return v.as_bool(); });
+}
+Expected<void> JsonView::read(std::string_view key, double& out) const {
+  return read_member(*this, key, out, [](const JsonView& v) { return v.as_number(); });
+}
+
+Expected<double> JsonView::as_float() const {
+  if (value_->is_number()) return value_->get<double>();
+  if (!value_->is_object() || value_->size() != 1 || !value_->contains("float"))
+    return error(std::string("expected a float, got ") + describe_json_type(*value_));
+  auto inner = field("float");
+  auto text = inner->as_string();
+  if (!text) return text.error();
+  if (*text == "inf") return std::numeric_limits<double>::infinity();
+  if (*text == "-inf") return -std::numeric_limits<double>::infinity();
+  if (*text == "nan") return std::numeric_limits<double>::quiet_NaN();
+  return inner->error("'" + *text + "' is not inf, -inf or nan (finite floats are plain numbers)");
+}
+
+nlohmann::json encode_float(double number) {
+  if (std::isnan(number)) return nlohmann::json{{"float", "nan"}};
+  if (std::isinf(number)) return nlohmann::json{{"float", number > 0 ? "inf" : "-inf"}};
+  return number;
 }
 
 Expected<nlohmann::json> parse_json(std::string_view text) {

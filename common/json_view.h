@@ -35,8 +35,24 @@ class JsonView {
   Expected<bool> as_bool() const;
   // A JSON number, integer or not.
   Expected<double> as_number() const;
+  // A float as graph.json writes it: a number, or {"float": "inf" | "-inf" | "nan"}.
+  Expected<double> as_float() const;
   // Checks that this is an object and returns it.
   Expected<const nlohmann::json::object_t*> as_object() const;
+
+  // Reads a required member into out (strings, ints, bools and numbers).
+  Expected<void> read(std::string_view key, std::string& out) const;
+  Expected<void> read(std::string_view key, std::int64_t& out) const;
+  Expected<void> read(std::string_view key, bool& out) const;
+  Expected<void> read(std::string_view key, double& out) const;
+  // Reads a member when present; leaves out unchanged when absent or null.
+  template <class T>
+  Expected<void> read_optional(std::string_view key, T& out) const {
+    auto member = optional_field(key);
+    if (!member) return member.error();
+    if (!member->has_value()) return {};
+    return read(key, out);
+  }
 
   // An invalid_input error located at this view: "PATH: message" (or "message" at the root).
   Error error(const std::string& message) const;
@@ -50,6 +66,9 @@ class JsonView {
 
 // The JSON type of a value in words ("an int", "a string", ...), for error messages.
 const char* describe_json_type(const nlohmann::json& value);
+
+// The inverse of as_float(): finite floats as numbers, others as {"float": ...}.
+nlohmann::json encode_float(double number);
 
 // Parses text, turning a syntax error into an invalid_input error with its byte offset.
 Expected<nlohmann::json> parse_json(std::string_view text);

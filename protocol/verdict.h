@@ -1,0 +1,55 @@
+// The verdict on one candidate: pass, or a classified failure (BRIEF "Verdicts").
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "common/expected.h"
+
+namespace minifyd::protocol {
+
+enum class AccuracyMode { off, accuracy, strict_accuracy };
+
+enum class FailureKind {
+  crash,      // the worker died by a signal (signal names it)
+  exception,  // the backend or an operator threw (exception_type, message)
+  accuracy,   // outputs differ from the eager and fp64 references (accuracy holds the figures)
+  timeout,    // no answer within the query's time limit; the worker was killed
+};
+
+const char* to_string(AccuracyMode mode);
+std::optional<AccuracyMode> parse_accuracy_mode(const std::string& name);
+const char* to_string(FailureKind kind);
+std::optional<FailureKind> parse_failure_kind(const std::string& name);
+
+// Compiled and eager outputs measured against the fp64 reference (the seeds' same_two_models).
+struct AccuracyReport {
+  double max_abs_error = 0;   // compiled vs eager
+  double max_rel_error = 0;   // compiled vs eager
+  double rmse_compiled = 0;   // compiled vs fp64
+  double rmse_eager = 0;      // eager vs fp64
+};
+
+struct Verdict {
+  bool pass = true;
+  FailureKind kind = FailureKind::exception;  // meaningful only when !pass
+  std::string signal;          // crash: "SIGSEGV"
+  std::string exception_type;  // exception: "c10::Error"
+  std::string message;         // exception message, or a description of the failure
+  std::string node;            // the node being run when it failed, when known
+  std::string op;              // its operator, when known
+  std::optional<AccuracyReport> accuracy;
+  std::string stderr_tail;     // the last lines the worker wrote to stderr
+
+  static Verdict passed() { return Verdict{}; }
+};
+
+nlohmann::json encode(const Verdict& verdict);
+Expected<Verdict> decode_verdict(const nlohmann::json& json);
+
+// One line for humans: "pass", "fail: crash (SIGSEGV)", "fail: exception c10::Error: ...".
+std::string describe(const Verdict& verdict);
+
+}  // namespace minifyd::protocol

@@ -1,0 +1,247 @@
+// Encoding and decoding of worker protocol messages.
+#include "protocol/worker_messages.h"
+
+#include "common/graph_codec.h"
+#include "common/json_view.h"
+
+namespace minifyd::protocol {
+namespace {
+
+using nlohmann::json;
+
+Expected<std::uint64_t> read_id(const JsonView& view) {
+  std::int64_t id = 0;
+  if (auto read = view.read("id", id); !read) return read.error();
+  if (id < 0) return view.error("id: must not be negative");
+  return static_cast<std::uint64_t>(id);
+}
+
+Expected<std::string> read_type(const JsonView& view) {
+  if (!view.raw().is_object())
+    return view.error(std::string("a message is a JSON object, got ") + describe_json_type(view.raw()));
+  std::string type;
+  if (auto read = view.read("type", type); !read) return read.error();
+  return type;
+}
+
+// The graph is decoded (and validated) by the worker, so here it only has to be an object.
+Expected<json> read_graph(const JsonView& view) {
+  auto graph = view.field("graph");
+  if (!graph) return graph.error();
+  if (auto object = graph->as_object(); !object) return object.error();
+  return graph->raw();
+}
+
+Expected<EvaluateRequest> decode_evaluate(const JsonView& view) {
+  EvaluateRequest request;
+  auto id = read_id(view);
+  if (!id) return id.error();
+  request.id = *id;
+  auto graph = read_graph(view);
+  if (!graph) return graph.error();
+  request.graph = std::move(*graph);
+  if (auto read = view.read("store", request.store); !read) return read.error();
+  if (auto read = view.read("backend", request.backend); !read) return read.error();
+  auto options = view.optional_field("backend_options");
+  if (!options) return options.error();
+  if (*options) {
+    auto object = (*options)->as_object();
+    if (!object) return object.error();
+    for (const auto& [key, unused] : **object)
+      if (auto read = (*options)->read(key, request.backend_options[key]); !read) return read.error();
+  }
+  std::string accuracy = to_string(AccuracyMode::off);
+  if (auto read = view.read_optional("accuracy", accuracy); !read) return read.error();
+  auto mode = parse_accuracy_mode(accuracy);
+  if (!mode) return view.error("accuracy: unknown mode '" + accuracy + "' (off, accuracy, strict-accuracy)");
+  request.accuracy = *mode;
+  return request;
+}
+
+Expected<PropagateRequest> decode_propagate(const JsonView& view) {
+  PropagateRequest request;
+  auto id = read_id(view);
+  if (!id) return id.error();
+  request.id = *id;
+  auto graph = read_graph(view);
+  if (!graph) return graph.error();
+  request.graph = std::move(*graph);
+  if (auto read = view.read("store", request.store); !read) return read.error();
+  return request;
+}
+
+Expected<EvaluateReply> decode_evaluate_reply(const JsonView& view, std::uint64_t id) {
+  EvaluateReply reply;
+  reply.id = id;
+  auto verdict_view = view.field("verdict");
+  if (!verdict_view) return verdict_view.error();
+  auto verdict = decode_verdict(verdict_view->raw());
+  if (!verdict) return verdict.error().with_context("verdict");
+  reply.verdict = std::move(*verdict);
+  if (auto read = view.read_optional("compile_ms", reply.compile_ms); !read) return read.error();
+  if (auto read = view.read_optional("run_ms", reply.run_ms); !read) return read.error();
+  return reply;
+}
+
+Expected<PropagateReply> decode_propagate_reply(const JsonView& view, std::uint64_t id) {
+  PropagateReply reply;
+  reply.id = id;
+  auto values = view.field("values");
+  if (!values) return values.error();
+  auto count = values->array_size();
+  if (!count) return count.error();
+  for (std::size_t i = 0; i < *count; ++i) {
+    JsonView item = values->item(i);
+    PropagatedValue value;
+    if (auto read = item.read("node", value.node); !read) return read.error();
+    auto storage = item.field("storage");
+    if (!storage) return storage.error();
+    auto storage_ref = decode_storage_ref(*storage);
+    if (!storage_ref) return storage_ref.error();
+    value.storage = std::move(*storage_ref);
+    auto tensor = item.field("tensor");
+    if (!tensor) return tensor.error();
+    auto meta = decode_tensor_meta(*tensor);
+    if (!meta) return meta.error();
+    value.tensor = std::move(*meta);
+    reply.values.push_back(std::move(value));
+  }
+  return reply;
+}
+
+}  // namespace
+
+std::uint64_t id_of(const WorkerRequest& request) {
+  return std::visit([](const auto& r) { return r.id; }, request);
+}
+
+std::uint64_t id_of(const WorkerReply& reply) {
+  return std::visit([](const auto& r) { return r.id; }, reply);
+}
+
+json encode(const WorkerHello& hello) {
+  json devices = json::array();
+  for (const DeviceInfo& device : hello.devices)
+    devices.push_back({{"index", device.index}, {"name", device.name}, {"uuid", device.uuid}});
+  return {{"type", "hello"},          {"protocol", hello.protocol}, {"version", hello.version},
+          {"pid", hello.pid},         {"torch_version", hello.torch_version},
+          {"devices", std::move(devices)}};
+}
+
+json encode(const WorkerRequest& request) {
+  return std::visit(
+      [](const auto& r) -> json {
+        using T = std::decay_t<decltype(r)>;
+        if constexpr (std::is_same_v<T, EvaluateRequest>)
+          return {{"type", "evaluate"}, {"id", r.id},           {"graph", r.graph},
+                  {"store", r.store},   {"backend", r.backend}, {"backend_options", r.backend_options},
+                  {"accuracy", to_string(r.accuracy)}};
+        else if constexpr (std::is_same_v<T, PropagateRequest>)
+          return {{"type", "propagate"}, {"id", r.id}, {"graph", r.graph}, {"store", r.store}};
+        else
+          return {{"type", "shutdown"}, {"id", r.id}};
+      },
+      request);
+}
+
+json encode(const WorkerReply& reply) {
+  return std::visit(
+      [](const auto& r) -> json {
+        using T = std::decay_t<decltype(r)>;
+        if constexpr (std::is_same_v<T, EvaluateReply>) {
+          return {{"type", "verdict"}, {"id", r.id}, {"verdict", encode(r.verdict)},
+                  {"compile_ms", r.compile_ms}, {"run_ms", r.run_ms}};
+        } else if constexpr (std::is_same_v<T, PropagateReply>) {
+          json values = json::array();
+          for (const PropagatedValue& value : r.values)
+            values.push_back({{"node", value.node}, {"storage", encode_storage_ref(value.storage)},
+                              {"tensor", encode_tensor_meta(value.tensor)}});
+          return {{"type", "propagated"}, {"id", r.id}, {"values", std::move(values)}};
+        } else {
+          return {{"type", "error"}, {"id", r.id}, {"message", r.message}};
+        }
+      },
+      reply);
+}
+
+Expected<WorkerHello> decode_hello(const json& message) {
+  JsonView view(message);
+  auto type = read_type(view);
+  if (!type) return type.error();
+  if (*type != "hello") return view.error("type: expected the worker's hello, got '" + *type + "'");
+  WorkerHello hello;
+  std::int64_t version = 0;
+  if (auto read = view.read("protocol", hello.protocol); !read) return read.error();
+  if (auto read = view.read("version", version); !read) return read.error();
+  if (hello.protocol != worker_protocol_name || version != worker_protocol_version)
+    return make_error(ErrorKind::unsupported,
+                      "worker speaks " + hello.protocol + " version " + std::to_string(version) +
+                          ", this coordinator speaks " + worker_protocol_name + " version " +
+                          std::to_string(worker_protocol_version));
+  hello.version = static_cast<int>(version);
+  if (auto read = view.read("pid", hello.pid); !read) return read.error();
+  if (auto read = view.read("torch_version", hello.torch_version); !read) return read.error();
+  auto devices = view.field("devices");
+  if (!devices) return devices.error();
+  auto count = devices->array_size();
+  if (!count) return count.error();
+  for (std::size_t i = 0; i < *count; ++i) {
+    JsonView item = devices->item(i);
+    DeviceInfo device;
+    std::int64_t index = 0;
+    if (auto read = item.read("index", index); !read) return read.error();
+    device.index = static_cast<int>(index);
+    if (auto read = item.read("name", device.name); !read) return read.error();
+    if (auto read = item.read_optional("uuid", device.uuid); !read) return read.error();
+    hello.devices.push_back(std::move(device));
+  }
+  return hello;
+}
+
+Expected<WorkerRequest> decode_request(const json& message) {
+  JsonView view(message);
+  auto type = read_type(view);
+  if (!type) return type.error();
+  if (*type == "evaluate") {
+    auto request = decode_evaluate(view);
+    if (!request) return request.error();
+    return WorkerRequest(std::move(*request));
+  }
+  if (*type == "propagate") {
+    auto request = decode_propagate(view);
+    if (!request) return request.error();
+    return WorkerRequest(std::move(*request));
+  }
+  if (*type == "shutdown") {
+    auto id = read_id(view);
+    if (!id) return id.error();
+    return WorkerRequest(ShutdownRequest{*id});
+  }
+  return view.error("type: unknown request type '" + *type + "' (evaluate, propagate, shutdown)");
+}
+
+Expected<WorkerReply> decode_reply(const json& message) {
+  JsonView view(message);
+  auto type = read_type(view);
+  if (!type) return type.error();
+  auto id = read_id(view);
+  if (!id) return id.error();
+  if (*type == "verdict") {
+    auto reply = decode_evaluate_reply(view, *id);
+    if (!reply) return reply.error();
+    return WorkerReply(std::move(*reply));
+  }
+  if (*type == "propagated") {
+    auto reply = decode_propagate_reply(view, *id);
+    if (!reply) return reply.error();
+    return WorkerReply(std::move(*reply));
+  }
+  if (*type == "error") {
+    ErrorReply reply{*id, {}};
+    if (auto read = view.read("message", reply.message); !read) return read.error();
+    return WorkerReply(std::move(reply));
+  }
+  return view.error("type: unknown reply type '" + *type + "' (verdict, propagated, error)");
+}
+
+}  // namespace minifyd::protocol

@@ -1,0 +1,102 @@
+// Messages between the coordinator and a worker (docs/protocol.md): JSON lines on the worker's
+// stdin (requests) and stdout (hello, then one reply per request). Plain structs; encode/decode
+// beside them; every decode names the path of a bad field.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/expected.h"
+#include "common/graph_document.h"
+#include "protocol/verdict.h"
+
+namespace minifyd::protocol {
+
+inline constexpr const char* worker_protocol_name = "minifyd.worker";
+inline constexpr int worker_protocol_version = 1;
+
+struct DeviceInfo {
+  int index = 0;
+  std::string name;
+  std::string uuid;
+};
+
+// The worker's first line. The coordinator refuses a worker whose protocol or version differ.
+struct WorkerHello {
+  std::string protocol = worker_protocol_name;
+  int version = worker_protocol_version;
+  std::int64_t pid = 0;
+  std::string torch_version;
+  std::vector<DeviceInfo> devices;  // as the worker sees them (CUDA_VISIBLE_DEVICES applied)
+};
+
+// Run a candidate with a backend and judge it against eager (and fp64 for accuracy modes).
+struct EvaluateRequest {
+  std::uint64_t id = 0;
+  nlohmann::json graph;  // a graph document (docs/graph-format.md), validated again by the worker
+  std::string store;     // path of the content store holding its tensors
+  std::string backend;   // "eager", "torchscript" or "plugin:PATH.so"
+  std::map<std::string, std::string> backend_options;
+  AccuracyMode accuracy = AccuracyMode::off;
+};
+
+// Run eagerly and write every intermediate tensor into the store (fx_minifier's ConcreteProp).
+struct PropagateRequest {
+  std::uint64_t id = 0;
+  nlohmann::json graph;
+  std::string store;
+};
+
+struct ShutdownRequest {
+  std::uint64_t id = 0;
+};
+
+using WorkerRequest = std::variant<EvaluateRequest, PropagateRequest, ShutdownRequest>;
+
+struct EvaluateReply {
+  std::uint64_t id = 0;
+  Verdict verdict;
+  double compile_ms = 0;
+  double run_ms = 0;
+};
+
+// One intermediate value written by propagate: the node's tensor, by storage hash and metadata.
+struct PropagatedValue {
+  std::string node;
+  StorageRef storage;
+  TensorMeta tensor;  // tensor.storage is unused (0): each value names its own storage
+};
+
+struct PropagateReply {
+  std::uint64_t id = 0;
+  std::vector<PropagatedValue> values;
+};
+
+// A request the worker could not act on (malformed, invalid graph, unreadable store). This says
+// nothing about the candidate; the coordinator treats it as an infrastructure error.
+struct ErrorReply {
+  std::uint64_t id = 0;
+  std::string message;
+};
+
+using WorkerReply = std::variant<EvaluateReply, PropagateReply, ErrorReply>;
+
+nlohmann::json encode(const WorkerHello& hello);
+nlohmann::json encode(const WorkerRequest& request);
+nlohmann::json encode(const WorkerReply& reply);
+
+Expected<WorkerHello> decode_hello(const nlohmann::json& json);
+Expected<WorkerRequest> decode_request(const nlohmann::json& json);
+Expected<WorkerReply> decode_reply(const nlohmann::json& json);
+
+// The id of any request or reply.
+std::uint64_t id_of(const WorkerRequest& request);
+std::uint64_t id_of(const WorkerReply& reply);
+
+}  // namespace minifyd::protocol

@@ -1,0 +1,113 @@
+// Worker protocol messages: every message round-trips, bad ones are refused naming the field.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "protocol/worker_messages.h"
+
+using namespace minifyd::protocol;
+using nlohmann::json;
+
+namespace {
+
+std::string refusal_of_request(const json& message) {
+  auto decoded = decode_request(message);
+  REQUIRE_FALSE(decoded.has_value());
+  return decoded.error().message;
+}
+
+}  // namespace
+
+TEST_CASE("requests round-trip", "[worker_messages]") {
+  EvaluateRequest evaluate;
+  evaluate.id = 7;
+  evaluate.graph = json{{"format", "minifyd.graph"}};
+  evaluate.store = "/tmp/store";
+  evaluate.backend = "plugin:/x/libfaulty.so";
+  evaluate.backend_options = {{"op", "aten::relu"}, {"fault", "segfault"}};
+  evaluate.accuracy = AccuracyMode::strict_accuracy;
+  auto decoded = decode_request(encode(WorkerRequest(evaluate)));
+  REQUIRE(decoded.has_value());
+  const auto& back = std::get<EvaluateRequest>(*decoded);
+  CHECK(back.id == 7);
+  CHECK(back.graph == evaluate.graph);
+  CHECK(back.backend_options == evaluate.backend_options);
+  CHECK(back.accuracy == AccuracyMode::strict_accuracy);
+
+  auto shutdown = decode_request(encode(WorkerRequest(ShutdownRequest{9})));
+  REQUIRE(shutdown.has_value());
+  CHECK(id_of(*shutdown) == 9);
+}
+
+TEST_CASE("replies round-trip, non-finite accuracy figures included", "[worker_messages]") {
+  Verdict verdict;
+  verdict.pass = false;
+  verdict.kind = FailureKind::accuracy;
+  verdict.accuracy = AccuracyReport{INFINITY, NAN, 0.5, 0.25};
+  verdict.stderr_tail = "warning\n";
+  auto decoded = decode_reply(encode(WorkerReply(EvaluateReply{3, verdict, 1.5, 2.5})));
+  REQUIRE(decoded.has_value());
+  const auto& reply = std::get<EvaluateReply>(*decoded);
+  CHECK(reply.run_ms == 2.5);
+  CHECK_FALSE(reply.verdict.pass);
+  CHECK(reply.verdict.kind == FailureKind::accuracy);
+  CHECK(std::isinf(reply.verdict.accuracy->max_abs_error));
+  CHECK(std::isnan(reply.verdict.accuracy->max_rel_error));
+  CHECK(reply.verdict.stderr_tail == "warning\n");
+
+  PropagateReply propagated{4, {{"relu", {std::string(64, 'a'), 16, "cpu"},
+                                 {0, minifyd::DType::float32, {2, 2}, {2, 1}, 0, false}}}};
+  auto back = decode_reply(encode(WorkerReply(propagated)));
+  REQUIRE(back.has_value());
+  CHECK(std::get<PropagateReply>(*back).values[0].tensor.shape == std::vector<std::int64_t>{2, 2});
+
+  auto error = decode_reply(encode(WorkerReply(ErrorReply{5, "blob missing"})));
+  REQUIRE(error.has_value());
+  CHECK(std::get<ErrorReply>(*error).message == "blob missing");
+}
+
+TEST_CASE("a hello of another protocol version is refused before any work", "[worker_messages]") {
+  WorkerHello hello;
+  hello.pid = 42;
+  hello.torch_version = "1.13.0";
+  hello.devices = {{0, "NVIDIA H100", "GPU-1234"}};
+  json encoded = encode(hello);
+  auto decoded = decode_hello(encoded);
+  REQUIRE(decoded.has_value());
+  CHECK(decoded->devices[0].uuid == "GPU-1234");
+
+  encoded["version"] = 2;
+  auto refused = decode_hello(encoded);
+  REQUIRE_FALSE(refused.has_value());
+  CHECK(refused.error().message == "worker speaks minifyd.worker version 2, this coordinator speaks minifyd.worker version 1");
+  CHECK_FALSE(decode_hello(json{{"type", "verdict"}}).has_value());
+}
+
+TEST_CASE("malformed requests are refused naming the field", "[worker_messages]") {
+  CHECK(refusal_of_request(json::array()) == "a message is a JSON object, got an array");
+  CHECK(refusal_of_request(json{{"id", 1}}) == "missing field 'type'");
+  CHECK(refusal_of_request(json{{"type", "explode"}, {"id", 1}}) ==
+        "type: unknown request type 'explode' (evaluate, propagate, shutdown)");
+  json evaluate = encode(WorkerRequest(EvaluateRequest{1, json::object(), "/s", "eager", {}, AccuracyMode::off}));
+  json bad = evaluate;
+  bad["id"] = "one";
+  CHECK(refusal_of_request(bad) == "id: expected an int, got a string");
+  bad = evaluate;
+  bad["graph"] = 3;
+  CHECK(refusal_of_request(bad) == "graph: expected an object, got an int");
+  bad = evaluate;
+  bad["backend_options"] = json{{"op", 5}};
+  CHECK(refusal_of_request(bad) == "backend_options.op: expected a string, got an int");
+  bad = evaluate;
+  bad["accuracy"] = "loose";
+  CHECK(refusal_of_request(bad) == "accuracy: unknown mode 'loose' (off, accuracy, strict-accuracy)");
+}
+
+TEST_CASE("malformed replies are refused naming the field", "[worker_messages]") {
+  auto refused = decode_reply(json{{"type", "verdict"}, {"id", 1}, {"verdict", {{"status", "fail"}, {"kind", "meltdown"}}}});
+  REQUIRE_FALSE(refused.has_value());
+  CHECK(refused.error().message == "verdict: kind: unknown failure kind 'meltdown'");
+  refused = decode_reply(json{{"type", "propagated"}, {"id", 1}, {"values", {{{"node", "x"}}}}});
+  REQUIRE_FALSE(refused.has_value());
+  CHECK(refused.error().message == "values[0]: missing field 'storage'");
+}
