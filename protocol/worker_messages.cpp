@@ -125,7 +125,7 @@ json encode(const WorkerHello& hello) {
     devices.push_back({{"index", device.index}, {"name", device.name}, {"uuid", device.uuid}});
   return {{"type", "hello"},          {"protocol", hello.protocol}, {"version", hello.version},
           {"pid", hello.pid},         {"torch_version", hello.torch_version},
-          {"devices", std::move(devices)}};
+          {"devices", std::move(devices)}, {"sandbox", hello.sandbox}};
 }
 
 json encode(const WorkerRequest& request) {
@@ -195,6 +195,8 @@ Expected<WorkerHello> decode_hello(const json& message) {
     if (auto read = item.read_optional("uuid", device.uuid); !read) return read.error();
     hello.devices.push_back(std::move(device));
   }
+  if (auto sandbox = view.optional_field("sandbox"); !sandbox) return sandbox.error();
+  else if (*sandbox) hello.sandbox = (*sandbox)->raw();
   return hello;
 }
 

@@ -34,6 +34,9 @@ struct WorkerHello {
   std::int64_t pid = 0;
   std::string torch_version;
   std::vector<DeviceInfo> devices;  // as the worker sees them (CUDA_VISIBLE_DEVICES applied)
+  // What the worker observes of its sandbox (environment names, open descriptors, process group,
+  // working directory): diagnostics for logs and tests, never interpreted by the coordinator.
+  nlohmann::json sandbox = nlohmann::json::object();
 };
 
 // Run a candidate with a backend and judge it against eager (and fp64 for accuracy modes).

@@ -1,0 +1,37 @@
+// How the coordinator starts a worker process: executable, sandbox and limits.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "protocol/line_buffer.h"
+
+namespace minifyd {
+
+// Variables a worker inherits from the coordinator; everything else is dropped. CUDA_VISIBLE_DEVICES
+// is never inherited: the pool sets it per slot.
+inline const std::vector<std::string> default_environment_allowlist = {
+    "PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "LD_LIBRARY_PATH",
+};
+
+struct WorkerConfig {
+  std::filesystem::path executable;  // minify-worker, or a fake worker in tests
+  std::vector<std::string> arguments;
+  std::vector<std::string> environment_allowlist = default_environment_allowlist;
+  // Set as CUDA_VISIBLE_DEVICES when present (the empty string hides every GPU).
+  std::optional<std::string> cuda_visible_devices;
+  // Each worker runs in a fresh directory under this one, removed when it ends.
+  std::filesystem::path scratch_root = std::filesystem::temp_directory_path();
+  std::optional<std::uint64_t> cpu_seconds;          // RLIMIT_CPU
+  std::optional<std::uint64_t> address_space_bytes;  // RLIMIT_AS
+  std::chrono::milliseconds hello_timeout{60'000};    // LibTorch start-up can take seconds
+  std::chrono::milliseconds kill_grace{500};          // between SIGTERM and SIGKILL
+  std::size_t max_line_bytes = protocol::default_max_line_bytes;
+  std::size_t stderr_tail_bytes = 16 * 1024;
+};
+
+}  // namespace minifyd

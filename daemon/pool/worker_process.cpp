@@ -1,0 +1,349 @@
+// Spawning, driving and reaping one worker process.
+#include "daemon/pool/worker_process.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <linux/close_range.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/process/args.hpp>
+#include <boost/process/child.hpp>
+#include <boost/process/env.hpp>
+#include <boost/process/environment.hpp>
+#include <boost/process/exe.hpp>
+#include <boost/process/extend.hpp>
+#include <boost/process/handles.hpp>
+#include <boost/process/io.hpp>
+#include <boost/process/start_dir.hpp>
+
+#include "common/json_view.h"
+#include "common/log.h"
+
+namespace minifyd {
+namespace {
+
+namespace bp = boost::process;
+namespace asio = boost::asio;
+
+// Runs in the child between fork and exec, so only async-signal-safe calls: its own process
+// group (so signals reach everything it starts), death with the coordinator, no core dumps, and
+// the configured limits. Failures are reported through Boost.Process's exec error channel.
+struct Sandbox : bp::extend::handler {
+  pid_t parent;
+  std::optional<std::uint64_t> cpu_seconds;
+  std::optional<std::uint64_t> address_space_bytes;
+
+  template <class Executor>
+  void on_exec_setup(Executor& exec) const {
+    auto fail = [&](const char* what) { exec.set_error(std::error_code(errno, std::system_category()), what); };
+    if (::setpgid(0, 0) != 0) return fail("setpgid");
+    if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) return fail("prctl(PR_SET_PDEATHSIG)");
+    // The coordinator may have died before prctl took effect.
+    if (::getppid() != parent) ::_exit(127);
+    // Nothing inherited beyond stdin/stdout/stderr: mark every other descriptor close-on-exec
+    // (Boost's own exec-error pipe already is, and must stay open until exec).
+    if (::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
+      struct rlimit files {};
+      ::getrlimit(RLIMIT_NOFILE, &files);
+      for (rlim_t fd = 3; fd < files.rlim_cur; ++fd) ::fcntl(static_cast<int>(fd), F_SETFD, FD_CLOEXEC);
+    }
+    struct rlimit no_core {0, 0};
+    if (::setrlimit(RLIMIT_CORE, &no_core) != 0) return fail("setrlimit(RLIMIT_CORE)");
+    if (cpu_seconds) {
+      struct rlimit cpu {*cpu_seconds, *cpu_seconds + 1};
+      if (::setrlimit(RLIMIT_CPU, &cpu) != 0) return fail("setrlimit(RLIMIT_CPU)");
+    }
+    if (address_space_bytes) {
+      struct rlimit as {*address_space_bytes, *address_space_bytes};
+      if (::setrlimit(RLIMIT_AS, &as) != 0) return fail("setrlimit(RLIMIT_AS)");
+    }
+  }
+};
+
+bp::environment sandbox_environment(const WorkerConfig& config) {
+  bp::environment environment;
+  for (const std::string& name : config.environment_allowlist)
+    if (const char* value = std::getenv(name.c_str())) environment[name] = value;
+  if (config.cuda_visible_devices) environment["CUDA_VISIBLE_DEVICES"] = *config.cuda_visible_devices;
+  return environment;
+}
+
+Expected<std::filesystem::path> make_scratch_dir(const std::filesystem::path& root) {
+  std::string pattern = (root / "minify-worker-XXXXXX").string();
+  if (::mkdtemp(pattern.data()) == nullptr)
+    return make_error(ErrorKind::io, "creating a scratch directory in " + root.string() + ": " + std::strerror(errno));
+  return std::filesystem::path(pattern);
+}
+
+}  // namespace
+
+std::string WorkerFault::describe() const {
+  static constexpr const char* names[] = {"could not start", "crashed", "exited", "timed out",
+                                          "broke the protocol", "was cancelled"};
+  std::string text = std::string("worker ") + names[static_cast<int>(kind)];
+  if (!detail.empty()) text += ": " + detail;
+  if (kind != Kind::spawn_failed) text += " (" + minifyd::describe(exit) + ")";
+  return text;
+}
+
+WorkerProcess::WorkerProcess(asio::io_context& io, WorkerConfig config)
+    : io_(io),
+      config_(std::move(config)),
+      stdin_(io),
+      stdout_(io),
+      stderr_(io),
+      deadline_(io),
+      reap_timer_(io),
+      lines_(config_.max_line_bytes) {}
+
+WorkerProcess::~WorkerProcess() {
+  // Always reap: a worker outliving its object would be an unsupervised process.
+  if (pid_ > 0 && state_ != State::dead) {
+    ::kill(-pid_, SIGKILL);
+    ::kill(pid_, SIGKILL);
+    int status = 0;
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {}
+  }
+  if (!scratch_.empty()) {
+    std::error_code ignored;
+    std::filesystem::remove_all(scratch_, ignored);
+  }
+}
+
+std::shared_ptr<WorkerProcess> WorkerProcess::start(asio::io_context& io, WorkerConfig config,
+                                                    StartHandler on_start) {
+  std::shared_ptr<WorkerProcess> worker(new WorkerProcess(io, std::move(config)));
+  worker->spawn(std::move(on_start));
+  return worker;
+}
+
+void WorkerProcess::spawn(StartHandler on_start) {
+  on_start_ = std::move(on_start);
+  auto fail_to_spawn = [&](const std::string& detail) {
+    state_ = State::dead;
+    WorkerFault fault{WorkerFault::Kind::spawn_failed, {}, detail, {}};
+    asio::post(io_, [self = shared_from_this(), fault] { self->on_start_(fault); });
+  };
+  auto scratch = make_scratch_dir(config_.scratch_root);
+  if (!scratch) return fail_to_spawn(scratch.error().message);
+  scratch_ = *scratch;
+
+  std::error_code error;
+  // Absolute, because the child starts in its scratch directory.
+  std::string executable = std::filesystem::absolute(config_.executable).string();
+  bp::child child(bp::exe = executable, bp::args = config_.arguments,
+                  sandbox_environment(config_), bp::start_dir = scratch_.string(),
+                  bp::std_in < stdin_, bp::std_out > stdout_, bp::std_err > stderr_,
+                  Sandbox{{}, ::getpid(), config_.cpu_seconds, config_.address_space_bytes},
+                  error);
+  if (error) return fail_to_spawn(executable + ": " + error.message());
+  pid_ = child.id();
+  child.detach();  // we reap it ourselves, to see exactly how it ended
+  log::debug("worker " + std::to_string(pid_) + " started: " + config_.executable.string());
+
+  deadline_.expires_after(config_.hello_timeout);
+  deadline_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+    if (!ec && self->state_ == State::starting) self->fail(WorkerFault::Kind::timed_out, "no hello");
+  });
+  read_stdout();
+  read_stderr();
+}
+
+void WorkerProcess::read_stdout() {
+  stdout_.async_read_some(asio::buffer(stdout_buffer_), [self = shared_from_this()](
+                                                            const boost::system::error_code& ec, std::size_t n) {
+    if (n > 0) {
+      self->lines_.feed(std::string_view(self->stdout_buffer_.data(), n));
+      while (self->fault_ == std::nullopt) {
+        auto line = self->lines_.next();
+        if (!line) break;
+        self->handle_line(*line);
+      }
+    }
+    if (ec) {
+      std::size_t pending = self->lines_.pending_bytes();
+      self->fail(WorkerFault::Kind::exited,
+                 pending > 0 ? "closed its stdout in the middle of a line (" + std::to_string(pending) + " bytes)"
+                             : "closed its stdout");
+      return;
+    }
+    if (!self->fault_) self->read_stdout();
+  });
+}
+
+void WorkerProcess::read_stderr() {
+  stderr_.async_read_some(asio::buffer(stderr_buffer_), [self = shared_from_this()](
+                                                            const boost::system::error_code& ec, std::size_t n) {
+    self->append_stderr(n);
+    if (!ec) self->read_stderr();
+  });
+}
+
+void WorkerProcess::drain_stderr() {
+  // The process is reaped, so whatever it wrote is in the pipe now; take it before closing.
+  int fd = stderr_.native_source();
+  if (fd < 0) return;
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+  ssize_t got;
+  while ((got = ::read(fd, stderr_buffer_.data(), stderr_buffer_.size())) > 0) append_stderr(static_cast<std::size_t>(got));
+}
+
+void WorkerProcess::append_stderr(std::size_t bytes) {
+  stderr_tail_.append(stderr_buffer_.data(), bytes);
+  if (stderr_tail_.size() > config_.stderr_tail_bytes)
+    stderr_tail_.erase(0, stderr_tail_.size() - config_.stderr_tail_bytes);
+}
+
+void WorkerProcess::handle_line(const protocol::Line& line) {
+  if (line.oversized)
+    return fail(WorkerFault::Kind::protocol_error,
+                "wrote a line of " + std::to_string(line.dropped_bytes) + " bytes, over the limit of " +
+                    std::to_string(config_.max_line_bytes));
+  log::debug("<<< worker " + std::to_string(pid_) + " " + line.text);
+  auto json = parse_json(line.text);
+  if (!json) return fail(WorkerFault::Kind::protocol_error, json.error().message);
+
+  if (state_ == State::starting) {
+    auto hello = protocol::decode_hello(*json);
+    if (!hello) return fail(WorkerFault::Kind::protocol_error, "bad hello: " + hello.error().message);
+    deadline_.cancel();
+    hello_ = *hello;
+    state_ = State::idle;
+    auto handler = std::move(on_start_);
+    on_start_ = nullptr;
+    handler(*hello);
+    return;
+  }
+  if (state_ != State::busy) return fail(WorkerFault::Kind::protocol_error, "wrote a line while idle");
+  auto reply = protocol::decode_reply(*json);
+  if (!reply) return fail(WorkerFault::Kind::protocol_error, "bad reply: " + reply.error().message);
+  if (protocol::id_of(*reply) != pending_id_)
+    return fail(WorkerFault::Kind::protocol_error, "replied to request " + std::to_string(protocol::id_of(*reply)) +
+                                                       " while request " + std::to_string(pending_id_) + " is pending");
+  deadline_.cancel();
+  state_ = State::idle;
+  if (auto* evaluated = std::get_if<protocol::EvaluateReply>(&*reply); evaluated && !evaluated->verdict.pass)
+    evaluated->verdict.stderr_tail = stderr_tail_;
+  auto handler = std::move(on_reply_);
+  on_reply_ = nullptr;
+  handler(std::move(*reply));
+}
+
+void WorkerProcess::request(const protocol::WorkerRequest& request, std::chrono::milliseconds timeout,
+                            ReplyHandler on_reply) {
+  if (state_ != State::idle) {
+    WorkerFault fault{WorkerFault::Kind::exited, {}, "is not idle", stderr_tail_};
+    asio::post(io_, [handler = std::move(on_reply), fault] { handler(fault); });
+    return;
+  }
+  state_ = State::busy;
+  pending_id_ = protocol::id_of(request);
+  on_reply_ = std::move(on_reply);
+  stderr_tail_.clear();  // the tail reported with a failure is this request's
+  deadline_.expires_after(timeout);
+  deadline_.async_wait([self = shared_from_this(), timeout](const boost::system::error_code& ec) {
+    if (!ec && self->state_ == State::busy)
+      self->fail(WorkerFault::Kind::timed_out, "no reply within " + std::to_string(timeout.count()) + " ms");
+  });
+  write(protocol::encode(request).dump() + "\n");
+}
+
+void WorkerProcess::write(const std::string& line) {
+  log::debug(">>> worker " + std::to_string(pid_) + " " + line.substr(0, line.size() - 1));
+  write_buffer_ = line;
+  asio::async_write(stdin_, asio::buffer(write_buffer_), [self = shared_from_this()](
+                                                              const boost::system::error_code& ec, std::size_t) {
+    if (ec && !self->stopping_) self->fail(WorkerFault::Kind::exited, "stdin closed: " + ec.message());
+  });
+}
+
+void WorkerProcess::stop() {
+  if (state_ == State::dead || state_ == State::dying) return;
+  stopping_ = true;
+  if (state_ == State::idle) write(protocol::encode(protocol::WorkerRequest(protocol::ShutdownRequest{0})).dump() + "\n");
+  else signal_group(SIGTERM);
+  state_ = State::dying;
+  dying_since_ = std::chrono::steady_clock::now();
+  poll_reap();
+}
+
+void WorkerProcess::cancel() { fail(WorkerFault::Kind::cancelled, "cancelled by the coordinator"); }
+
+void WorkerProcess::fail(WorkerFault::Kind kind, std::string detail) {
+  if (fault_ || state_ == State::dead) return;
+  fault_ = WorkerFault{kind, {}, std::move(detail), {}};
+  deadline_.cancel();
+  bool was_dying = state_ == State::dying;
+  state_ = State::dying;
+  if (!was_dying) dying_since_ = std::chrono::steady_clock::now();
+  switch (kind) {
+    case WorkerFault::Kind::timed_out: signal_group(SIGTERM); break;  // ask first
+    case WorkerFault::Kind::protocol_error:
+    case WorkerFault::Kind::cancelled: signal_group(SIGKILL); break;
+    default: break;  // it is already on its way out
+  }
+  poll_reap();
+}
+
+void WorkerProcess::signal_group(int signal) {
+  if (pid_ <= 0 || signal == 0) return;
+  // The group is the worker's own (setpgid in the child before exec), so this reaches whatever
+  // it started too.
+  if (::kill(-pid_, signal) != 0) ::kill(pid_, signal);
+}
+
+void WorkerProcess::poll_reap() {
+  if (state_ == State::dead) return;
+  int status = 0;
+  pid_t reaped = ::waitpid(pid_, &status, WNOHANG);
+  if (reaped == pid_) return finish(decode_wait_status(status));
+  if (reaped < 0 && errno != EINTR) {
+    log::error("waitpid(" + std::to_string(pid_) + "): " + std::strerror(errno));
+    return finish(ExitStatus{false, -1, 0});
+  }
+  if (std::chrono::steady_clock::now() - dying_since_ > config_.kill_grace) signal_group(SIGKILL);
+  reap_timer_.expires_after(std::chrono::milliseconds(2));
+  reap_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+    if (!ec) self->poll_reap();
+  });
+}
+
+void WorkerProcess::finish(ExitStatus status) {
+  signal_group(SIGKILL);  // anything the worker left behind in its group
+  state_ = State::dead;
+  reap_timer_.cancel();
+  boost::system::error_code ignored;
+  stdin_.close(ignored);
+  stdout_.close(ignored);
+  stderr_.close(ignored);
+  drain_stderr();
+  std::error_code scratch_error;
+  std::filesystem::remove_all(scratch_, scratch_error);
+  scratch_.clear();
+  WorkerFault fault = fault_.value_or(WorkerFault{WorkerFault::Kind::exited, {}, "stopped", {}});
+  fault.exit = status;
+  fault.stderr_tail = stderr_tail_;
+  if (fault.kind == WorkerFault::Kind::exited && status.signaled) fault.kind = WorkerFault::Kind::crashed;
+  log::debug("worker " + std::to_string(pid_) + " " + minifyd::describe(status));
+  if (on_start_) {
+    auto handler = std::move(on_start_);
+    on_start_ = nullptr;
+    handler(fault);
+  } else if (on_reply_) {
+    auto handler = std::move(on_reply_);
+    on_reply_ = nullptr;
+    handler(fault);
+  } else if (on_death_ && !stopping_) {
+    on_death_(fault);
+  }
+}
+
+}  // namespace minifyd

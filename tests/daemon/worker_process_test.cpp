@@ -1,0 +1,217 @@
+// WorkerProcess against the fake worker: every way a worker can fail is contained, classified and
+// reaped; the sandbox holds; a worker dies with its coordinator.
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+
+#include <boost/asio/io_context.hpp>
+
+#include "daemon/pool/worker_process.h"
+#include "tests/support/temp_dir.h"
+
+using namespace minifyd;
+using namespace std::chrono_literals;
+
+namespace {
+
+struct Run {
+  std::optional<WorkerStart> start;
+  std::optional<WorkerOutcome> outcome;
+  pid_t pid = -1;
+  std::chrono::milliseconds elapsed{0};
+};
+
+WorkerConfig fake_config(const std::string& transcript) {
+  WorkerConfig config;
+  config.executable = MINIFYD_FAKE_WORKER;
+  config.arguments = {std::string(MINIFYD_TRANSCRIPTS) + "/" + transcript + ".transcript"};
+  config.hello_timeout = 2s;
+  config.kill_grace = 200ms;
+  config.max_line_bytes = 100'000;
+  return config;
+}
+
+protocol::WorkerRequest evaluate_request(std::uint64_t id) {
+  return protocol::EvaluateRequest{id, nlohmann::json::object(), "/nonexistent", "eager", {}, protocol::AccuracyMode::off};
+}
+
+// Starts a worker, sends one evaluate request when it is ready, stops it after the outcome.
+Run run_one(WorkerConfig config, std::chrono::milliseconds timeout = 2s) {
+  boost::asio::io_context io;
+  Run run;
+  std::shared_ptr<WorkerProcess> worker;
+  auto begin = std::chrono::steady_clock::now();
+  worker = WorkerProcess::start(io, std::move(config), [&](WorkerStart start) {
+    run.start = start;
+    if (auto* fault = std::get_if<WorkerFault>(&start)) {
+      UNSCOPED_INFO("start: " << fault->describe() << " stderr: " << fault->stderr_tail);
+      return;
+    }
+    begin = std::chrono::steady_clock::now();
+    worker->request(evaluate_request(41), timeout, [&](WorkerOutcome outcome) {
+      run.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - begin);
+      run.outcome = std::move(outcome);
+      worker->stop();
+    });
+  });
+  run.pid = worker->pid();
+  io.run();
+  CHECK(worker->state() == WorkerProcess::State::dead);
+  return run;
+}
+
+const WorkerFault& fault_of(const Run& run) {
+  REQUIRE(run.outcome.has_value());
+  REQUIRE(std::holds_alternative<WorkerFault>(*run.outcome));
+  return std::get<WorkerFault>(*run.outcome);
+}
+
+bool process_exists(pid_t pid) { return ::kill(pid, 0) == 0 || errno != ESRCH; }
+
+}  // namespace
+
+TEST_CASE("a worker that follows the protocol answers and is reaped after stop", "[worker_process]") {
+  Run run = run_one(fake_config("pass"));
+  REQUIRE(run.outcome.has_value());
+  REQUIRE(std::holds_alternative<protocol::WorkerReply>(*run.outcome));
+  const auto& reply = std::get<protocol::EvaluateReply>(std::get<protocol::WorkerReply>(*run.outcome));
+  CHECK(reply.id == 41);
+  CHECK(reply.verdict.pass);
+  CHECK_FALSE(process_exists(run.pid));
+}
+
+TEST_CASE("garbage, truncated, oversized and mismatched replies are worker faults", "[worker_process][transcript]") {
+  struct Case {
+    const char* transcript;
+    WorkerFault::Kind kind;
+    const char* detail;
+  };
+  const Case cases[] = {
+      {"garbage", WorkerFault::Kind::protocol_error, "invalid JSON at byte"},
+      {"truncated", WorkerFault::Kind::exited, "closed its stdout in the middle of a line"},
+      {"oversized", WorkerFault::Kind::protocol_error, "over the limit of 100000"},
+      {"wrong_id", WorkerFault::Kind::protocol_error, "replied to request 12345 while request 41 is pending"},
+      {"bad_verdict", WorkerFault::Kind::protocol_error, "bad reply: verdict: status: 'maybe' is neither pass nor fail"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.transcript);
+    Run run = run_one(fake_config(c.transcript));
+    const WorkerFault& fault = fault_of(run);
+    CHECK(fault.kind == c.kind);
+    CHECK(fault.detail.find(c.detail) != std::string::npos);
+    CHECK_FALSE(process_exists(run.pid));
+  }
+  // After all that, a fresh worker still answers.
+  Run after = run_one(fake_config("pass"));
+  REQUIRE(std::holds_alternative<protocol::WorkerReply>(*after.outcome));
+}
+
+TEST_CASE("crashes are classified by signal and keep the stderr tail", "[worker_process]") {
+  Run segfault = run_one(fake_config("segfault"));
+  const WorkerFault& fault = fault_of(segfault);
+  CHECK(fault.kind == WorkerFault::Kind::crashed);
+  CHECK(fault.exit.signaled);
+  CHECK(signal_name(fault.exit.signal) == "SIGSEGV");
+  CHECK(fault.stderr_tail.find("about to crash") != std::string::npos);
+
+  CHECK(signal_name(fault_of(run_one(fake_config("abort"))).exit.signal) == "SIGABRT");
+
+  const WorkerFault& exited = fault_of(run_one(fake_config("exit")));
+  CHECK(exited.kind == WorkerFault::Kind::exited);
+  CHECK(exited.exit.code == 3);
+}
+
+TEST_CASE("a hung worker that ignores SIGTERM is killed after the grace period", "[worker_process]") {
+  Run run = run_one(fake_config("hang"), 300ms);
+  const WorkerFault& fault = fault_of(run);
+  CHECK(fault.kind == WorkerFault::Kind::timed_out);
+  CHECK(fault.exit.signaled);
+  CHECK(signal_name(fault.exit.signal) == "SIGKILL");
+  CHECK(run.elapsed >= 300ms);
+  CHECK(run.elapsed < 300ms + 200ms + 1000ms);
+  CHECK_FALSE(process_exists(run.pid));
+}
+
+TEST_CASE("a worker without a valid hello never gets a request", "[worker_process]") {
+  Run wrong = run_one(fake_config("wrong_version"));
+  REQUIRE(wrong.start.has_value());
+  REQUIRE(std::holds_alternative<WorkerFault>(*wrong.start));
+  CHECK(std::get<WorkerFault>(*wrong.start).detail.find("worker speaks minifyd.worker version 99") != std::string::npos);
+  CHECK_FALSE(wrong.outcome.has_value());
+
+  WorkerConfig silent = fake_config("no_hello");
+  silent.hello_timeout = 300ms;
+  Run none = run_one(silent);
+  REQUIRE(std::holds_alternative<WorkerFault>(*none.start));
+  CHECK(std::get<WorkerFault>(*none.start).kind == WorkerFault::Kind::timed_out);
+
+  WorkerConfig missing = fake_config("pass");
+  missing.executable = "/nonexistent/minify-worker";
+  Run absent = run_one(missing);
+  REQUIRE(std::holds_alternative<WorkerFault>(*absent.start));
+  CHECK(std::get<WorkerFault>(*absent.start).kind == WorkerFault::Kind::spawn_failed);
+}
+
+TEST_CASE("the sandbox: allowlisted environment, only fds 0-2, own process group, scratch cwd", "[worker_process][sandbox]") {
+  test::TempDir scratch;
+  ::setenv("MINIFYD_TEST_SECRET", "do-not-leak", 1);
+  WorkerConfig config = fake_config("report");
+  config.cuda_visible_devices = "3";
+  config.scratch_root = scratch.path();
+  Run run = run_one(config);
+  ::unsetenv("MINIFYD_TEST_SECRET");
+  REQUIRE(run.start.has_value());
+  REQUIRE(std::holds_alternative<protocol::WorkerHello>(*run.start));
+  const nlohmann::json& sandbox = std::get<protocol::WorkerHello>(*run.start).sandbox;
+  INFO(sandbox.dump());
+
+  std::vector<std::string> names = sandbox["environment"];
+  for (const std::string& name : names) {
+    bool allowed = name == "CUDA_VISIBLE_DEVICES" ||
+                   std::find(default_environment_allowlist.begin(), default_environment_allowlist.end(), name) !=
+                       default_environment_allowlist.end();
+    CHECK(allowed);
+  }
+  CHECK(std::find(names.begin(), names.end(), "CUDA_VISIBLE_DEVICES") != names.end());
+  CHECK(sandbox["open_fds"] == nlohmann::json::array({0, 1, 2}));
+  CHECK(sandbox["pgid"] == run.pid);
+  CHECK(sandbox["pgid"] != ::getpgrp());
+  std::string cwd = sandbox["cwd"];
+  CHECK(cwd.rfind(scratch.path().string() + "/minify-worker-", 0) == 0);
+  CHECK_FALSE(std::filesystem::exists(cwd));  // removed with the worker
+}
+
+TEST_CASE("a worker dies when its coordinator is SIGKILLed", "[worker_process][sandbox]") {
+  int pipe_fds[2];
+  REQUIRE(::pipe(pipe_fds) == 0);
+  pid_t coordinator = ::fork();
+  REQUIRE(coordinator >= 0);
+  if (coordinator == 0) {
+    ::close(pipe_fds[0]);
+    boost::asio::io_context io;
+    std::shared_ptr<WorkerProcess> worker;
+    worker = WorkerProcess::start(io, fake_config("hang"), [&](WorkerStart) {
+      pid_t pid = worker->pid();
+      (void)!::write(pipe_fds[1], &pid, sizeof pid);
+    });
+    io.run_for(30s);
+    ::_exit(0);
+  }
+  ::close(pipe_fds[1]);
+  pid_t worker_pid = -1;
+  REQUIRE(::read(pipe_fds[0], &worker_pid, sizeof worker_pid) == sizeof worker_pid);
+  ::close(pipe_fds[0]);
+  REQUIRE(process_exists(worker_pid));
+
+  ::kill(coordinator, SIGKILL);
+  int status = 0;
+  ::waitpid(coordinator, &status, 0);
+  auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (process_exists(worker_pid) && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(10ms);
+  CHECK_FALSE(process_exists(worker_pid));
+}
