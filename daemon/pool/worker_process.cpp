@@ -203,6 +203,7 @@ void WorkerProcess::append_stderr(std::size_t bytes) {
 }
 
 void WorkerProcess::handle_line(const protocol::Line& line) {
+  if (state_ == State::dying) return;  // being stopped: nothing it says matters any more
   if (line.oversized)
     return fail(WorkerFault::Kind::protocol_error,
                 "wrote a line of " + std::to_string(line.dropped_bytes) + " bytes, over the limit of " +
@@ -265,8 +266,13 @@ void WorkerProcess::write(const std::string& line) {
   });
 }
 
-void WorkerProcess::stop() {
-  if (state_ == State::dead || state_ == State::dying) return;
+void WorkerProcess::stop(std::function<void()> on_exit) {
+  if (state_ == State::dead) {
+    if (on_exit) asio::post(io_, std::move(on_exit));
+    return;
+  }
+  on_exit_ = std::move(on_exit);
+  if (state_ == State::dying) return;
   stopping_ = true;
   if (state_ == State::idle) write(protocol::encode(protocol::WorkerRequest(protocol::ShutdownRequest{0})).dump() + "\n");
   else signal_group(SIGTERM);
@@ -343,6 +349,11 @@ void WorkerProcess::finish(ExitStatus status) {
     handler(fault);
   } else if (on_death_ && !stopping_) {
     on_death_(fault);
+  }
+  if (on_exit_) {
+    auto handler = std::move(on_exit_);
+    on_exit_ = nullptr;
+    handler();
   }
 }
 

@@ -64,8 +64,9 @@ class WorkerProcess : public std::enable_shared_from_this<WorkerProcess> {
                ReplyHandler on_reply);
   // Called when an idle worker dies unexpectedly (nobody else would hear of it).
   void on_death(DeathHandler handler) { on_death_ = std::move(handler); }
-  // Asks the worker to exit (shutdown request), escalating to signals after the grace period.
-  void stop();
+  // Asks the worker to exit (shutdown request), escalating to signals after the grace period;
+  // on_exit runs once it is reaped.
+  void stop(std::function<void()> on_exit = {});
   // Kills the worker's process group now; a request in flight gets a `cancelled` fault.
   void cancel();
 
@@ -108,6 +109,7 @@ class WorkerProcess : public std::enable_shared_from_this<WorkerProcess> {
   StartHandler on_start_;
   ReplyHandler on_reply_;
   DeathHandler on_death_;
+  std::function<void()> on_exit_;
   std::optional<WorkerFault> fault_;
   bool stopping_ = false;
   std::chrono::steady_clock::time_point dying_since_;

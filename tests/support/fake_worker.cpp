@@ -5,7 +5,8 @@
 // The transcript is blocks separated by lines "---". The first block is written at start (the
 // hello); each request read from stdin then plays the next block; with no blocks left, requests
 // get a passing verdict. In a block, "$ID" is replaced by the request's id, and lines starting
-// with "!" are directives:
+// with "!" are directives (a request may also carry its own block, as the backend option "fake"
+// with lines separated by ";", which then replaces the next block):
 //   !exit N          exit with code N          !signal NAME   raise SEGV, ABRT, KILL, ...
 //   !sleep MS        sleep                     !hang          sleep forever, ignoring SIGTERM
 //   !stderr TEXT     write TEXT to stderr      !partial TEXT  write TEXT without a newline
@@ -63,7 +64,8 @@ std::string sandbox_report() {
   return nlohmann::json{{"type", "hello"}, {"protocol", "minifyd.worker"}, {"version", 1},
                         {"pid", ::getpid()}, {"torch_version", "fake"}, {"devices", nlohmann::json::array()},
                         {"sandbox", {{"environment", environment}, {"open_fds", fds}, {"pgid", ::getpgrp()},
-                                     {"cwd", cwd}}}}
+                                     {"cwd", cwd},
+                                     {"cuda_visible_devices", std::getenv("CUDA_VISIBLE_DEVICES") ? std::getenv("CUDA_VISIBLE_DEVICES") : ""}}}}
       .dump();
 }
 
@@ -112,7 +114,16 @@ int main(int argc, char** argv) {
     auto message = nlohmann::json::parse(request, nullptr, false);
     std::string id = message.is_object() && message.contains("id") ? message["id"].dump() : "0";
     if (message.is_object() && message.value("type", "") == "shutdown") return 0;
-    if (next < blocks.size()) play(blocks[next++], id);
+    if (message.is_object() && message.contains("backend_options") && message["backend_options"].contains("fake")) {
+      std::vector<std::string> own;
+      std::string text = message["backend_options"]["fake"];
+      for (std::size_t start = 0, end; start <= text.size(); start = end + 1) {
+        end = text.find(';', start);
+        if (end == std::string::npos) end = text.size();
+        own.push_back(text.substr(start, end - start));
+      }
+      play(own, id);
+    } else if (next < blocks.size()) play(blocks[next++], id);
     else play({R"({"type":"verdict","id":$ID,"verdict":{"status":"pass"}})"}, id);
   }
   return 0;

@@ -1,0 +1,220 @@
+// Slot bookkeeping, dispatch and replacement of workers.
+#include "daemon/pool/worker_pool.h"
+
+#include <boost/asio/post.hpp>
+
+#include "common/log.h"
+
+namespace minifyd {
+namespace {
+
+void set_id(protocol::WorkerRequest& request, std::uint64_t id) {
+  std::visit([id](auto& r) { r.id = id; }, request);
+}
+
+WorkerFault cancelled_fault(const std::string& detail) {
+  return WorkerFault{WorkerFault::Kind::cancelled, {}, detail, {}};
+}
+
+}  // namespace
+
+WorkerPool::WorkerPool(boost::asio::io_context& io, PoolConfig config) : io_(io), config_(std::move(config)) {
+  for (const PoolSlot& slot : config_.slots) slots_.push_back(Slot{slot, nullptr, nullptr, false, false, {}, 0, {}});
+}
+
+WorkerPool::~WorkerPool() { *alive_ = false; }
+
+void WorkerPool::start() {
+  for (std::size_t i = 0; i < slots_.size(); ++i) {
+    launch(i, false);
+    if (config_.warm_spares) launch(i, true);
+  }
+}
+
+void WorkerPool::launch(std::size_t slot_index, bool as_spare) {
+  if (stopping_) return;
+  Slot& slot = slots_[slot_index];
+  WorkerConfig worker_config = config_.worker;
+  worker_config.cuda_visible_devices = slot.config.cuda_visible_devices;
+  auto holder = std::make_shared<std::shared_ptr<WorkerProcess>>();
+  auto worker = WorkerProcess::start(io_, std::move(worker_config),
+                                     [this, alive = std::weak_ptr<bool>(alive_), slot_index, holder](WorkerStart start) {
+                                       if (alive.expired()) return;
+                                       on_started(slot_index, *holder, std::move(start));
+                                     });
+  *holder = worker;
+  ++stats_.workers_started;
+  (as_spare ? slot.spare : slot.active) = worker;
+  (as_spare ? slot.spare_ready : slot.active_ready) = false;
+}
+
+void WorkerPool::on_started(std::size_t slot_index, const std::shared_ptr<WorkerProcess>& worker, WorkerStart start) {
+  Slot& slot = slots_[slot_index];
+  bool is_active = slot.active == worker;
+  bool is_spare = slot.spare == worker;
+  if (auto* fault = std::get_if<WorkerFault>(&start)) {
+    if (is_active) slot.active = nullptr;
+    if (is_spare) slot.spare = nullptr;
+    if (stopping_) return check_stopped();
+    ++slot.start_failures;
+    slot.last_start_error = fault->describe();
+    log::warn("slot " + std::to_string(slot_index) + ": " + slot.last_start_error +
+              (fault->stderr_tail.empty() ? "" : "\n" + fault->stderr_tail));
+    if (slot.start_failures < config_.max_start_failures) {
+      if (is_active) replace_active(slot_index);
+      else if (is_spare) launch(slot_index, true);
+    }
+    return fail_queue_if_hopeless();
+  }
+  if (stopping_ || (!is_active && !is_spare)) {
+    retiring_.push_back(worker);
+    worker->stop([this, alive = std::weak_ptr<bool>(alive_)] {
+      if (!alive.expired()) check_stopped();
+    });
+    return;
+  }
+  slot.start_failures = 0;
+  worker->on_death([this, alive = std::weak_ptr<bool>(alive_), slot_index, weak = std::weak_ptr<WorkerProcess>(worker)](
+                       const WorkerFault& fault) {
+    if (alive.expired()) return;
+    Slot& s = slots_[slot_index];
+    auto dead = weak.lock();
+    log::warn("slot " + std::to_string(slot_index) + ": idle " + fault.describe());
+    if (dead && s.active == dead) replace_active(slot_index);
+    else if (dead && s.spare == dead) launch(slot_index, true);
+  });
+  (is_active ? slot.active_ready : slot.spare_ready) = true;
+  dispatch();
+}
+
+void WorkerPool::replace_active(std::size_t slot_index) {
+  Slot& slot = slots_[slot_index];
+  if (slot.spare) {
+    slot.active = std::move(slot.spare);
+    slot.active_ready = slot.spare_ready;
+    slot.spare = nullptr;
+    slot.spare_ready = false;
+    if (config_.warm_spares) launch(slot_index, true);
+  } else {
+    launch(slot_index, false);
+  }
+}
+
+WorkerPool::Ticket WorkerPool::submit(protocol::WorkerRequest request, std::chrono::milliseconds timeout,
+                                      Handler handler) {
+  Ticket ticket = next_ticket_++;
+  set_id(request, ticket);
+  ++stats_.requests;
+  if (stopping_) {
+    boost::asio::post(io_, [handler = std::move(handler)] { handler(cancelled_fault("the pool is stopping")); });
+    return ticket;
+  }
+  queue_.push_back(Job{ticket, std::move(request), timeout, std::move(handler)});
+  fail_queue_if_hopeless();
+  dispatch();
+  return ticket;
+}
+
+void WorkerPool::dispatch() {
+  for (std::size_t i = 0; i < slots_.size() && !queue_.empty(); ++i) {
+    Slot& slot = slots_[i];
+    if (!slot.active || !slot.active_ready || slot.running) continue;
+    slot.running = std::move(queue_.front());
+    queue_.pop_front();
+    slot.active->request(slot.running->request, slot.running->timeout,
+                         [this, alive = std::weak_ptr<bool>(alive_), i](WorkerOutcome outcome) {
+                           if (!alive.expired()) on_outcome(i, std::move(outcome));
+                         });
+  }
+}
+
+void WorkerPool::on_outcome(std::size_t slot_index, WorkerOutcome outcome) {
+  Slot& slot = slots_[slot_index];
+  Job job = std::move(*slot.running);
+  slot.running.reset();
+  if (auto* fault = std::get_if<WorkerFault>(&outcome)) {
+    switch (fault->kind) {
+      case WorkerFault::Kind::crashed:
+      case WorkerFault::Kind::exited: ++stats_.crashes_contained; break;
+      case WorkerFault::Kind::timed_out: ++stats_.timeouts; break;
+      case WorkerFault::Kind::protocol_error: ++stats_.protocol_errors; break;
+      case WorkerFault::Kind::cancelled: ++stats_.cancelled; break;
+      case WorkerFault::Kind::spawn_failed: break;
+    }
+    log::info("slot " + std::to_string(slot_index) + ": " + fault->describe() + "; replacing it");
+    slot.active = nullptr;
+    slot.active_ready = false;
+    if (!stopping_) replace_active(slot_index);
+  }
+  job.handler(std::move(outcome));
+  if (stopping_) return check_stopped();
+  dispatch();
+}
+
+void WorkerPool::cancel(Ticket ticket) {
+  for (auto it = queue_.begin(); it != queue_.end(); ++it) {
+    if (it->ticket != ticket) continue;
+    Handler handler = std::move(it->handler);
+    queue_.erase(it);
+    ++stats_.cancelled;
+    boost::asio::post(io_, [handler = std::move(handler)] { handler(cancelled_fault("cancelled while queued")); });
+    return;
+  }
+  for (Slot& slot : slots_)
+    if (slot.running && slot.running->ticket == ticket && slot.active) slot.active->cancel();
+}
+
+void WorkerPool::fail_queue_if_hopeless() {
+  for (const Slot& slot : slots_)
+    if (slot.start_failures < config_.max_start_failures) return;
+  std::string reason = "no worker could be started: " + (slots_.empty() ? "the pool has no slots" : slots_.front().last_start_error);
+  while (!queue_.empty()) {
+    Job job = std::move(queue_.front());
+    queue_.pop_front();
+    boost::asio::post(io_, [handler = std::move(job.handler), reason] {
+      handler(WorkerFault{WorkerFault::Kind::spawn_failed, {}, reason, {}});
+    });
+  }
+}
+
+void WorkerPool::stop(std::function<void()> on_stopped) {
+  stopping_ = true;
+  on_stopped_ = std::move(on_stopped);
+  while (!queue_.empty()) {
+    Job job = std::move(queue_.front());
+    queue_.pop_front();
+    boost::asio::post(io_, [handler = std::move(job.handler)] { handler(cancelled_fault("the pool is stopping")); });
+  }
+  for (Slot& slot : slots_) {
+    for (auto* worker : {&slot.active, &slot.spare}) {
+      if (!*worker) continue;
+      retiring_.push_back(*worker);
+      (*worker)->stop([this, alive = std::weak_ptr<bool>(alive_)] {
+        if (!alive.expired()) check_stopped();
+      });
+      *worker = nullptr;
+    }
+  }
+  check_stopped();
+}
+
+void WorkerPool::check_stopped() {
+  if (!stopping_ || !on_stopped_) return;
+  for (const Slot& slot : slots_)
+    if (slot.running) return;
+  for (const auto& worker : retiring_)
+    if (worker->state() != WorkerProcess::State::dead) return;
+  auto done = std::move(on_stopped_);
+  on_stopped_ = nullptr;
+  retiring_.clear();
+  boost::asio::post(io_, std::move(done));
+}
+
+std::vector<protocol::WorkerHello> WorkerPool::hellos() const {
+  std::vector<protocol::WorkerHello> result;
+  for (const Slot& slot : slots_)
+    if (slot.active && slot.active_ready && slot.active->hello()) result.push_back(*slot.active->hello());
+  return result;
+}
+
+}  // namespace minifyd

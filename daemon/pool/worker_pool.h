@@ -1,0 +1,107 @@
+// A pool of sandboxed workers, one active worker per slot (a slot pins CUDA_VISIBLE_DEVICES),
+// each with an optional warm spare so that a crash costs no start-up time. Requests wait in one
+// FIFO queue and run on the next idle worker; a worker that crashes, hangs or breaks the protocol
+// is replaced. All methods and handlers run on the io_context's thread.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+
+#include "daemon/pool/worker_process.h"
+
+namespace minifyd {
+
+struct PoolSlot {
+  std::optional<std::string> cuda_visible_devices;  // nullopt: leave GPUs hidden from nothing
+};
+
+struct PoolConfig {
+  WorkerConfig worker;
+  std::vector<PoolSlot> slots{PoolSlot{}};
+  bool warm_spares = true;
+  // A slot whose workers fail to start this many times in a row gives up, failing its requests.
+  int max_start_failures = 3;
+};
+
+struct PoolStats {
+  std::uint64_t requests = 0;
+  std::uint64_t workers_started = 0;
+  std::uint64_t crashes_contained = 0;  // workers that died by a signal or exited mid-request
+  std::uint64_t timeouts = 0;
+  std::uint64_t protocol_errors = 0;
+  std::uint64_t cancelled = 0;
+};
+
+class WorkerPool {
+ public:
+  using Ticket = std::uint64_t;
+  using Handler = std::function<void(WorkerOutcome)>;
+
+  WorkerPool(boost::asio::io_context& io, PoolConfig config);
+  ~WorkerPool();
+  WorkerPool(const WorkerPool&) = delete;
+  WorkerPool& operator=(const WorkerPool&) = delete;
+
+  // Starts the workers (and spares). Requests submitted before they are ready wait.
+  void start();
+  // Queues a request; the pool sets its id. The handler is called exactly once.
+  Ticket submit(protocol::WorkerRequest request, std::chrono::milliseconds timeout, Handler handler);
+  // A queued request is dropped; a running one has its worker killed (and replaced). Either way
+  // the handler gets a `cancelled` fault. Unknown or finished tickets are ignored.
+  void cancel(Ticket ticket);
+  // Stops every worker; queued requests get a `cancelled` fault. on_stopped runs when all are reaped.
+  void stop(std::function<void()> on_stopped);
+
+  const PoolStats& stats() const { return stats_; }
+  std::size_t queued() const { return queue_.size(); }
+  // Hellos of the active workers that are up, for `stats` and GPU pinning checks.
+  std::vector<protocol::WorkerHello> hellos() const;
+
+ private:
+  struct Job {
+    Ticket ticket;
+    protocol::WorkerRequest request;
+    std::chrono::milliseconds timeout;
+    Handler handler;
+  };
+  struct Slot {
+    PoolSlot config;
+    std::shared_ptr<WorkerProcess> active;
+    std::shared_ptr<WorkerProcess> spare;
+    bool active_ready = false;
+    bool spare_ready = false;
+    std::optional<Job> running;
+    int start_failures = 0;
+    std::string last_start_error;
+  };
+
+  void launch(std::size_t slot_index, bool as_spare);
+  void on_started(std::size_t slot_index, const std::shared_ptr<WorkerProcess>& worker, WorkerStart start);
+  void replace_active(std::size_t slot_index);
+  void dispatch();
+  void on_outcome(std::size_t slot_index, WorkerOutcome outcome);
+  void fail_queue_if_hopeless();
+  void check_stopped();
+
+  boost::asio::io_context& io_;
+  PoolConfig config_;
+  std::vector<Slot> slots_;
+  std::deque<Job> queue_;
+  Ticket next_ticket_ = 1;
+  PoolStats stats_;
+  bool stopping_ = false;
+  std::function<void()> on_stopped_;
+  // Workers being stopped, kept alive until reaped.
+  std::vector<std::shared_ptr<WorkerProcess>> retiring_;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+};
+
+}  // namespace minifyd

@@ -1,0 +1,160 @@
+// WorkerPool against the fake worker: every request answered exactly once, faulty workers
+// replaced, cancellation without leaks, a pool that cannot start workers fails instead of hanging.
+#include <catch2/catch.hpp>
+
+#include <set>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "daemon/pool/worker_pool.h"
+
+using namespace minifyd;
+using namespace std::chrono_literals;
+
+namespace {
+
+PoolConfig fake_pool(std::size_t slots, bool spares = true) {
+  PoolConfig config;
+  config.worker.executable = MINIFYD_FAKE_WORKER;
+  config.worker.arguments = {std::string(MINIFYD_TRANSCRIPTS) + "/pass.transcript"};
+  config.worker.kill_grace = 200ms;
+  config.slots.assign(slots, PoolSlot{});
+  config.warm_spares = spares;
+  return config;
+}
+
+// An evaluate request the fake worker answers by playing `script` (";"-separated lines).
+protocol::WorkerRequest scripted(const std::string& script) {
+  protocol::EvaluateRequest request;
+  request.graph = nlohmann::json::object();
+  request.backend = "eager";
+  if (!script.empty()) request.backend_options["fake"] = script;
+  return request;
+}
+
+const std::string crash = "!signal SEGV";
+
+bool passed(const WorkerOutcome& outcome) {
+  auto* reply = std::get_if<protocol::WorkerReply>(&outcome);
+  return reply && std::get<protocol::EvaluateReply>(*reply).verdict.pass;
+}
+
+}  // namespace
+
+TEST_CASE("crashing requests are contained and every request is answered once", "[worker_pool]") {
+  boost::asio::io_context io;
+  WorkerPool pool(io, fake_pool(2));
+  pool.start();
+  std::vector<int> answers(20, 0);
+  std::vector<std::optional<WorkerOutcome>> outcomes(20);
+  int remaining = 20;
+  for (int i = 0; i < 20; ++i) {
+    pool.submit(scripted(i % 2 ? crash : ""), 5s, [&, i](WorkerOutcome outcome) {
+      ++answers[i];
+      outcomes[i] = std::move(outcome);
+      if (--remaining == 0) pool.stop([] {});
+    });
+  }
+  io.run();
+  for (int i = 0; i < 20; ++i) {
+    INFO("request " << i);
+    CHECK(answers[i] == 1);
+    REQUIRE(outcomes[i].has_value());
+    if (i % 2) {
+      REQUIRE(std::holds_alternative<WorkerFault>(*outcomes[i]));
+      CHECK(signal_name(std::get<WorkerFault>(*outcomes[i]).exit.signal) == "SIGSEGV");
+    } else {
+      CHECK(passed(*outcomes[i]));
+    }
+  }
+  CHECK(pool.stats().crashes_contained == 10);
+  CHECK(pool.stats().requests == 20);
+}
+
+TEST_CASE("a hung worker is killed at its deadline and the next request passes", "[worker_pool]") {
+  boost::asio::io_context io;
+  WorkerPool pool(io, fake_pool(1));
+  pool.start();
+  std::optional<WorkerOutcome> hung, after;
+  pool.submit(scripted("!hang"), 300ms, [&](WorkerOutcome outcome) { hung = std::move(outcome); });
+  pool.submit(scripted(""), 5s, [&](WorkerOutcome outcome) {
+    after = std::move(outcome);
+    pool.stop([] {});
+  });
+  io.run();
+  REQUIRE(hung.has_value());
+  REQUIRE(std::holds_alternative<WorkerFault>(*hung));
+  CHECK(std::get<WorkerFault>(*hung).kind == WorkerFault::Kind::timed_out);
+  REQUIRE(after.has_value());
+  CHECK(passed(*after));
+  CHECK(pool.stats().timeouts == 1);
+}
+
+TEST_CASE("cancelling queued and running requests answers them and leaks no worker", "[worker_pool]") {
+  boost::asio::io_context io;
+  WorkerPool pool(io, fake_pool(1, false));
+  pool.start();
+  std::optional<WorkerOutcome> running, queued, later;
+  auto running_ticket = pool.submit(scripted("!sleep 10000"), 30s, [&](WorkerOutcome o) { running = std::move(o); });
+  auto queued_ticket = pool.submit(scripted(""), 30s, [&](WorkerOutcome o) { queued = std::move(o); });
+  pool.submit(scripted(""), 30s, [&](WorkerOutcome o) {
+    later = std::move(o);
+    pool.stop([] {});
+  });
+  boost::asio::steady_timer timer(io, 500ms);
+  timer.async_wait([&](const boost::system::error_code&) {
+    pool.cancel(queued_ticket);
+    pool.cancel(running_ticket);
+  });
+  auto begin = std::chrono::steady_clock::now();
+  io.run();
+  CHECK(std::chrono::steady_clock::now() - begin < 8s);
+  REQUIRE(running.has_value());
+  CHECK(std::get<WorkerFault>(*running).kind == WorkerFault::Kind::cancelled);
+  REQUIRE(queued.has_value());
+  CHECK(std::get<WorkerFault>(*queued).kind == WorkerFault::Kind::cancelled);
+  REQUIRE(later.has_value());
+  CHECK(passed(*later));
+}
+
+TEST_CASE("a pool whose workers cannot start fails its requests instead of hanging", "[worker_pool]") {
+  boost::asio::io_context io;
+  PoolConfig config = fake_pool(1, false);
+  config.worker.executable = "/nonexistent/minify-worker";
+  WorkerPool pool(io, config);
+  pool.start();
+  std::optional<WorkerOutcome> outcome;
+  pool.submit(scripted(""), 5s, [&](WorkerOutcome o) {
+    outcome = std::move(o);
+    pool.stop([] {});
+  });
+  io.run();
+  REQUIRE(outcome.has_value());
+  REQUIRE(std::holds_alternative<WorkerFault>(*outcome));
+  CHECK(std::get<WorkerFault>(*outcome).kind == WorkerFault::Kind::spawn_failed);
+  CHECK(std::get<WorkerFault>(*outcome).detail.find("no worker could be started") == 0);
+}
+
+TEST_CASE("each slot's workers get the slot's CUDA_VISIBLE_DEVICES", "[worker_pool]") {
+  boost::asio::io_context io;
+  PoolConfig config = fake_pool(2, false);
+  config.worker.arguments = {std::string(MINIFYD_TRANSCRIPTS) + "/report.transcript"};
+  config.slots = {PoolSlot{"0"}, PoolSlot{"1"}};
+  WorkerPool pool(io, config);
+  pool.start();
+  std::vector<protocol::WorkerHello> hellos;
+  boost::asio::steady_timer poll(io);
+  std::function<void()> wait_for_both = [&] {
+    hellos = pool.hellos();
+    if (hellos.size() == 2) return pool.stop([] {});
+    poll.expires_after(20ms);
+    poll.async_wait([&](const boost::system::error_code&) { wait_for_both(); });
+  };
+  wait_for_both();
+  io.run();
+  REQUIRE(hellos.size() == 2);
+  std::set<std::string> seen;
+  for (const auto& hello : hellos) seen.insert(hello.sandbox["cuda_visible_devices"].get<std::string>());
+  CHECK(seen == std::set<std::string>{"0", "1"});
+}
