@@ -2,6 +2,8 @@
 // uses only APIs stable across both.
 #pragma once
 
+#include <optional>
+
 #include <ATen/ATen.h>
 
 #include "common/dtype.h"
@@ -25,6 +27,14 @@ inline at::ScalarType to_scalar_type(DType dtype) {
     case DType::complex128: return at::kComplexDouble;
   }
   return at::kFloat;
+}
+
+// c10::optional is its own type in 1.13 and an alias of std::optional in 2.x (where newer releases
+// may deprecate the name), so this takes either without naming it.
+template <class Optional>
+auto to_std_optional(const Optional& value) -> std::optional<std::decay_t<decltype(*value)>> {
+  if (!value) return std::nullopt;
+  return *value;
 }
 
 }  // namespace minifyd::worker

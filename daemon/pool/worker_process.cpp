@@ -106,7 +106,7 @@ WorkerProcess::WorkerProcess(asio::io_context& io, WorkerConfig config)
 
 WorkerProcess::~WorkerProcess() {
   // Always reap: a worker outliving its object would be an unsupervised process.
-  if (pid_ > 0 && state_ != State::dead) {
+  if (pid_ > 0 && !exit_) {
     ::kill(-pid_, SIGKILL);
     ::kill(pid_, SIGKILL);
     int status = 0;
@@ -183,17 +183,10 @@ void WorkerProcess::read_stderr() {
   stderr_.async_read_some(asio::buffer(stderr_buffer_), [self = shared_from_this()](
                                                             const boost::system::error_code& ec, std::size_t n) {
     self->append_stderr(n);
-    if (!ec) self->read_stderr();
+    if (!ec) return self->read_stderr();
+    self->stderr_closed_ = true;
+    if (self->exit_) self->complete();
   });
-}
-
-void WorkerProcess::drain_stderr() {
-  // The process is reaped, so whatever it wrote is in the pipe now; take it before closing.
-  int fd = stderr_.native_source();
-  if (fd < 0) return;
-  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
-  ssize_t got;
-  while ((got = ::read(fd, stderr_buffer_.data(), stderr_buffer_.size())) > 0) append_stderr(static_cast<std::size_t>(got));
 }
 
 void WorkerProcess::append_stderr(std::size_t bytes) {
@@ -307,7 +300,7 @@ void WorkerProcess::signal_group(int signal) {
 }
 
 void WorkerProcess::poll_reap() {
-  if (state_ == State::dead) return;
+  if (state_ == State::dead || exit_) return;
   int status = 0;
   pid_t reaped = ::waitpid(pid_, &status, WNOHANG);
   if (reaped == pid_) return finish(decode_wait_status(status));
@@ -324,21 +317,32 @@ void WorkerProcess::poll_reap() {
 
 void WorkerProcess::finish(ExitStatus status) {
   signal_group(SIGKILL);  // anything the worker left behind in its group
+  exit_ = status;
+  log::debug("worker " + std::to_string(pid_) + " " + minifyd::describe(status));
+  if (stderr_closed_) return complete();
+  // Its last words may still be in the stderr pipe; the group is dead, so EOF comes promptly. The
+  // timer covers a descendant that escaped the group with the pipe open.
+  reap_timer_.expires_after(std::chrono::milliseconds(200));
+  reap_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+    if (!ec) self->complete();
+  });
+}
+
+void WorkerProcess::complete() {
+  if (state_ == State::dead) return;
   state_ = State::dead;
   reap_timer_.cancel();
   boost::system::error_code ignored;
   stdin_.close(ignored);
   stdout_.close(ignored);
   stderr_.close(ignored);
-  drain_stderr();
   std::error_code scratch_error;
   std::filesystem::remove_all(scratch_, scratch_error);
   scratch_.clear();
   WorkerFault fault = fault_.value_or(WorkerFault{WorkerFault::Kind::exited, {}, "stopped", {}});
-  fault.exit = status;
+  fault.exit = *exit_;
   fault.stderr_tail = stderr_tail_;
-  if (fault.kind == WorkerFault::Kind::exited && status.signaled) fault.kind = WorkerFault::Kind::crashed;
-  log::debug("worker " + std::to_string(pid_) + " " + minifyd::describe(status));
+  if (fault.kind == WorkerFault::Kind::exited && exit_->signaled) fault.kind = WorkerFault::Kind::crashed;
   if (on_start_) {
     auto handler = std::move(on_start_);
     on_start_ = nullptr;

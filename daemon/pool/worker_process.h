@@ -81,13 +81,15 @@ class WorkerProcess : public std::enable_shared_from_this<WorkerProcess> {
   void read_stderr();
   void handle_line(const protocol::Line& line);
   void append_stderr(std::size_t bytes);
-  void drain_stderr();
   void write(const std::string& line);
   // Marks the worker broken (first reason wins), signals it as `kind` requires, and reaps it.
   void fail(WorkerFault::Kind kind, std::string detail);
   void signal_group(int signal);
   void poll_reap();
+  // Reaped: records how it ended and completes once stderr is drained.
   void finish(ExitStatus status);
+  // Closes everything and reports the outcome to whoever waits for it.
+  void complete();
 
   boost::asio::io_context& io_;
   WorkerConfig config_;
@@ -112,6 +114,8 @@ class WorkerProcess : public std::enable_shared_from_this<WorkerProcess> {
   std::function<void()> on_exit_;
   std::optional<WorkerFault> fault_;
   bool stopping_ = false;
+  bool stderr_closed_ = false;
+  std::optional<ExitStatus> exit_;  // set once reaped
   std::chrono::steady_clock::time_point dying_since_;
 };
 

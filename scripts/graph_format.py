@@ -1,0 +1,335 @@
+# The one Python implementation of graph.json (version 1) and the content store (docs/graph-format.md).
+import contextlib
+import fcntl
+import hashlib
+import json
+import math
+import operator
+import os
+import re
+import tempfile
+
+import torch
+
+GRAPH_FORMAT = "minifyd.graph"
+GRAPH_VERSION = 1
+STORE_VERSION_TEXT = "minifyd-store 1\n"
+ROOT_FORMAT = "minifyd.store-root"
+ROOT_VERSION = 1
+
+DTYPES = {name: getattr(torch, name) for name in (
+    "bool uint8 int8 int16 int32 int64 float16 bfloat16 float32 float64 complex32 complex64 complex128").split()}
+LAYOUTS = "strided sparse_coo sparse_csr sparse_csc sparse_bsr sparse_bsc _mkldnn".split()
+MEMORY_FORMATS = "contiguous_format preserve_format channels_last channels_last_3d".split()
+NODE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+DEVICE_NAME = re.compile(r"cpu|cuda|cuda:[0-9]+|meta")
+SHA256_HEX = re.compile(r"[0-9a-f]{64}")
+OP_TARGET = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)::([A-Za-z_][A-Za-z0-9_]*)(?:\.([A-Za-z_][A-Za-z0-9_]*))?")
+NON_FINITE = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
+
+
+class FormatError(Exception):
+    """A document, a blob or a value that the format cannot hold; the message says where."""
+
+
+def untyped_storage(tensor):
+    # Tensor.untyped_storage() is PyTorch 2.x; 1.13 spells it storage().untyped().
+    if hasattr(tensor, "untyped_storage"):
+        return tensor.untyped_storage()
+    return tensor.storage().untyped()
+
+
+def decode_value(raw, resolve, where):
+    """A JSON argument value as its Python value; resolve(name, where) turns a node name into a node."""
+    if raw is None or isinstance(raw, (bool, int, float, str)):
+        return raw
+    if isinstance(raw, list):
+        return [decode_value(item, resolve, f"{where}[{i}]") for i, item in enumerate(raw)]
+    if not isinstance(raw, dict) or len(raw) != 1:
+        raise FormatError(f"{where}: an encoded value is an object with exactly one key, got {raw!r}")
+    (tag, inner), = raw.items()
+    if tag == "tuple":
+        if not isinstance(inner, list):
+            raise FormatError(f"{where}: 'tuple' needs an array, got {inner!r}")
+        return tuple(decode_value(item, resolve, f"{where}.tuple[{i}]") for i, item in enumerate(inner))
+    if not isinstance(inner, str):
+        raise FormatError(f"{where}: {tag!r} needs a string, got {inner!r}")
+    if tag == "node":
+        return resolve(inner, where)
+    tables = {"float": NON_FINITE, "dtype": DTYPES, "layout": LAYOUTS, "memory_format": MEMORY_FORMATS}
+    if tag in tables:
+        if inner not in tables[tag]:
+            raise FormatError(f"{where}: unknown {tag} {inner!r} (known: {', '.join(tables[tag])})")
+        return tables[tag][inner] if isinstance(tables[tag], dict) else getattr(torch, inner)
+    if tag == "device":
+        if not DEVICE_NAME.fullmatch(inner):
+            raise FormatError(f"{where}: unknown device {inner!r} (expected cpu, cuda, cuda:N or meta)")
+        return torch.device(inner)
+    raise FormatError(f"{where}: unknown value encoding {tag!r}")
+
+
+def resolve_target(name, where):
+    """A call_function target as the callable: 'aten::add.Tensor' -> torch.ops.aten.add.Tensor."""
+    if name == "getitem":
+        return operator.getitem
+    match = OP_TARGET.fullmatch(name) if isinstance(name, str) else None
+    if not match:
+        raise FormatError(f"{where}: target {name!r} is neither 'getitem' nor 'namespace::name[.overload]'")
+    namespace, op, overload = match.groups()
+    try:
+        return getattr(getattr(getattr(torch.ops, namespace), op), overload or "default")
+    except (AttributeError, RuntimeError) as error:
+        raise FormatError(f"{where}: target {name!r} is not an operator this PyTorch knows ({error})") from None
+
+
+def read_blob(store_dir, digest):
+    """The bytes of one blob, verified against its name."""
+    path = os.path.join(store_dir, "blobs", digest[:2], digest)
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        raise FormatError(f"blob {digest}: missing from the store at {store_dir}") from None
+    if hashlib.sha256(data).hexdigest() != digest:
+        raise FormatError(f"blob {digest}: corrupted: its {len(data)} bytes hash to something else")
+    return data
+
+
+def check_store_version(store_dir):
+    try:
+        with open(os.path.join(store_dir, "VERSION")) as f:
+            text = f.read()
+    except FileNotFoundError:
+        raise FormatError(f"{store_dir} is not a minifyd content store (it has no VERSION file)") from None
+    if text != STORE_VERSION_TEXT:
+        raise FormatError(f"{store_dir}: store format {text.strip()!r} is not supported (expected 'minifyd-store 1')")
+
+
+def _load_storage(store_dir, entry, where):
+    digest = entry.get("hash")
+    if not isinstance(digest, str) or not SHA256_HEX.fullmatch(digest):
+        raise FormatError(f"{where}: hash: {digest!r} is not a SHA-256 digest (64 lowercase hex digits)")
+    data = read_blob(store_dir, digest)
+    if len(data) != entry["nbytes"]:
+        raise FormatError(f"{where}: blob {digest} holds {len(data)} bytes, expected {entry['nbytes']}")
+    # frombuffer refuses an empty buffer; bytearray keeps the tensor's memory writable.
+    flat = torch.frombuffer(bytearray(data), dtype=torch.uint8) if data else torch.empty(0, dtype=torch.uint8)
+    return flat.to(entry.get("device", "cpu"))
+
+
+def _make_tensor(flats, entry, where):
+    """A typed view (set_ with shape, stride and offset) of one loaded storage, so views stay views."""
+    index, dtype_name = entry.get("storage"), entry.get("dtype")
+    if not isinstance(index, int) or not 0 <= index < len(flats):
+        raise FormatError(f"{where}: storage: {index!r} is not an index into storages ({len(flats)} of them)")
+    if dtype_name not in DTYPES:
+        raise FormatError(f"{where}: dtype: unknown dtype {dtype_name!r} (known: {', '.join(DTYPES)})")
+    dtype, shape, stride = DTYPES[dtype_name], entry["shape"], entry["stride"]
+    offset = entry.get("storage_offset", 0)
+    if len(shape) != len(stride):
+        raise FormatError(f"{where}: shape {shape} and stride {stride} differ in length")
+    itemsize = torch.empty((), dtype=dtype).element_size()
+    reach = 0 if 0 in shape else (offset + sum((n - 1) * s for n, s in zip(shape, stride)) + 1) * itemsize
+    flat = flats[index]
+    if reach > flat.numel():
+        raise FormatError(f"{where}: tensor reaches byte {reach} of storage {index}, which has {flat.numel()} bytes "
+                          f"(shape {shape}, stride {stride}, storage_offset {offset}, {dtype_name})")
+    tensor = torch.empty(0, dtype=dtype, device=flat.device).set_(untyped_storage(flat), offset, shape, stride)
+    return tensor.requires_grad_(entry.get("requires_grad", False))
+
+
+def load_graph(graph_dir):
+    """DIR/graph.json and DIR/store as (torch.fx.GraphModule, list of input tensors)."""
+    path = os.path.join(graph_dir, "graph.json")
+    with open(path) as f:
+        doc = json.load(f)
+    if doc.get("format") != GRAPH_FORMAT or doc.get("version") != GRAPH_VERSION:
+        raise FormatError(f"{path}: not a {GRAPH_FORMAT} version {GRAPH_VERSION} document "
+                          f"(format {doc.get('format')!r}, version {doc.get('version')!r})")
+    store_dir = os.path.join(graph_dir, "store")
+    check_store_version(store_dir)
+    flats = [_load_storage(store_dir, s, f"{path}: storages[{i}]") for i, s in enumerate(doc["storages"])]
+    inputs = [_make_tensor(flats, t, f"{path}: inputs[{i}]") for i, t in enumerate(doc["inputs"])]
+    constants = {name: _make_tensor(flats, t, f"{path}: constants[{name!r}]")
+                 for name, t in doc.get("constants", {}).items()}
+
+    graph, nodes, placeholders = torch.fx.Graph(), {}, 0
+
+    def resolve(name, where):
+        if name not in nodes:
+            raise FormatError(f"{where}: reference to unknown or later node {name!r}")
+        return nodes[name]
+
+    for i, raw in enumerate(doc["nodes"]):
+        name, op = raw.get("name"), raw.get("op")
+        where = f"{path}: node {name!r} (nodes[{i}])"
+        if not isinstance(name, str) or not NODE_NAME.fullmatch(name) or name in nodes:
+            raise FormatError(f"{where}: name: not a unique identifier ([A-Za-z_][A-Za-z0-9_]*)")
+        args = tuple(decode_value(a, resolve, f"{where}: args[{j}]") for j, a in enumerate(raw.get("args", [])))
+        kwargs = {k: decode_value(v, resolve, f"{where}: kwargs.{k}") for k, v in raw.get("kwargs", {}).items()}
+        if op == "placeholder":
+            placeholders += 1
+            target = name
+        elif op == "get_attr":
+            target = raw.get("target")
+            if target not in constants:
+                raise FormatError(f"{where}: target: {target!r} is not in constants")
+        elif op == "call_function":
+            target = resolve_target(raw.get("target"), f"{where}: target")
+        elif op == "output":
+            if len(args) != 1 or i != len(doc["nodes"]) - 1:
+                raise FormatError(f"{where}: output must be the last node and have exactly one argument")
+            target = "output"
+        else:
+            raise FormatError(f"{where}: op: unknown op kind {op!r} "
+                              "(expected placeholder, get_attr, call_function or output)")
+        nodes[name] = graph.create_node(op, target, args, kwargs, name=name)
+    if placeholders != len(inputs):
+        raise FormatError(f"{path}: inputs: {len(inputs)} tensors for {placeholders} placeholder nodes")
+    graph.lint()
+    # A dict root lets GraphModule place each constant at its (possibly dotted) get_attr target.
+    return torch.fx.GraphModule(constants, graph), inputs
+
+
+# ---- end of the loader: repro_from_graph.py embeds everything above this line into repro.py ----
+
+
+def encode_value(value, node_name, where):
+    """A Python argument value as JSON; node_name(node) gives a referenced fx.Node's name."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        if not -2**63 <= value < 2**63:
+            raise FormatError(f"{where}: int {value} does not fit in 64 bits")
+        return value
+    if isinstance(value, float):
+        # json.dumps writes finite floats with a fraction or exponent, which keeps them apart from ints.
+        if math.isnan(value):
+            return {"float": "nan"}
+        return value if math.isfinite(value) else {"float": "inf" if value > 0 else "-inf"}
+    if isinstance(value, tuple):
+        return {"tuple": [encode_value(v, node_name, f"{where}.tuple[{i}]") for i, v in enumerate(value)]}
+    if isinstance(value, list):
+        return [encode_value(v, node_name, f"{where}[{i}]") for i, v in enumerate(value)]
+    if isinstance(value, torch.fx.Node):
+        return {"node": node_name(value)}
+    if isinstance(value, torch.dtype):
+        return {"dtype": dtype_name(value, where)}
+    if isinstance(value, torch.device):
+        if not DEVICE_NAME.fullmatch(str(value)):
+            raise FormatError(f"{where}: device {str(value)!r} cannot be written (cpu, cuda, cuda:N or meta)")
+        return {"device": str(value)}
+    for tag, names, kind in (("layout", LAYOUTS, torch.layout), ("memory_format", MEMORY_FORMATS, torch.memory_format)):
+        if isinstance(value, kind):
+            name = str(value).replace("torch.", "", 1)
+            if name not in names:
+                raise FormatError(f"{where}: {tag} {name!r} cannot be written (known: {', '.join(names)})")
+            return {tag: name}
+    raise FormatError(f"{where}: a {type(value).__name__} value ({value!r}) cannot be written in graph.json")
+
+
+def dtype_name(dtype, where):
+    name = str(dtype).replace("torch.", "", 1)
+    if DTYPES.get(name) != dtype:
+        raise FormatError(f"{where}: dtype {dtype} cannot be written (known: {', '.join(DTYPES)})")
+    return name
+
+
+def target_name(target, where):
+    """A call_function target as c10 names it: torch.ops.aten.add.Tensor -> 'aten::add.Tensor'."""
+    if target is operator.getitem:
+        return "getitem"
+    if isinstance(target, torch._ops.OpOverload):
+        schema = target._schema
+        return schema.name + ("." + schema.overload_name if schema.overload_name else "")
+    raise FormatError(f"{where}: target {target!r} is not an operator overload (torch.ops.ns.op.overload) "
+                      "or operator.getitem; export an aten-level graph (make_fx)")
+
+
+def tensor_entry(tensor, storage_index, where):
+    """A tensor's metadata as graph.json writes it; its bytes are storage storage_index."""
+    if tensor.layout != torch.strided:
+        raise FormatError(f"{where}: a {tensor.layout} tensor cannot be written (only strided tensors)")
+    return {"storage": storage_index, "dtype": dtype_name(tensor.dtype, where), "shape": list(tensor.shape),
+            "stride": list(tensor.stride()), "storage_offset": tensor.storage_offset(),
+            "requires_grad": tensor.requires_grad}
+
+
+def format_document(doc):
+    """graph.json text: one storage, tensor or node per line, so diffs and reading stay easy."""
+    parts = []
+    for key, value in doc.items():
+        if isinstance(value, list):
+            body = ",\n".join("    " + json.dumps(item, allow_nan=False) for item in value)
+            parts.append(f"  {json.dumps(key)}: [\n{body}\n  ]" if value else f"  {json.dumps(key)}: []")
+        elif isinstance(value, dict):
+            body = ",\n".join(f"    {json.dumps(k)}: {json.dumps(v, allow_nan=False)}" for k, v in value.items())
+            parts.append(f"  {json.dumps(key)}: {{\n{body}\n  }}" if value else f"  {json.dumps(key)}: {{}}")
+        else:
+            parts.append(f"  {json.dumps(key)}: {json.dumps(value)}")
+    return "{\n" + ",\n".join(parts) + "\n}\n"
+
+
+def write_file_atomic(path, data, tmp_dir):
+    """Writes a unique file in tmp_dir, fsyncs it and renames it onto path: readers never see a partial file."""
+    fd, tmp_path = tempfile.mkstemp(dir=tmp_dir)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.rename(tmp_path, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp_path)
+        raise
+
+
+class StoreWriter:
+    """Adds blobs and then one root to a store, holding store/lock shared from the first blob until the root
+    is written, so a concurrent gc (which takes it exclusively) cannot delete blobs not yet named by a root."""
+
+    def __init__(self, store_dir):
+        self.dir, self.tmp = store_dir, os.path.join(store_dir, "tmp")
+        for sub in ("blobs", "tmp", "roots"):
+            os.makedirs(os.path.join(store_dir, sub), exist_ok=True)
+        if not os.path.exists(os.path.join(store_dir, "VERSION")):
+            write_file_atomic(os.path.join(store_dir, "VERSION"), STORE_VERSION_TEXT.encode(), self.tmp)
+        check_store_version(store_dir)
+        self._lock = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self._release_lock()
+
+    def _release_lock(self):
+        if self._lock is not None:
+            self._lock.close()  # closing the descriptor releases the flock
+            self._lock = None
+
+    def _hold_lock(self):
+        if self._lock is None:
+            self._lock = open(os.path.join(self.dir, "lock"), "a")
+            fcntl.flock(self._lock, fcntl.LOCK_SH)
+
+    def put(self, data):
+        """Stores bytes once under their SHA-256; returns the hash."""
+        self._hold_lock()
+        digest = hashlib.sha256(data).hexdigest()
+        path = os.path.join(self.dir, "blobs", digest[:2], digest)
+        if not (os.path.isfile(path) and os.path.getsize(path) == len(data)):
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            write_file_atomic(path, data, self.tmp)
+        return digest
+
+    def write_root(self, name, digests):
+        """Records which blobs root name needs, then releases the lock."""
+        if not re.fullmatch(r"[A-Za-z0-9._-]+", name) or name in (".", ".."):
+            raise FormatError(f"root name {name!r} must match [A-Za-z0-9._-]+")
+        self._hold_lock()
+        record = {"format": ROOT_FORMAT, "version": ROOT_VERSION, "blobs": list(digests)}
+        path = os.path.join(self.dir, "roots", name + ".json")
+        write_file_atomic(path, (json.dumps(record) + "\n").encode(), self.tmp)
+        self._release_lock()

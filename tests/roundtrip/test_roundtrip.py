@@ -1,0 +1,116 @@
+# One round trip: export a case, `minify validate` it, regenerate repro.py, run it in a fresh Python, torch.equal.
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import time
+import traceback
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
+sys.path.insert(0, HERE)
+import cases  # noqa: E402
+import export_fx  # noqa: E402
+import graph_format  # noqa: E402
+import repro_from_graph  # noqa: E402
+
+
+def compare(expected, actual, path="output"):
+    """Problems between two nested output structures: structure, dtype, shape and torch.equal per tensor."""
+    if isinstance(expected, (tuple, list)):
+        if type(actual) not in (tuple, list) or len(actual) != len(expected):
+            return [f"{path}: expected a {type(expected).__name__} of {len(expected)}, got {actual!r:.80}"]
+        return [p for i, (e, a) in enumerate(zip(expected, actual)) for p in compare(e, a, f"{path}[{i}]")]
+    if not isinstance(expected, torch.Tensor):
+        return [] if expected == actual else [f"{path}: expected {expected!r}, got {actual!r}"]
+    if not isinstance(actual, torch.Tensor):
+        return [f"{path}: expected a tensor, got {type(actual).__name__}"]
+    if (expected.dtype, expected.shape) != (actual.dtype, actual.shape):
+        return [f"{path}: expected {expected.dtype}{list(expected.shape)}, got {actual.dtype}{list(actual.shape)}"]
+    if not torch.equal(expected, actual):
+        return [f"{path}: {int((expected != actual).sum())} of {expected.numel()} elements differ"]
+    return []
+
+
+def aliasing_problems(originals, loaded):
+    """Loaded inputs must have the originals' metadata, and share a storage exactly where the originals did."""
+    def layout(t):
+        return t.dtype, t.shape, t.stride(), t.storage_offset(), t.requires_grad, t.device
+
+    problems = [f"inputs[{i}]: {layout(o)} became {layout(l)}"
+                for i, (o, l) in enumerate(zip(originals, loaded)) if layout(o) != layout(l)]
+    ptrs = [[graph_format.untyped_storage(t).data_ptr() for t in ts] for ts in (originals, loaded)]
+    for i in range(len(originals)):
+        for j in range(i + 1, len(originals)):
+            if (ptrs[0][i] == ptrs[0][j]) != (ptrs[1][i] == ptrs[1][j]):
+                problems.append(f"inputs[{i}] and inputs[{j}]: sharing a storage was "
+                                f"{ptrs[0][i] == ptrs[0][j]}, is {ptrs[1][i] == ptrs[1][j]} after loading")
+    return problems
+
+
+def run_case(name, minify, work):
+    graph_dir = os.path.join(work, "graph")
+    shutil.rmtree(graph_dir, ignore_errors=True)
+    os.makedirs(work, exist_ok=True)
+    fn, inputs = cases.CASES[name]()
+    doc = export_fx.export(fn, inputs, graph_dir)
+    print(f"exported {len(doc['nodes'])} nodes to {graph_dir}")
+    with open(os.path.join(graph_dir, "graph.json")) as f:
+        text = f.read()
+    problems = [f"graph.json lacks {s}" for s in cases.EXPECTED_IN_GRAPH.get(name, []) if s not in text]
+
+    validate = subprocess.run([minify, "validate", graph_dir], capture_output=True, text=True)
+    print(validate.stdout + validate.stderr, end="")
+    if validate.returncode != 0:
+        problems.append(f"{minify} validate exited {validate.returncode}")
+
+    # Fresh inputs: tracing ran the function, which may have mutated the ones exported above.
+    fn, inputs = cases.CASES[name]()
+    problems += aliasing_problems(inputs, graph_format.load_graph(graph_dir)[1])
+    expected = fn(*inputs)
+
+    repro = os.path.join(work, "repro.py")
+    with open(repro, "w") as f:
+        f.write(repro_from_graph.repro_source(graph_dir))
+    outputs_file = os.path.join(work, "outputs.pt")
+    # Outside the source tree and without PYTHONPATH, so repro.py proves it needs nothing from scripts/.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    run = subprocess.run([sys.executable, repro, "--save-outputs", outputs_file], cwd=work, env=env,
+                         capture_output=True, text=True)
+    print(run.stdout + run.stderr, end="")
+    if run.returncode != 0:
+        problems.append(f"repro.py exited {run.returncode}")
+    else:
+        problems += compare(expected, torch.load(outputs_file))
+    return problems
+
+
+def main():
+    parser = argparse.ArgumentParser(description="Round-trip one case through export, minify validate and repro.py.")
+    parser.add_argument("--list", action="store_true", help="print the case names and exit")
+    parser.add_argument("--case", choices=sorted(cases.CASES))
+    parser.add_argument("--minify", help="the minify binary")
+    parser.add_argument("--work", help="scratch directory for this case")
+    args = parser.parse_args()
+    if args.list:
+        print("\n".join(cases.CASES))
+        return 0
+    if not (args.case and args.minify and args.work):
+        parser.error("--case, --minify and --work are required")
+    start = time.monotonic()
+    try:
+        problems = run_case(args.case, args.minify, args.work)
+    except Exception:  # a failing export or load is this case's FAIL, reported with its traceback
+        traceback.print_exc()
+        problems = ["raised (traceback above)"]
+    for problem in problems:
+        print(f"  {problem}")
+    print(f"{'FAIL' if problems else 'PASS'} roundtrip.{args.case} ({time.monotonic() - start:.1f} s)")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
