@@ -99,7 +99,7 @@ std::string describe(const Verdict& verdict) {
   if (verdict.pass) return "pass";
   std::string text = std::string("fail: ") + to_string(verdict.kind);
   switch (verdict.kind) {
-    case FailureKind::crash: text += " (" + verdict.signal + ")"; break;
+    case FailureKind::crash: text += " (" + (verdict.signal.empty() ? verdict.message : verdict.signal) + ")"; break;
     case FailureKind::exception: text += " " + verdict.exception_type + ": " + verdict.message; break;
     case FailureKind::accuracy:
       if (verdict.accuracy)

@@ -86,6 +86,7 @@ Expected<EvaluateReply> decode_evaluate_reply(const JsonView& view, std::uint64_
 Expected<PropagateReply> decode_propagate_reply(const JsonView& view, std::uint64_t id) {
   PropagateReply reply;
   reply.id = id;
+  if (auto read = view.read("root", reply.root); !read) return read.error();
   auto values = view.field("values");
   if (!values) return values.error();
   auto count = values->array_size();
@@ -156,7 +157,7 @@ json encode(const WorkerReply& reply) {
           for (const PropagatedValue& value : r.values)
             values.push_back({{"node", value.node}, {"storage", encode_storage_ref(value.storage)},
                               {"tensor", encode_tensor_meta(value.tensor)}});
-          return {{"type", "propagated"}, {"id", r.id}, {"values", std::move(values)}};
+          return {{"type", "propagated"}, {"id", r.id}, {"values", std::move(values)}, {"root", r.root}};
         } else {
           return {{"type", "error"}, {"id", r.id}, {"message", r.message}};
         }

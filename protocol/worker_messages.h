@@ -79,6 +79,9 @@ struct PropagatedValue {
 struct PropagateReply {
   std::uint64_t id = 0;
   std::vector<PropagatedValue> values;
+  // The store root the worker wrote naming every value's blob, so gc keeps them until the
+  // coordinator has recorded them under its own root and removed this one.
+  std::string root;
 };
 
 // A request the worker could not act on (malformed, invalid graph, unreadable store). This says

@@ -8,10 +8,14 @@ namespace minifyd::worker {
 Expected<at::Tensor> TensorLoader::storage_bytes(std::size_t index) {
   if (auto found = storages_.find(index); found != storages_.end()) return found->second;
   const StorageRef& storage = document_.storages.at(index);
+  bool on_cuda = storage.device.rfind("cuda", 0) == 0;
+  if (on_cuda && !cuda_device_)
+    return make_error(ErrorKind::unsupported, "storage " + std::to_string(index) + " is on " + storage.device +
+                                                  " but this worker sees no GPU");
   at::Tensor bytes = at::empty({static_cast<std::int64_t>(storage.nbytes)}, at::TensorOptions(at::kByte));
   auto read = store_.read_into(storage.hash, bytes.data_ptr(), storage.nbytes);
   if (!read) return read.error().with_context("storage " + std::to_string(index));
-  if (device_ != bytes.device()) bytes = bytes.to(device_);
+  if (on_cuda) bytes = bytes.to(*cuda_device_);
   storages_.emplace(index, bytes);
   return bytes;
 }
@@ -34,6 +38,16 @@ Expected<std::vector<at::Tensor>> TensorLoader::load_inputs() {
     inputs.push_back(std::move(*tensor));
   }
   return inputs;
+}
+
+Expected<std::unordered_map<std::string, at::Tensor>> TensorLoader::load_constants() {
+  std::unordered_map<std::string, at::Tensor> constants;
+  for (const auto& [name, meta] : document_.constants) {
+    auto tensor = load(meta);
+    if (!tensor) return tensor.error().with_context("constants." + name);
+    constants.emplace(name, std::move(*tensor));
+  }
+  return constants;
 }
 
 }  // namespace minifyd::worker

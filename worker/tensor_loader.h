@@ -1,7 +1,9 @@
-// Materialises a graph document's tensors from the content store as at::Tensors on one device.
-// Tensors naming the same storage become views of one at::Storage, as they were when exported.
+// Materialises a graph document's tensors from the content store as at::Tensors. Tensors naming
+// the same storage become views of one at::Storage, as they were when exported. Storages exported
+// from any CUDA device go to the worker's own GPU (it sees one, as cuda:0); others to the CPU.
 #pragma once
 
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -16,20 +18,23 @@ namespace minifyd::worker {
 // Borrows the document and the store, which must outlive it. Not thread-safe.
 class TensorLoader {
  public:
-  TensorLoader(const GraphDocument& document, const ContentStore& store, at::Device device)
-      : document_(document), store_(store), device_(device) {}
+  // cuda_device: where "cuda" storages go; unset means this worker has no GPU (an error for them).
+  TensorLoader(const GraphDocument& document, const ContentStore& store, std::optional<at::Device> cuda_device)
+      : document_(document), store_(store), cuda_device_(cuda_device) {}
 
   // One tensor; its storage is read (and verified) once and shared by every later view of it.
   Expected<at::Tensor> load(const TensorMeta& tensor);
   // The values of the graph's placeholders, in order.
   Expected<std::vector<at::Tensor>> load_inputs();
+  // The get_attr constants, by target.
+  Expected<std::unordered_map<std::string, at::Tensor>> load_constants();
 
  private:
   Expected<at::Tensor> storage_bytes(std::size_t index);
 
   const GraphDocument& document_;
   const ContentStore& store_;
-  at::Device device_;
+  std::optional<at::Device> cuda_device_;
   std::unordered_map<std::size_t, at::Tensor> storages_;  // storage index -> flat uint8 tensor
 };
 

@@ -29,6 +29,15 @@ inline at::ScalarType to_scalar_type(DType dtype) {
   return at::kFloat;
 }
 
+// The inverse of to_scalar_type; nullopt for types the graph format has no name for (quantized).
+inline std::optional<DType> to_dtype(at::ScalarType type) {
+  for (DType dtype : {DType::bool_, DType::uint8, DType::int8, DType::int16, DType::int32, DType::int64,
+                      DType::float16, DType::bfloat16, DType::float32, DType::float64, DType::complex32,
+                      DType::complex64, DType::complex128})
+    if (to_scalar_type(dtype) == type) return dtype;
+  return std::nullopt;
+}
+
 // c10::optional is its own type in 1.13 and an alias of std::optional in 2.x (where newer releases
 // may deprecate the name), so this takes either without naming it.
 template <class Optional>

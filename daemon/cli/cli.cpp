@@ -1,6 +1,8 @@
 // Top-level option parsing for `minify`.
 #include "daemon/cli/cli.h"
 
+#include <signal.h>
+
 #include <iostream>
 
 #include "common/log.h"
@@ -18,6 +20,7 @@ int run(int argc, char** argv) {
   Action action;
   add_validate_command(app, action);
   add_store_commands(app, action);
+  add_query_command(app, action);
 
   try {
     app.parse(argc, argv);
@@ -31,6 +34,8 @@ int run(int argc, char** argv) {
     return exit_usage;
   }
   log::set_level(level);
+  // Writing to a worker that just died must be an error value, not the end of the coordinator.
+  ::signal(SIGPIPE, SIG_IGN);
   return action();
 }
 

@@ -7,6 +7,7 @@ namespace minifyd::cli {
 inline constexpr int exit_ok = 0;
 inline constexpr int exit_failed = 1;  // the command ran and the answer is "no" (invalid, corrupt)
 inline constexpr int exit_usage = 2;   // bad options, or input that could not be read
+inline constexpr int exit_worker_error = 3;  // no worker could answer (failed start, broken protocol)
 
 int run(int argc, char** argv);
 

@@ -156,5 +156,6 @@ TEST_CASE("each slot's workers get the slot's CUDA_VISIBLE_DEVICES", "[worker_po
   REQUIRE(hellos.size() == 2);
   std::set<std::string> seen;
   for (const auto& hello : hellos) seen.insert(hello.sandbox["cuda_visible_devices"].get<std::string>());
+
   CHECK(seen == std::set<std::string>{"0", "1"});
 }

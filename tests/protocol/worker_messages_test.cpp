@@ -56,10 +56,12 @@ TEST_CASE("replies round-trip, non-finite accuracy figures included", "[worker_m
   CHECK(reply.verdict.stderr_tail == "warning\n");
 
   PropagateReply propagated{4, {{"relu", {std::string(64, 'a'), 16, "cpu"},
-                                 {0, minifyd::DType::float32, {2, 2}, {2, 1}, 0, false}}}};
+                                 {0, minifyd::DType::float32, {2, 2}, {2, 1}, 0, false}}},
+                              "intermediates-1234"};
   auto back = decode_reply(encode(WorkerReply(propagated)));
   REQUIRE(back.has_value());
   CHECK(std::get<PropagateReply>(*back).values[0].tensor.shape == std::vector<std::int64_t>{2, 2});
+  CHECK(std::get<PropagateReply>(*back).root == "intermediates-1234");
 
   auto error = decode_reply(encode(WorkerReply(ErrorReply{5, "blob missing"})));
   REQUIRE(error.has_value());
@@ -107,7 +109,7 @@ TEST_CASE("malformed replies are refused naming the field", "[worker_messages]")
   auto refused = decode_reply(json{{"type", "verdict"}, {"id", 1}, {"verdict", {{"status", "fail"}, {"kind", "meltdown"}}}});
   REQUIRE_FALSE(refused.has_value());
   CHECK(refused.error().message == "verdict: kind: unknown failure kind 'meltdown'");
-  refused = decode_reply(json{{"type", "propagated"}, {"id", 1}, {"values", {{{"node", "x"}}}}});
+  refused = decode_reply(json{{"type", "propagated"}, {"id", 1}, {"root", "r"}, {"values", {{{"node", "x"}}}}});
   REQUIRE_FALSE(refused.has_value());
   CHECK(refused.error().message == "values[0]: missing field 'storage'");
 }

@@ -12,7 +12,6 @@
 //   !stderr TEXT     write TEXT to stderr      !partial TEXT  write TEXT without a newline
 //   !oversized N     write N bytes of 'x' and a newline
 //   !report          write a hello line describing the sandbox (env names, fds, pgid)
-#include <dirent.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -25,7 +24,7 @@
 
 #include <nlohmann/json.hpp>
 
-extern char** environ;
+#include "common/sandbox_report.h"
 
 namespace {
 
@@ -47,25 +46,9 @@ int signal_number(const std::string& name) {
 }
 
 std::string sandbox_report() {
-  nlohmann::json environment = nlohmann::json::array();
-  for (char** entry = environ; *entry; ++entry) {
-    std::string text(*entry);
-    environment.push_back(text.substr(0, text.find('=')));
-  }
-  nlohmann::json fds = nlohmann::json::array();
-  if (DIR* dir = ::opendir("/proc/self/fd")) {
-    int own = ::dirfd(dir);
-    while (dirent* entry = ::readdir(dir))
-      if (entry->d_name[0] != '.' && std::atoi(entry->d_name) != own) fds.push_back(std::atoi(entry->d_name));
-    ::closedir(dir);
-  }
-  char cwd[4096] = {};
-  (void)!::getcwd(cwd, sizeof cwd);
-  return nlohmann::json{{"type", "hello"}, {"protocol", "minifyd.worker"}, {"version", 1},
-                        {"pid", ::getpid()}, {"torch_version", "fake"}, {"devices", nlohmann::json::array()},
-                        {"sandbox", {{"environment", environment}, {"open_fds", fds}, {"pgid", ::getpgrp()},
-                                     {"cwd", cwd},
-                                     {"cuda_visible_devices", std::getenv("CUDA_VISIBLE_DEVICES") ? std::getenv("CUDA_VISIBLE_DEVICES") : ""}}}}
+  return nlohmann::json{{"type", "hello"}, {"protocol", "minifyd.worker"}, {"version", 1}, {"pid", ::getpid()},
+                        {"torch_version", "fake"}, {"devices", nlohmann::json::array()},
+                        {"sandbox", minifyd::describe_own_sandbox()}}
       .dump();
 }
 

@@ -36,7 +36,7 @@ struct Fixture {
 
 TEST_CASE("inputs load with their values, shapes and strides", "[tensor_loader]") {
   Fixture fixture;
-  worker::TensorLoader loader(fixture.document, fixture.store, at::kCPU);
+  worker::TensorLoader loader(fixture.document, fixture.store, std::nullopt);
   auto inputs = loader.load_inputs();
   REQUIRE(inputs.has_value());
   const at::Tensor& a = (*inputs)[0];
@@ -53,7 +53,7 @@ TEST_CASE("inputs load with their values, shapes and strides", "[tensor_loader]"
 
 TEST_CASE("tensors of one storage are views of one storage", "[tensor_loader]") {
   Fixture fixture;
-  worker::TensorLoader loader(fixture.document, fixture.store, at::kCPU);
+  worker::TensorLoader loader(fixture.document, fixture.store, std::nullopt);
   auto inputs = loader.load_inputs();
   REQUIRE(inputs.has_value());
   at::Tensor a = (*inputs)[0];
@@ -69,6 +69,15 @@ TEST_CASE("tensors of one storage are views of one storage", "[tensor_loader]") 
   CHECK(a[1][2].item<float>() == 5.0f);
 }
 
+TEST_CASE("a cuda storage on a worker without a GPU is an error naming the storage", "[tensor_loader]") {
+  Fixture fixture;
+  fixture.document.storages[0].device = "cuda:1";
+  worker::TensorLoader loader(fixture.document, fixture.store, std::nullopt);
+  auto inputs = loader.load_inputs();
+  REQUIRE_FALSE(inputs.has_value());
+  CHECK(inputs.error().message == "inputs[0]: storage 0 is on cuda:1 but this worker sees no GPU");
+}
+
 TEST_CASE("a corrupted blob is an error naming the input and the hash", "[tensor_loader]") {
   Fixture fixture;
   std::string hash = fixture.document.storages[1].hash;
@@ -79,7 +88,7 @@ TEST_CASE("a corrupted blob is an error naming the input and the hash", "[tensor
   std::fputc(0x55, file);
   std::fclose(file);
 
-  worker::TensorLoader loader(fixture.document, fixture.store, at::kCPU);
+  worker::TensorLoader loader(fixture.document, fixture.store, std::nullopt);
   auto inputs = loader.load_inputs();
   REQUIRE_FALSE(inputs.has_value());
   CHECK(inputs.error().kind == ErrorKind::corrupt);

@@ -1,0 +1,92 @@
+// `minify query GRAPH_DIR --backend B`: run one graph once in a sandboxed worker and say whether
+// it fails, and how, exactly as the search would see it.
+#include <iostream>
+
+#include <boost/asio/io_context.hpp>
+#include <nlohmann/json.hpp>
+
+#include "common/graph_codec.h"
+#include "daemon/cli/cli.h"
+#include "daemon/cli/commands.h"
+#include "daemon/cli/evaluation_options.h"
+#include "daemon/pool/worker_pool.h"
+#include "daemon/query/verdict_of_outcome.h"
+
+namespace minifyd::cli {
+namespace {
+
+struct QueryOptions {
+  std::string dir;
+  EvaluationOptions evaluation;
+  bool json = false;
+};
+
+int fail_usage(const std::string& message, bool json) {
+  if (json) std::cout << nlohmann::json{{"error", message}}.dump() << "\n";
+  else std::cerr << "minify query: " << message << "\n";
+  return exit_usage;
+}
+
+int query(const QueryOptions& options) {
+  auto document = load_graph_dir(options.dir);
+  if (!document) return fail_usage(document.error().message, options.json);
+  auto backend_options = options.evaluation.backend_options();
+  if (!backend_options) return fail_usage(backend_options.error().message, options.json);
+  auto check = options.evaluation.failure_check();
+  if (!check) return fail_usage(check.error().message, options.json);
+  auto worker = options.evaluation.worker_config();
+  if (!worker) return fail_usage(worker.error().message, options.json);
+
+  protocol::EvaluateRequest request;
+  request.graph = encode_graph_document(*document);
+  request.store = std::filesystem::absolute(std::filesystem::path(options.dir) / store_dir_name).string();
+  request.backend = options.evaluation.backend;
+  request.backend_options = *backend_options;
+  request.accuracy = options.evaluation.accuracy_mode();
+
+  boost::asio::io_context io;
+  PoolConfig pool_config{*worker, {PoolSlot{}}, /*warm_spares=*/false, 1};
+  WorkerPool pool(io, pool_config);
+  pool.start();
+  std::optional<WorkerOutcome> outcome;
+  pool.submit(request, options.evaluation.timeout(), [&](WorkerOutcome result) {
+    outcome = std::move(result);
+    pool.stop([] {});
+  });
+  io.run();
+
+  auto verdict = verdict_of(*outcome);
+  if (!verdict) {
+    if (options.json) std::cout << nlohmann::json{{"error", verdict.error().message}}.dump() << "\n";
+    else std::cerr << "minify query: " << verdict.error().message << "\n";
+    return exit_worker_error;
+  }
+  bool fails = check->counts(*verdict);
+  std::string line = protocol::describe(*verdict);
+  if (!verdict->pass && !fails) line = "pass (" + line + ", which does not match --check-str)";
+  if (options.json) {
+    nlohmann::json result{{"fails", fails}, {"verdict", protocol::encode(*verdict)}, {"summary", line}};
+    if (auto* reply = std::get_if<protocol::WorkerReply>(&*outcome))
+      if (auto* evaluated = std::get_if<protocol::EvaluateReply>(reply)) {
+        result["compile_ms"] = evaluated->compile_ms;
+        result["run_ms"] = evaluated->run_ms;
+      }
+    std::cout << result.dump() << "\n";
+  } else {
+    std::cout << line << "\n";
+  }
+  return fails ? exit_failed : exit_ok;
+}
+
+}  // namespace
+
+void add_query_command(CLI::App& app, Action& action) {
+  auto options = std::make_shared<QueryOptions>();
+  CLI::App* command = app.add_subcommand("query", "Run a graph once in an isolated worker and report whether it fails");
+  command->add_option("dir", options->dir, "graph directory (graph.json + store/)")->required();
+  options->evaluation.add_to(*command);
+  command->add_flag("--json", options->json, "print the verdict as JSON");
+  command->callback([options, &action] { action = [options] { return query(*options); }; });
+}
+
+}  // namespace minifyd::cli

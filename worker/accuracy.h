@@ -1,0 +1,32 @@
+// The accuracy predicate of the seeds' same_two_models (torch._dynamo.utils.same): compiled
+// outputs pass if allclose to eager, or else if their RMSE against an fp64 reference is within a
+// multiple of eager's own RMSE against it (so eager's own imprecision is tolerated).
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include <ATen/core/ivalue.h>
+
+#include "protocol/verdict.h"
+
+namespace minifyd::worker {
+
+struct AccuracyOptions {
+  double tolerance = 1e-3;  // atol and rtol of allclose, as the seeds' repro_tolerance
+  // `accuracy` ignores non-floating outputs (bools, ints): a float error quantised into a flipped
+  // bool is not what that mode minimises. `strict-accuracy` compares them exactly.
+  bool ignore_non_floating = false;
+};
+
+struct AccuracyCheck {
+  bool passes = true;
+  protocol::AccuracyReport report;  // figures of the worst floating output
+  std::string detail;               // which output failed and how
+};
+
+// eager and compiled are nested like the graph's output; fp64, when present, is eager run in float64.
+AccuracyCheck compare_outputs(const c10::IValue& eager, const c10::IValue& compiled,
+                              const std::optional<c10::IValue>& fp64, const AccuracyOptions& options);
+
+}  // namespace minifyd::worker

@@ -1,0 +1,167 @@
+// Evaluate: compile, run, judge against eager (and fp64). Propagate: eager intermediates to the store.
+#include "worker/request_handler.h"
+
+#include <chrono>
+#include <iostream>
+#include <unordered_set>
+
+#include "common/canonical_hash.h"
+#include "common/content_store.h"
+#include "worker/accuracy.h"
+#include "worker/backends/backend_registry.h"
+#include "worker/loaded_graph.h"
+#include "worker/torch_compat.h"
+
+namespace minifyd::worker {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+protocol::Verdict exception_verdict(const NodeFailure& failure) {
+  protocol::Verdict verdict;
+  verdict.pass = false;
+  verdict.kind = protocol::FailureKind::exception;
+  // Failures the interpreter detects itself (unknown operator, unbindable argument) have no C++
+  // exception; they get a type of their own so signatures still tell them apart.
+  verdict.exception_type = failure.exception_type.empty() ? std::string("minifyd::") + to_string(failure.kind)
+                                                          : failure.exception_type;
+  verdict.message = (failure.argument.empty() ? "" : "argument '" + failure.argument + "': ") + failure.message;
+  verdict.node = failure.node;
+  verdict.op = failure.op;
+  return verdict;
+}
+
+protocol::ErrorReply error_reply(std::uint64_t id, const Error& error) { return {id, error.message}; }
+
+Expected<ContentStore> open_store(const std::string& path) { return ContentStore::open(path, false); }
+
+}  // namespace
+
+RequestHandler::RequestHandler(std::optional<at::Device> cuda_device) : cuda_device_(cuda_device) {}
+RequestHandler::~RequestHandler() = default;
+
+Expected<Backend*> RequestHandler::backend(const std::string& spec, const BackendOptions& options) {
+  std::string key = spec;
+  for (const auto& [name, value] : options) key += "\n" + name + "=" + value;
+  auto found = backends_.find(key);
+  if (found != backends_.end()) return found->second.get();
+  auto created = make_backend(spec, options);
+  if (!created) return created.error();
+  return backends_.emplace(key, std::move(*created)).first->second.get();
+}
+
+protocol::WorkerReply RequestHandler::evaluate(const protocol::EvaluateRequest& request) {
+  auto store = open_store(request.store);
+  if (!store) return error_reply(request.id, store.error());
+  auto loaded = load_graph(request.graph, *store, cuda_device_);
+  if (!loaded) return error_reply(request.id, loaded.error());
+  auto chosen = backend(request.backend, request.backend_options);
+  if (!chosen) return error_reply(request.id, chosen.error());
+
+  protocol::EvaluateReply reply;
+  reply.id = request.id;
+  EagerOptions eager_options{cuda_device_, false};
+  auto start = Clock::now();
+  CompileResult compiled = (*chosen)->compile(loaded->document.graph, loaded->constants, BackendContext{eager_options});
+  reply.compile_ms = ms_since(start);
+  if (compiled.failure) {
+    reply.verdict = exception_verdict(*compiled.failure);
+    return reply;
+  }
+  start = Clock::now();
+  EagerResult result = compiled.compiled->run(copy_inputs(loaded->inputs));
+  reply.run_ms = ms_since(start);
+  if (result.failure) {
+    reply.verdict = exception_verdict(*result.failure);
+    return reply;
+  }
+  if (request.accuracy == protocol::AccuracyMode::off) return reply;
+
+  // As the seeds' same_two_models: a candidate whose references cannot be computed is not an
+  // accuracy failure; `accuracy` requires the fp64 reference, `strict-accuracy` does without.
+  const Graph& graph = loaded->document.graph;
+  EagerResult eager = EagerInterpreter(graph, eager_options).run(copy_inputs(loaded->inputs), loaded->constants);
+  if (eager.failure) {
+    std::cerr << "accuracy check skipped, eager reference failed: " << eager.failure->to_string() << std::endl;
+    return reply;
+  }
+  EagerResult fp64 = EagerInterpreter(graph, EagerOptions{cuda_device_, true})
+                         .run(copy_inputs(loaded->inputs, true), constants_as_fp64(loaded->constants));
+  bool strict = request.accuracy == protocol::AccuracyMode::strict_accuracy;
+  if (fp64.failure) {
+    std::cerr << "fp64 reference failed: " << fp64.failure->to_string() << std::endl;
+    if (!strict) return reply;
+  }
+  AccuracyCheck check = compare_outputs(eager.output, result.output,
+                                        fp64.failure ? std::nullopt : std::optional<c10::IValue>(fp64.output),
+                                        AccuracyOptions{1e-3, !strict});
+  if (!check.passes) {
+    reply.verdict.pass = false;
+    reply.verdict.kind = protocol::FailureKind::accuracy;
+    reply.verdict.message = check.detail;
+    reply.verdict.accuracy = check.report;
+  }
+  return reply;
+}
+
+protocol::WorkerReply RequestHandler::propagate(const protocol::PropagateRequest& request) {
+  auto store = open_store(request.store);
+  if (!store) return error_reply(request.id, store.error());
+  auto loaded = load_graph(request.graph, *store, cuda_device_);
+  if (!loaded) return error_reply(request.id, loaded.error());
+  auto lock = store->lock_shared();  // keeps gc away until the root below names the blobs
+  if (!lock) return error_reply(request.id, lock.error());
+
+  protocol::PropagateReply reply;
+  reply.id = request.id;
+  // As the seeds' ConcreteProp: a value whose storage aliases one seen before (an input, a
+  // constant or an earlier value) is not stored, since feeding it as an independent input would
+  // break the aliasing the operators rely on. Weak references keep storages from being freed and
+  // their addresses reused while the run goes on.
+  std::vector<c10::weak_intrusive_ptr<c10::StorageImpl>> seen_storages;
+  std::unordered_set<const c10::StorageImpl*> seen;
+  std::optional<Error> write_error;
+  auto on_node = [&](const Node& node, const c10::IValue& value) {
+    if (!value.isTensor() || write_error) return;
+    const at::Tensor& tensor = value.toTensor();
+    if (!tensor.has_storage()) return;
+    const c10::Storage& storage = tensor.storage();
+    if (!seen.insert(storage.unsafeGetStorageImpl()).second) return;
+    seen_storages.push_back(storage.getWeakStorageImpl());
+    if (node.op() != OpCode::call_function) return;
+    auto dtype = to_dtype(tensor.scalar_type());
+    if (!dtype) return;  // not representable in the graph format; the node stays a computation
+    std::int64_t nbytes = static_cast<std::int64_t>(storage.nbytes());
+    at::Tensor bytes = at::empty({0}, tensor.options().dtype(at::kByte))
+                           .set_(storage, 0, {nbytes}, {1})
+                           .to(at::kCPU)
+                           .contiguous();
+    auto hash = store->put(bytes.data_ptr(), static_cast<std::size_t>(nbytes));
+    if (!hash) {
+      write_error = hash.error().with_context("node '" + node.name() + "'");
+      return;
+    }
+    protocol::PropagatedValue propagated;
+    propagated.node = node.name();
+    propagated.storage = StorageRef{*hash, static_cast<std::uint64_t>(nbytes),
+                                    tensor.is_cuda() ? "cuda" : "cpu"};
+    propagated.tensor = TensorMeta{0, *dtype, tensor.sizes().vec(), tensor.strides().vec(),
+                                   tensor.storage_offset(), tensor.requires_grad()};
+    reply.values.push_back(std::move(propagated));
+  };
+  EagerResult result = EagerInterpreter(loaded->document.graph, EagerOptions{cuda_device_, false})
+                           .run(loaded->inputs, loaded->constants, on_node);
+  if (result.failure) return protocol::ErrorReply{request.id, "eager run failed: " + result.failure->to_string()};
+  if (write_error) return error_reply(request.id, *write_error);
+  std::vector<std::string> hashes;
+  for (const auto& value : reply.values) hashes.push_back(value.storage.hash);
+  reply.root = "intermediates-" + canonical_hash(loaded->document).substr(0, 16);
+  if (auto written = store->write_root(reply.root, hashes); !written) return error_reply(request.id, written.error());
+  return reply;
+}
+
+}  // namespace minifyd::worker

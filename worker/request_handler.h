@@ -1,0 +1,34 @@
+// Answers the coordinator's requests: evaluate a candidate with a backend and judge it, or
+// propagate eager intermediates into the store. One request at a time; never throws.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <ATen/ATen.h>
+
+#include "protocol/worker_messages.h"
+#include "worker/backend.h"
+
+namespace minifyd::worker {
+
+class RequestHandler {
+ public:
+  // cuda_device: this worker's GPU (cuda:0 under CUDA_VISIBLE_DEVICES), or unset without one.
+  explicit RequestHandler(std::optional<at::Device> cuda_device);
+  ~RequestHandler();
+
+  protocol::WorkerReply evaluate(const protocol::EvaluateRequest& request);
+  protocol::WorkerReply propagate(const protocol::PropagateRequest& request);
+
+ private:
+  // Backends live as long as the worker: a plugin is loaded once, not per query.
+  Expected<Backend*> backend(const std::string& spec, const BackendOptions& options);
+
+  std::optional<at::Device> cuda_device_;
+  std::map<std::string, std::unique_ptr<Backend>> backends_;
+};
+
+}  // namespace minifyd::worker

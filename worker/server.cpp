@@ -1,0 +1,90 @@
+// The request loop.
+#include "worker/server.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <exception>
+#include <iostream>
+
+#include "common/json_view.h"
+#include "protocol/line_buffer.h"
+
+namespace minifyd::worker {
+namespace {
+
+bool write_line(int fd, const std::string& text) {
+  std::string line = text + "\n";
+  std::size_t written = 0;
+  while (written < line.size()) {
+    ssize_t put = ::write(fd, line.data() + written, line.size() - written);
+    if (put < 0 && errno == EINTR) continue;
+    if (put <= 0) return false;
+    written += static_cast<std::size_t>(put);
+  }
+  return true;
+}
+
+// The id of a request that failed to decode, when it has a readable one, so the error reply can
+// be matched to it.
+std::uint64_t salvage_id(const nlohmann::json& message) {
+  if (message.is_object() && message.contains("id") && message["id"].is_number_unsigned())
+    return message["id"].get<std::uint64_t>();
+  return 0;
+}
+
+// Decodes and handles one line; returns the reply line, and sets `shutdown` when asked to stop.
+std::string handle(const std::string& line, RequestHandler& handler, bool& shutdown) {
+  auto json = parse_json(line);
+  if (!json) return protocol::encode(protocol::WorkerReply(protocol::ErrorReply{0, json.error().message})).dump();
+  auto request = protocol::decode_request(*json);
+  if (!request)
+    return protocol::encode(protocol::WorkerReply(protocol::ErrorReply{salvage_id(*json), request.error().message})).dump();
+  protocol::WorkerReply reply = std::visit(
+      [&](const auto& r) -> protocol::WorkerReply {
+        using T = std::decay_t<decltype(r)>;
+        if constexpr (std::is_same_v<T, protocol::EvaluateRequest>) return handler.evaluate(r);
+        else if constexpr (std::is_same_v<T, protocol::PropagateRequest>) return handler.propagate(r);
+        else {
+          shutdown = true;
+          return protocol::ErrorReply{r.id, "shutting down"};
+        }
+      },
+      *request);
+  return protocol::encode(reply).dump();
+}
+
+}  // namespace
+
+int serve(int in_fd, int out_fd, const protocol::WorkerHello& hello, RequestHandler& handler,
+          std::size_t max_line_bytes) {
+  if (!write_line(out_fd, protocol::encode(hello).dump())) return 1;
+  protocol::LineBuffer lines(max_line_bytes);
+  char buffer[1 << 16];
+  while (true) {
+    ssize_t got = ::read(in_fd, buffer, sizeof buffer);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return got == 0 ? 0 : 1;
+    lines.feed(std::string_view(buffer, static_cast<std::size_t>(got)));
+    while (auto line = lines.next()) {
+      std::string reply;
+      bool shutdown = false;
+      if (line->oversized) {
+        reply = protocol::encode(protocol::WorkerReply(protocol::ErrorReply{
+                    0, "request of " + std::to_string(line->dropped_bytes) + " bytes is over the limit of " +
+                           std::to_string(max_line_bytes)}))
+                    .dump();
+      } else {
+        try {
+          reply = handle(line->text, handler, shutdown);
+        } catch (const std::exception& e) {  // e.g. bad_alloc building a reply; the worker lives on
+          reply = protocol::encode(protocol::WorkerReply(protocol::ErrorReply{0, std::string("internal error: ") + e.what()})).dump();
+        }
+      }
+      if (shutdown) return 0;
+      if (!write_line(out_fd, reply)) return 1;
+    }
+  }
+}
+
+}  // namespace minifyd::worker

@@ -1,0 +1,55 @@
+// minify-worker: a sandboxed LibTorch process that evaluates candidate graphs for the coordinator.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <iostream>
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <ATen/detail/CUDAHooksInterface.h>
+#include <torch/version.h>
+
+#include <CLI/CLI.hpp>
+
+#include "common/sandbox_report.h"
+#include "protocol/line_buffer.h"
+#include "worker/server.h"
+
+namespace {
+
+minifyd::protocol::WorkerHello make_hello() {
+  minifyd::protocol::WorkerHello hello;
+  hello.pid = ::getpid();
+  hello.torch_version = TORCH_VERSION;
+  if (at::hasCUDA()) {
+    int count = at::detail::getCUDAHooks().getNumGPUs();
+    for (int index = 0; index < count; ++index)
+      hello.devices.push_back({index, "cuda:" + std::to_string(index), ""});
+  }
+  hello.sandbox = minifyd::describe_own_sandbox();
+  return hello;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"minify-worker: evaluates candidate graphs for minify/minifyd over JSON lines on stdin/stdout"};
+  std::size_t max_line_bytes = minifyd::protocol::default_max_line_bytes;
+  int threads = 1;
+  app.add_option("--max-line-bytes", max_line_bytes, "longest request line accepted")->capture_default_str();
+  app.add_option("--threads", threads, "intra-op threads (workers run side by side)")->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+
+  // The protocol gets a private copy of stdout; fd 1 becomes stderr, so anything a kernel, a
+  // plugin or LibTorch prints cannot corrupt the protocol stream.
+  int protocol_fd = ::fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+  if (protocol_fd < 0 || ::dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+    std::perror("minify-worker: redirecting stdout");
+    return 1;
+  }
+  at::set_num_threads(threads);
+  std::optional<at::Device> cuda_device;
+  if (at::hasCUDA() && at::detail::getCUDAHooks().getNumGPUs() > 0) cuda_device = at::Device(at::kCUDA, 0);
+  minifyd::worker::RequestHandler handler(cuda_device);
+  return minifyd::worker::serve(STDIN_FILENO, protocol_fd, make_hello(), handler, max_line_bytes);
+}
