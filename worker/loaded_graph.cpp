@@ -16,11 +16,11 @@ at::Tensor fresh_copy(const at::Tensor& tensor, bool to_fp64) {
 }  // namespace
 
 Expected<LoadedGraph> load_graph(const nlohmann::json& graph, const ContentStore& store,
-                                 std::optional<at::Device> cuda_device) {
+                                 std::optional<at::Device> cuda_device, BlobCache* cache) {
   auto document = decode_graph_document(graph);
   if (!document) return document.error().with_context("graph");
   LoadedGraph loaded{std::move(*document), {}, {}};
-  TensorLoader loader(loaded.document, store, cuda_device);
+  TensorLoader loader(loaded.document, store, cuda_device, cache);
   auto inputs = loader.load_inputs();
   if (!inputs) return inputs.error();
   auto constants = loader.load_constants();

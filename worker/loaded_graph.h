@@ -12,6 +12,7 @@
 #include "common/content_store.h"
 #include "common/expected.h"
 #include "common/graph_document.h"
+#include "worker/blob_cache.h"
 #include "worker/eager_interpreter.h"
 
 namespace minifyd::worker {
@@ -24,7 +25,7 @@ struct LoadedGraph {
 
 // Errors name what is wrong: the document's field, or the blob's hash.
 Expected<LoadedGraph> load_graph(const nlohmann::json& graph, const ContentStore& store,
-                                 std::optional<at::Device> cuda_device);
+                                 std::optional<at::Device> cuda_device, BlobCache* cache);
 
 // Fresh copies of the inputs, as IValues, so that a run mutating its inputs leaves the originals
 // for the next run. `to_fp64` also casts floating tensors to float64 (the seeds' cast_to_fp64).

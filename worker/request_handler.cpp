@@ -41,7 +41,8 @@ Expected<ContentStore> open_store(const std::string& path) { return ContentStore
 
 }  // namespace
 
-RequestHandler::RequestHandler(std::optional<at::Device> cuda_device) : cuda_device_(cuda_device) {}
+RequestHandler::RequestHandler(std::optional<at::Device> cuda_device, std::uint64_t cache_bytes)
+    : cuda_device_(cuda_device), cache_(cache_bytes) {}
 RequestHandler::~RequestHandler() = default;
 
 Expected<Backend*> RequestHandler::backend(const std::string& spec, const BackendOptions& options) {
@@ -57,7 +58,7 @@ Expected<Backend*> RequestHandler::backend(const std::string& spec, const Backen
 protocol::WorkerReply RequestHandler::evaluate(const protocol::EvaluateRequest& request) {
   auto store = open_store(request.store);
   if (!store) return error_reply(request.id, store.error());
-  auto loaded = load_graph(request.graph, *store, cuda_device_);
+  auto loaded = load_graph(request.graph, *store, cuda_device_, &cache_);
   if (!loaded) return error_reply(request.id, loaded.error());
   auto chosen = backend(request.backend, request.backend_options);
   if (!chosen) return error_reply(request.id, chosen.error());
@@ -111,7 +112,7 @@ protocol::WorkerReply RequestHandler::evaluate(const protocol::EvaluateRequest& 
 protocol::WorkerReply RequestHandler::propagate(const protocol::PropagateRequest& request) {
   auto store = open_store(request.store);
   if (!store) return error_reply(request.id, store.error());
-  auto loaded = load_graph(request.graph, *store, cuda_device_);
+  auto loaded = load_graph(request.graph, *store, cuda_device_, &cache_);
   if (!loaded) return error_reply(request.id, loaded.error());
   auto lock = store->lock_shared();  // keeps gc away until the root below names the blobs
   if (!lock) return error_reply(request.id, lock.error());

@@ -11,13 +11,15 @@
 
 #include "protocol/worker_messages.h"
 #include "worker/backend.h"
+#include "worker/blob_cache.h"
 
 namespace minifyd::worker {
 
 class RequestHandler {
  public:
   // cuda_device: this worker's GPU (cuda:0 under CUDA_VISIBLE_DEVICES), or unset without one.
-  explicit RequestHandler(std::optional<at::Device> cuda_device);
+  // cache_bytes: how much verified blob data to keep across requests.
+  RequestHandler(std::optional<at::Device> cuda_device, std::uint64_t cache_bytes);
   ~RequestHandler();
 
   protocol::WorkerReply evaluate(const protocol::EvaluateRequest& request);
@@ -28,6 +30,7 @@ class RequestHandler {
   Expected<Backend*> backend(const std::string& spec, const BackendOptions& options);
 
   std::optional<at::Device> cuda_device_;
+  BlobCache cache_;
   std::map<std::string, std::unique_ptr<Backend>> backends_;
 };
 

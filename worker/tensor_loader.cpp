@@ -12,10 +12,18 @@ Expected<at::Tensor> TensorLoader::storage_bytes(std::size_t index) {
   if (on_cuda && !cuda_device_)
     return make_error(ErrorKind::unsupported, "storage " + std::to_string(index) + " is on " + storage.device +
                                                   " but this worker sees no GPU");
-  at::Tensor bytes = at::empty({static_cast<std::int64_t>(storage.nbytes)}, at::TensorOptions(at::kByte));
-  auto read = store_.read_into(storage.hash, bytes.data_ptr(), storage.nbytes);
-  if (!read) return read.error().with_context("storage " + std::to_string(index));
-  if (on_cuda) bytes = bytes.to(*cuda_device_);
+  at::Device device = on_cuda ? *cuda_device_ : at::Device(at::kCPU);
+  at::Tensor bytes;
+  if (cache_) {
+    auto cached = cache_->read(store_, storage.hash, storage.nbytes, device);
+    if (!cached) return cached.error().with_context("storage " + std::to_string(index));
+    bytes = std::move(*cached);
+  } else {
+    bytes = at::empty({static_cast<std::int64_t>(storage.nbytes)}, at::TensorOptions(at::kByte));
+    auto read = store_.read_into(storage.hash, bytes.data_ptr(), storage.nbytes);
+    if (!read) return read.error().with_context("storage " + std::to_string(index));
+    if (on_cuda) bytes = bytes.to(device);
+  }
   storages_.emplace(index, bytes);
   return bytes;
 }

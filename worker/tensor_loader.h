@@ -12,6 +12,7 @@
 #include "common/content_store.h"
 #include "common/expected.h"
 #include "common/graph_document.h"
+#include "worker/blob_cache.h"
 
 namespace minifyd::worker {
 
@@ -19,8 +20,10 @@ namespace minifyd::worker {
 class TensorLoader {
  public:
   // cuda_device: where "cuda" storages go; unset means this worker has no GPU (an error for them).
-  TensorLoader(const GraphDocument& document, const ContentStore& store, std::optional<at::Device> cuda_device)
-      : document_(document), store_(store), cuda_device_(cuda_device) {}
+  // cache, when given, serves blobs already read and verified by earlier requests.
+  TensorLoader(const GraphDocument& document, const ContentStore& store, std::optional<at::Device> cuda_device,
+               BlobCache* cache = nullptr)
+      : document_(document), store_(store), cuda_device_(cuda_device), cache_(cache) {}
 
   // One tensor; its storage is read (and verified) once and shared by every later view of it.
   Expected<at::Tensor> load(const TensorMeta& tensor);
@@ -35,6 +38,7 @@ class TensorLoader {
   const GraphDocument& document_;
   const ContentStore& store_;
   std::optional<at::Device> cuda_device_;
+  BlobCache* cache_;
   std::unordered_map<std::size_t, at::Tensor> storages_;  // storage index -> flat uint8 tensor
 };
 

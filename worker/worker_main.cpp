@@ -36,8 +36,10 @@ int main(int argc, char** argv) {
   CLI::App app{"minify-worker: evaluates candidate graphs for minify/minifyd over JSON lines on stdin/stdout"};
   std::size_t max_line_bytes = minifyd::protocol::default_max_line_bytes;
   int threads = 1;
+  std::uint64_t cache_mb = 2048;
   app.add_option("--max-line-bytes", max_line_bytes, "longest request line accepted")->capture_default_str();
   app.add_option("--threads", threads, "intra-op threads (workers run side by side)")->capture_default_str();
+  app.add_option("--blob-cache-mb", cache_mb, "verified tensor data kept across requests, in MiB")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
   // The protocol gets a private copy of stdout; fd 1 becomes stderr, so anything a kernel, a
@@ -50,6 +52,6 @@ int main(int argc, char** argv) {
   at::set_num_threads(threads);
   std::optional<at::Device> cuda_device;
   if (at::hasCUDA() && at::detail::getCUDAHooks().getNumGPUs() > 0) cuda_device = at::Device(at::kCUDA, 0);
-  minifyd::worker::RequestHandler handler(cuda_device);
+  minifyd::worker::RequestHandler handler(cuda_device, cache_mb * 1024 * 1024);
   return minifyd::worker::serve(STDIN_FILENO, protocol_fd, make_hello(), handler, max_line_bytes);
 }

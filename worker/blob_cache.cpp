@@ -1,0 +1,31 @@
+// LRU cache of verified blobs, per device.
+#include "worker/blob_cache.h"
+
+namespace minifyd::worker {
+
+Expected<at::Tensor> BlobCache::read(const ContentStore& store, const std::string& hash, std::uint64_t nbytes,
+                                     at::Device device) {
+  std::string key = hash + "@" + device.str();
+  if (auto found = index_.find(key); found != index_.end()) {
+    order_.splice(order_.begin(), order_, found->second);
+    return found->second->bytes.clone();
+  }
+  at::Tensor bytes = at::empty({static_cast<std::int64_t>(nbytes)}, at::TensorOptions(at::kByte));
+  auto loaded = store.read_into(hash, bytes.data_ptr(), nbytes);
+  if (!loaded) return loaded.error();
+  if (device != bytes.device()) bytes = bytes.to(device);
+  if (nbytes <= budget_) {
+    while (used_ + nbytes > budget_ && !order_.empty()) {
+      used_ -= static_cast<std::uint64_t>(order_.back().bytes.numel());
+      index_.erase(order_.back().key);
+      order_.pop_back();
+    }
+    order_.push_front(Entry{key, bytes});
+    index_[key] = order_.begin();
+    used_ += nbytes;
+    return bytes.clone();
+  }
+  return bytes;
+}
+
+}  // namespace minifyd::worker
