@@ -1,17 +1,43 @@
 // Decoding a request's graph and loading its tensors.
 #include "worker/loaded_graph.h"
 
+#include <unordered_map>
+
 #include "common/graph_codec.h"
 #include "worker/tensor_loader.h"
 
 namespace minifyd::worker {
 namespace {
 
-at::Tensor fresh_copy(const at::Tensor& tensor, bool to_fp64) {
-  at::Tensor copy = (to_fp64 && tensor.is_floating_point()) ? tensor.detach().to(at::kDouble) : tensor.detach().clone();
-  if (tensor.requires_grad()) copy.requires_grad_(true);
-  return copy;
-}
+// Copies tensors, one storage copy per distinct storage.
+class AliasingCopier {
+ public:
+  explicit AliasingCopier(bool to_fp64) : to_fp64_(to_fp64) {}
+
+  at::Tensor copy(const at::Tensor& tensor) {
+    at::Tensor copied;
+    if (to_fp64_ && tensor.is_floating_point()) {
+      copied = tensor.detach().to(at::kDouble);
+    } else if (!tensor.has_storage()) {
+      copied = tensor.detach().clone();
+    } else {
+      const c10::Storage& storage = tensor.storage();
+      auto found = storages_.find(storage.unsafeGetStorageImpl());
+      if (found == storages_.end()) {
+        auto nbytes = static_cast<std::int64_t>(storage.nbytes());
+        at::Tensor bytes = at::empty({0}, tensor.options().dtype(at::kByte)).set_(storage, 0, {nbytes}, {1}).clone();
+        found = storages_.emplace(storage.unsafeGetStorageImpl(), bytes.storage()).first;
+      }
+      copied = at::empty({0}, tensor.options()).set_(found->second, tensor.storage_offset(), tensor.sizes(), tensor.strides());
+    }
+    if (tensor.requires_grad()) copied.requires_grad_(true);
+    return copied;
+  }
+
+ private:
+  bool to_fp64_;
+  std::unordered_map<const c10::StorageImpl*, c10::Storage> storages_;
+};
 
 }  // namespace
 
@@ -30,17 +56,13 @@ Expected<LoadedGraph> load_graph(const nlohmann::json& graph, const ContentStore
   return loaded;
 }
 
-std::vector<c10::IValue> copy_inputs(const std::vector<at::Tensor>& inputs, bool to_fp64) {
-  std::vector<c10::IValue> copies;
-  copies.reserve(inputs.size());
-  for (const at::Tensor& input : inputs) copies.emplace_back(fresh_copy(input, to_fp64));
-  return copies;
-}
-
-ConstantMap constants_as_fp64(const ConstantMap& constants) {
-  ConstantMap cast;
-  for (const auto& [name, tensor] : constants) cast.emplace(name, fresh_copy(tensor, true));
-  return cast;
+RunArguments fresh_arguments(const LoadedGraph& graph, bool to_fp64) {
+  AliasingCopier copier(to_fp64);
+  RunArguments arguments;
+  arguments.inputs.reserve(graph.inputs.size());
+  for (const at::Tensor& input : graph.inputs) arguments.inputs.emplace_back(copier.copy(input));
+  for (const auto& [name, tensor] : graph.constants) arguments.constants.emplace(name, copier.copy(tensor));
+  return arguments;
 }
 
 }  // namespace minifyd::worker

@@ -27,9 +27,17 @@ struct LoadedGraph {
 Expected<LoadedGraph> load_graph(const nlohmann::json& graph, const ContentStore& store,
                                  std::optional<at::Device> cuda_device, BlobCache* cache);
 
-// Fresh copies of the inputs, as IValues, so that a run mutating its inputs leaves the originals
-// for the next run. `to_fp64` also casts floating tensors to float64 (the seeds' cast_to_fp64).
-std::vector<c10::IValue> copy_inputs(const std::vector<at::Tensor>& inputs, bool to_fp64 = false);
-ConstantMap constants_as_fp64(const ConstantMap& constants);
+// The inputs and constants of one run.
+struct RunArguments {
+  std::vector<c10::IValue> inputs;
+  ConstantMap constants;
+};
+
+// Fresh copies of the graph's inputs and constants, so that a run writing to them in place (batch
+// norm's running statistics, an in-place op on an input) leaves the originals for the next run, as
+// the seeds deep-copy the module for each. Tensors that share a storage share one copy of it, so
+// views stay views. `to_fp64` instead casts floating tensors to float64 (the seeds' cast_to_fp64,
+// which does not keep aliasing either).
+RunArguments fresh_arguments(const LoadedGraph& graph, bool to_fp64 = false);
 
 }  // namespace minifyd::worker

@@ -10,7 +10,7 @@
 #include "worker/accuracy.h"
 #include "worker/backends/backend_registry.h"
 #include "worker/loaded_graph.h"
-#include "worker/torch_compat.h"
+#include "worker/tensor_writer.h"
 
 namespace minifyd::worker {
 namespace {
@@ -66,15 +66,17 @@ protocol::WorkerReply RequestHandler::evaluate(const protocol::EvaluateRequest& 
   protocol::EvaluateReply reply;
   reply.id = request.id;
   EagerOptions eager_options{cuda_device_, false};
+  // The compiled graph keeps its constants for as long as it lives.
+  RunArguments compiled_arguments = fresh_arguments(*loaded);
   auto start = Clock::now();
-  CompileResult compiled = (*chosen)->compile(loaded->document.graph, loaded->constants, BackendContext{eager_options});
+  CompileResult compiled = (*chosen)->compile(loaded->document.graph, compiled_arguments.constants, BackendContext{eager_options});
   reply.compile_ms = ms_since(start);
   if (compiled.failure) {
     reply.verdict = exception_verdict(*compiled.failure);
     return reply;
   }
   start = Clock::now();
-  EagerResult result = compiled.compiled->run(copy_inputs(loaded->inputs));
+  EagerResult result = compiled.compiled->run(compiled_arguments.inputs);
   reply.run_ms = ms_since(start);
   if (result.failure) {
     reply.verdict = exception_verdict(*result.failure);
@@ -85,13 +87,14 @@ protocol::WorkerReply RequestHandler::evaluate(const protocol::EvaluateRequest& 
   // As the seeds' same_two_models: a candidate whose references cannot be computed is not an
   // accuracy failure; `accuracy` requires the fp64 reference, `strict-accuracy` does without.
   const Graph& graph = loaded->document.graph;
-  EagerResult eager = EagerInterpreter(graph, eager_options).run(copy_inputs(loaded->inputs), loaded->constants);
+  RunArguments eager_arguments = fresh_arguments(*loaded);
+  EagerResult eager = EagerInterpreter(graph, eager_options).run(eager_arguments.inputs, eager_arguments.constants);
   if (eager.failure) {
     std::cerr << "accuracy check skipped, eager reference failed: " << eager.failure->to_string() << std::endl;
     return reply;
   }
-  EagerResult fp64 = EagerInterpreter(graph, EagerOptions{cuda_device_, true})
-                         .run(copy_inputs(loaded->inputs, true), constants_as_fp64(loaded->constants));
+  RunArguments fp64_arguments = fresh_arguments(*loaded, true);
+  EagerResult fp64 = EagerInterpreter(graph, EagerOptions{cuda_device_, true}).run(fp64_arguments.inputs, fp64_arguments.constants);
   bool strict = request.accuracy == protocol::AccuracyMode::strict_accuracy;
   if (fp64.failure) {
     std::cerr << "fp64 reference failed: " << fp64.failure->to_string() << std::endl;
@@ -134,24 +137,13 @@ protocol::WorkerReply RequestHandler::propagate(const protocol::PropagateRequest
     if (!seen.insert(storage.unsafeGetStorageImpl()).second) return;
     seen_storages.push_back(storage.getWeakStorageImpl());
     if (node.op() != OpCode::call_function) return;
-    auto dtype = to_dtype(tensor.scalar_type());
-    if (!dtype) return;  // not representable in the graph format; the node stays a computation
-    std::int64_t nbytes = static_cast<std::int64_t>(storage.nbytes());
-    at::Tensor bytes = at::empty({0}, tensor.options().dtype(at::kByte))
-                           .set_(storage, 0, {nbytes}, {1})
-                           .to(at::kCPU)
-                           .contiguous();
-    auto hash = store->put(bytes.data_ptr(), static_cast<std::size_t>(nbytes));
-    if (!hash) {
-      write_error = hash.error().with_context("node '" + node.name() + "'");
+    auto stored = store_tensor(*store, tensor);
+    if (!stored) {
+      // A dtype the format cannot name stays a computation; anything else is a failed write.
+      if (stored.error().kind != ErrorKind::unsupported) write_error = stored.error().with_context("node '" + node.name() + "'");
       return;
     }
-    protocol::PropagatedValue propagated;
-    propagated.node = node.name();
-    propagated.storage = StorageRef{*hash, static_cast<std::uint64_t>(nbytes),
-                                    tensor.is_cuda() ? "cuda" : "cpu"};
-    propagated.tensor = TensorMeta{0, *dtype, tensor.sizes().vec(), tensor.strides().vec(),
-                                   tensor.storage_offset(), tensor.requires_grad()};
+    protocol::PropagatedValue propagated{node.name(), stored->storage, stored->tensor};
     reply.values.push_back(std::move(propagated));
   };
   EagerResult result = EagerInterpreter(loaded->document.graph, EagerOptions{cuda_device_, false})

@@ -1,4 +1,6 @@
 # One round trip: export a case, `minify validate` it, regenerate repro.py, run it in a fresh Python, torch.equal.
+# With --backend, the case is instead run by that minifyd backend (minifyd_run_backend) and its outputs compared
+# with PyTorch's: exactly for eager, with allclose for compiling backends.
 import argparse
 import os
 import shutil
@@ -18,21 +20,48 @@ import graph_format  # noqa: E402
 import repro_from_graph  # noqa: E402
 
 
-def compare(expected, actual, path="output"):
-    """Problems between two nested output structures: structure, dtype, shape and torch.equal per tensor."""
+def compare(expected, actual, path="output", exact=True):
+    """Problems between two nested output structures: structure, dtype, shape and, per tensor, torch.equal
+    (exact) or torch.allclose."""
     if isinstance(expected, (tuple, list)):
         if type(actual) not in (tuple, list) or len(actual) != len(expected):
             return [f"{path}: expected a {type(expected).__name__} of {len(expected)}, got {actual!r:.80}"]
-        return [p for i, (e, a) in enumerate(zip(expected, actual)) for p in compare(e, a, f"{path}[{i}]")]
+        return [p for i, (e, a) in enumerate(zip(expected, actual)) for p in compare(e, a, f"{path}[{i}]", exact)]
     if not isinstance(expected, torch.Tensor):
         return [] if expected == actual else [f"{path}: expected {expected!r}, got {actual!r}"]
     if not isinstance(actual, torch.Tensor):
         return [f"{path}: expected a tensor, got {type(actual).__name__}"]
     if (expected.dtype, expected.shape) != (actual.dtype, actual.shape):
         return [f"{path}: expected {expected.dtype}{list(expected.shape)}, got {actual.dtype}{list(actual.shape)}"]
-    if not torch.equal(expected, actual):
+    if exact and not torch.equal(expected, actual):
         return [f"{path}: {int((expected != actual).sum())} of {expected.numel()} elements differ"]
+    if not exact and not torch.allclose(expected, actual, rtol=1e-4, atol=1e-5, equal_nan=True):
+        return [f"{path}: not allclose (max abs difference {float((expected - actual).abs().max()):.3g})"]
     return []
+
+
+def flat_tensors(value):
+    if isinstance(value, (tuple, list)):
+        return [t for item in value for t in flat_tensors(item)]
+    return [value] if isinstance(value, torch.Tensor) else []
+
+
+def run_backend_case(name, run_backend, backend, work):
+    """Export the case, run it with a minifyd backend in C++, compare its outputs with the module's."""
+    graph_dir, out_dir = os.path.join(work, "graph"), os.path.join(work, "outputs")
+    for d in (graph_dir, out_dir):
+        shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(work, exist_ok=True)
+    fn, inputs = cases.CASES[name]()
+    export_fx.export(fn, inputs, graph_dir)
+    fn, inputs = cases.CASES[name]()
+    expected = flat_tensors(fn(*inputs))
+    run = subprocess.run([run_backend, graph_dir, out_dir, "--backend", backend], capture_output=True, text=True)
+    print(run.stdout + run.stderr, end="")
+    if run.returncode != 0:
+        return [f"{run_backend} exited {run.returncode}"]
+    actual = graph_format.load_graph(out_dir)[1]
+    return compare(expected, actual, exact=backend == "eager")
 
 
 def aliasing_problems(originals, loaded):
@@ -94,21 +123,25 @@ def main():
     parser.add_argument("--case", choices=sorted(cases.CASES))
     parser.add_argument("--minify", help="the minify binary")
     parser.add_argument("--work", help="scratch directory for this case")
+    parser.add_argument("--backend", help="run the case with this minifyd backend instead (needs --run-backend)")
+    parser.add_argument("--run-backend", help="the minifyd_run_backend tool")
     args = parser.parse_args()
     if args.list:
         print("\n".join(cases.CASES))
         return 0
-    if not (args.case and args.minify and args.work):
-        parser.error("--case, --minify and --work are required")
+    if not (args.case and args.work and (args.minify or (args.backend and args.run_backend))):
+        parser.error("--case, --work and either --minify or --backend with --run-backend are required")
     start = time.monotonic()
+    label = f"{args.case}.{args.backend}" if args.backend else args.case
     try:
-        problems = run_case(args.case, args.minify, args.work)
+        problems = (run_backend_case(args.case, args.run_backend, args.backend, args.work) if args.backend
+                    else run_case(args.case, args.minify, args.work))
     except Exception:  # a failing export or load is this case's FAIL, reported with its traceback
         traceback.print_exc()
         problems = ["raised (traceback above)"]
     for problem in problems:
         print(f"  {problem}")
-    print(f"{'FAIL' if problems else 'PASS'} roundtrip.{args.case} ({time.monotonic() - start:.1f} s)")
+    print(f"{'FAIL' if problems else 'PASS'} roundtrip.{label} ({time.monotonic() - start:.1f} s)")
     return 1 if problems else 0
 
 
