@@ -17,7 +17,7 @@
 
 namespace {
 
-minifyd::protocol::WorkerHello make_hello() {
+minifyd::protocol::WorkerHello make_hello(nlohmann::json sandbox) {
   minifyd::protocol::WorkerHello hello;
   hello.pid = ::getpid();
   hello.torch_version = TORCH_VERSION;
@@ -26,13 +26,15 @@ minifyd::protocol::WorkerHello make_hello() {
     for (int index = 0; index < count; ++index)
       hello.devices.push_back({index, "cuda:" + std::to_string(index), ""});
   }
-  hello.sandbox = minifyd::describe_own_sandbox();
+  hello.sandbox = std::move(sandbox);
   return hello;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  // The sandbox as the coordinator made it, before this process opens anything of its own.
+  nlohmann::json sandbox = minifyd::describe_own_sandbox();
   CLI::App app{"minify-worker: evaluates candidate graphs for minify/minifyd over JSON lines on stdin/stdout"};
   std::size_t max_line_bytes = minifyd::protocol::default_max_line_bytes;
   int threads = 1;
@@ -53,5 +55,5 @@ int main(int argc, char** argv) {
   std::optional<at::Device> cuda_device;
   if (at::hasCUDA() && at::detail::getCUDAHooks().getNumGPUs() > 0) cuda_device = at::Device(at::kCUDA, 0);
   minifyd::worker::RequestHandler handler(cuda_device, cache_mb * 1024 * 1024);
-  return minifyd::worker::serve(STDIN_FILENO, protocol_fd, make_hello(), handler, max_line_bytes);
+  return minifyd::worker::serve(STDIN_FILENO, protocol_fd, make_hello(std::move(sandbox)), handler, max_line_bytes);
 }

@@ -12,7 +12,7 @@
 #include <boost/asio/io_context.hpp>
 
 #include "daemon/pool/worker_process.h"
-#include "tests/support/temp_dir.h"
+#include "tests/support/sandbox_checks.h"
 
 using namespace minifyd;
 using namespace std::chrono_literals;
@@ -71,8 +71,6 @@ const WorkerFault& fault_of(const Run& run) {
   return std::get<WorkerFault>(*run.outcome);
 }
 
-bool process_exists(pid_t pid) { return ::kill(pid, 0) == 0 || errno != ESRCH; }
-
 }  // namespace
 
 TEST_CASE("a worker that follows the protocol answers and is reaped after stop", "[worker_process]") {
@@ -82,7 +80,7 @@ TEST_CASE("a worker that follows the protocol answers and is reaped after stop",
   const auto& reply = std::get<protocol::EvaluateReply>(std::get<protocol::WorkerReply>(*run.outcome));
   CHECK(reply.id == 41);
   CHECK(reply.verdict.pass);
-  CHECK_FALSE(process_exists(run.pid));
+  CHECK_FALSE(test::process_exists(run.pid));
 }
 
 TEST_CASE("garbage, truncated, oversized and mismatched replies are worker faults", "[worker_process][transcript]") {
@@ -104,7 +102,7 @@ TEST_CASE("garbage, truncated, oversized and mismatched replies are worker fault
     const WorkerFault& fault = fault_of(run);
     CHECK(fault.kind == c.kind);
     CHECK(fault.detail.find(c.detail) != std::string::npos);
-    CHECK_FALSE(process_exists(run.pid));
+    CHECK_FALSE(test::process_exists(run.pid));
   }
   // After all that, a fresh worker still answers.
   Run after = run_one(fake_config("pass"));
@@ -134,7 +132,7 @@ TEST_CASE("a hung worker that ignores SIGTERM is killed after the grace period",
   CHECK(signal_name(fault.exit.signal) == "SIGKILL");
   CHECK(run.elapsed >= 300ms);
   CHECK(run.elapsed < 300ms + 200ms + 1000ms);
-  CHECK_FALSE(process_exists(run.pid));
+  CHECK_FALSE(test::process_exists(run.pid));
 }
 
 TEST_CASE("a worker without a valid hello never gets a request", "[worker_process]") {
@@ -158,60 +156,9 @@ TEST_CASE("a worker without a valid hello never gets a request", "[worker_proces
 }
 
 TEST_CASE("the sandbox: allowlisted environment, only fds 0-2, own process group, scratch cwd", "[worker_process][sandbox]") {
-  test::TempDir scratch;
-  ::setenv("MINIFYD_TEST_SECRET", "do-not-leak", 1);
-  WorkerConfig config = fake_config("report");
-  config.cuda_visible_devices = "3";
-  config.scratch_root = scratch.path();
-  Run run = run_one(config);
-  ::unsetenv("MINIFYD_TEST_SECRET");
-  REQUIRE(run.start.has_value());
-  REQUIRE(std::holds_alternative<protocol::WorkerHello>(*run.start));
-  const nlohmann::json& sandbox = std::get<protocol::WorkerHello>(*run.start).sandbox;
-  INFO(sandbox.dump());
-
-  std::vector<std::string> names = sandbox["environment"];
-  for (const std::string& name : names) {
-    bool allowed = name == "CUDA_VISIBLE_DEVICES" ||
-                   std::find(default_environment_allowlist.begin(), default_environment_allowlist.end(), name) !=
-                       default_environment_allowlist.end();
-    CHECK(allowed);
-  }
-  CHECK(std::find(names.begin(), names.end(), "CUDA_VISIBLE_DEVICES") != names.end());
-  CHECK(sandbox["open_fds"] == nlohmann::json::array({0, 1, 2}));
-  CHECK(sandbox["pgid"] == run.pid);
-  CHECK(sandbox["pgid"] != ::getpgrp());
-  std::string cwd = sandbox["cwd"];
-  CHECK(cwd.rfind(scratch.path().string() + "/minify-worker-", 0) == 0);
-  CHECK_FALSE(std::filesystem::exists(cwd));  // removed with the worker
+  test::check_sandbox(fake_config("report"));
 }
 
 TEST_CASE("a worker dies when its coordinator is SIGKILLed", "[worker_process][sandbox]") {
-  int pipe_fds[2];
-  REQUIRE(::pipe(pipe_fds) == 0);
-  pid_t coordinator = ::fork();
-  REQUIRE(coordinator >= 0);
-  if (coordinator == 0) {
-    ::close(pipe_fds[0]);
-    boost::asio::io_context io;
-    std::shared_ptr<WorkerProcess> worker;
-    worker = WorkerProcess::start(io, fake_config("hang"), [&](WorkerStart) {
-      pid_t pid = worker->pid();
-      (void)!::write(pipe_fds[1], &pid, sizeof pid);
-    });
-    io.run_for(30s);
-    ::_exit(0);
-  }
-  ::close(pipe_fds[1]);
-  pid_t worker_pid = -1;
-  REQUIRE(::read(pipe_fds[0], &worker_pid, sizeof worker_pid) == sizeof worker_pid);
-  ::close(pipe_fds[0]);
-  REQUIRE(process_exists(worker_pid));
-
-  ::kill(coordinator, SIGKILL);
-  int status = 0;
-  ::waitpid(coordinator, &status, 0);
-  auto deadline = std::chrono::steady_clock::now() + 5s;
-  while (process_exists(worker_pid) && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(10ms);
-  CHECK_FALSE(process_exists(worker_pid));
+  test::check_dies_with_coordinator(fake_config("hang"));
 }
