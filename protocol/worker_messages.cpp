@@ -32,8 +32,10 @@ Expected<json> read_graph(const JsonView& view) {
   return graph->raw();
 }
 
-Expected<EvaluateRequest> decode_evaluate(const JsonView& view) {
-  EvaluateRequest request;
+// The fields every graph-carrying request has: id, graph and store.
+template <class Request>
+Expected<Request> decode_graph_request(const JsonView& view) {
+  Request request;
   auto id = read_id(view);
   if (!id) return id.error();
   request.id = *id;
@@ -41,32 +43,26 @@ Expected<EvaluateRequest> decode_evaluate(const JsonView& view) {
   if (!graph) return graph.error();
   request.graph = std::move(*graph);
   if (auto read = view.read("store", request.store); !read) return read.error();
-  if (auto read = view.read("backend", request.backend); !read) return read.error();
+  return request;
+}
+
+Expected<EvaluateRequest> decode_evaluate(const JsonView& view) {
+  auto request = decode_graph_request<EvaluateRequest>(view);
+  if (!request) return request.error();
+  if (auto read = view.read("backend", request->backend); !read) return read.error();
   auto options = view.optional_field("backend_options");
   if (!options) return options.error();
   if (*options) {
     auto object = (*options)->as_object();
     if (!object) return object.error();
     for (const auto& [key, unused] : **object)
-      if (auto read = (*options)->read(key, request.backend_options[key]); !read) return read.error();
+      if (auto read = (*options)->read(key, request->backend_options[key]); !read) return read.error();
   }
   std::string accuracy = to_string(AccuracyMode::off);
   if (auto read = view.read_optional("accuracy", accuracy); !read) return read.error();
   auto mode = parse_accuracy_mode(accuracy);
   if (!mode) return view.error("accuracy: unknown mode '" + accuracy + "' (off, accuracy, strict-accuracy)");
-  request.accuracy = *mode;
-  return request;
-}
-
-Expected<PropagateRequest> decode_propagate(const JsonView& view) {
-  PropagateRequest request;
-  auto id = read_id(view);
-  if (!id) return id.error();
-  request.id = *id;
-  auto graph = read_graph(view);
-  if (!graph) return graph.error();
-  request.graph = std::move(*graph);
-  if (auto read = view.read("store", request.store); !read) return read.error();
+  request->accuracy = *mode;
   return request;
 }
 
@@ -211,7 +207,7 @@ Expected<WorkerRequest> decode_request(const json& message) {
     return WorkerRequest(std::move(*request));
   }
   if (*type == "propagate") {
-    auto request = decode_propagate(view);
+    auto request = decode_graph_request<PropagateRequest>(view);
     if (!request) return request.error();
     return WorkerRequest(std::move(*request));
   }
