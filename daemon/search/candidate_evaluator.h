@@ -1,0 +1,45 @@
+// How the search runs candidates, kept behind one narrow interface: a worker pool in the product,
+// fakes in the tests.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/expected.h"
+#include "common/graph_document.h"
+
+namespace minifyd::search {
+
+struct Candidate {
+  std::shared_ptr<const GraphDocument> document;  // valid (document_problems() is empty)
+  std::string hash;                               // canonical_hash(*document)
+};
+
+// Whether a candidate still fails the way the original does, or why it could not be run at all
+// (an infrastructure error, not a verdict: it stops the search).
+using EvaluationResult = Expected<bool>;
+
+// Runs candidates, possibly many at once, and reports whether each still fails.
+// Threading: every method is called from one thread, the search's, and every callback runs on
+// that thread, from inside evaluate() or wait(), never concurrently. A pool whose results arrive on
+// another thread queues them and delivers them in wait().
+class CandidateEvaluator {
+ public:
+  using ResultCallback = std::function<void(std::size_t index, EvaluationResult still_fails)>;
+
+  virtual ~CandidateEvaluator() = default;
+  // How many candidates the search should keep in flight; 1 means strictly sequential.
+  virtual std::size_t parallelism() const = 0;
+  // Starts evaluating `batch`. on_result is called once per index of `batch`, in any order, unless
+  // cancel_pending() comes first.
+  virtual void evaluate(std::vector<Candidate> batch, ResultCallback on_result) = 0;
+  // Blocks until at least one started evaluation has reported. Called only while one is pending.
+  virtual void wait() = 0;
+  // Abandons every evaluation that has not reported; their callbacks are never called.
+  virtual void cancel_pending() = 0;
+};
+
+}  // namespace minifyd::search

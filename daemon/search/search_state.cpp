@@ -1,0 +1,106 @@
+// Copying search states and measuring them as fx_minifier does.
+#include "daemon/search/search_state.h"
+
+namespace minifyd::search {
+namespace {
+
+std::size_t leaves(const Value& value) {
+  if (value.is<NoneValue>()) return 0;
+  if (!value.is<ListValue>()) return 1;
+  std::size_t count = 0;
+  for (const Value& item : value.as<ListValue>().items) count += leaves(item);
+  return count;
+}
+
+}  // namespace
+
+EagerValues eager_values_from(const std::vector<protocol::PropagatedValue>& propagated) {
+  EagerValues values;
+  for (const auto& value : propagated) values[value.node] = EagerValue{value.storage, value.tensor};
+  return values;
+}
+
+GraphDocument clone_document(const GraphDocument& document) {
+  GraphDocument copy;
+  copy.graph = document.graph.clone();
+  copy.storages = document.storages;
+  copy.inputs = document.inputs;
+  copy.constants = document.constants;
+  return copy;
+}
+
+SearchState clone_state(const SearchState& state) {
+  return SearchState{clone_document(state.document), state.loads, state.eager};
+}
+
+bool is_load(const SearchState& state, const Node& node) {
+  return node.op() == OpCode::placeholder && state.loads.count(node.name()) != 0;
+}
+
+std::size_t input_count(const SearchState& state) {
+  std::size_t count = 0;
+  for (const Node* node : state.document.graph.placeholders())
+    if (!is_load(state, *node)) ++count;
+  return count;
+}
+
+std::size_t output_count(const Graph& graph) {
+  const Node* output = graph.output();
+  return output == nullptr || output->args().empty() ? 0 : leaves(output->args()[0]);
+}
+
+bool made_progress(const SearchState& from, const SearchState& to) {
+  return to.document.graph.size() < from.document.graph.size() ||
+         input_count(to) > input_count(from) ||
+         output_count(to.document.graph) < output_count(from.document.graph);
+}
+
+std::map<std::string, TensorMeta, std::less<>> input_bindings(const GraphDocument& document) {
+  std::map<std::string, TensorMeta, std::less<>> bindings;
+  std::vector<Node*> placeholders = document.graph.placeholders();
+  for (std::size_t i = 0; i < placeholders.size() && i < document.inputs.size(); ++i)
+    bindings.emplace(placeholders[i]->name(), document.inputs[i]);
+  return bindings;
+}
+
+void rebind_inputs(GraphDocument& document,
+                   const std::map<std::string, TensorMeta, std::less<>>& bindings) {
+  document.inputs.clear();
+  for (const Node* node : document.graph.placeholders()) document.inputs.push_back(bindings.at(node->name()));
+}
+
+void forget_erased_loads(SearchState& state) {
+  for (auto it = state.loads.begin(); it != state.loads.end();) {
+    const Node* node = state.document.graph.find(*it);
+    it = node != nullptr && node->op() == OpCode::placeholder ? std::next(it) : state.loads.erase(it);
+  }
+}
+
+void prune_unreferenced_tensors(GraphDocument& document) {
+  std::map<std::string, TensorMeta> constants;
+  for (const Node* node : document.graph.nodes())
+    if (node->op() == OpCode::get_attr) {
+      auto it = document.constants.find(node->target());
+      if (it != document.constants.end()) constants.insert(*it);
+    }
+  document.constants = std::move(constants);
+
+  std::vector<TensorMeta*> tensors;
+  for (TensorMeta& input : document.inputs) tensors.push_back(&input);
+  for (auto& [name, constant] : document.constants) tensors.push_back(&constant);
+  std::vector<bool> used(document.storages.size(), false);
+  for (const TensorMeta* tensor : tensors) {
+    if (tensor->storage >= used.size()) return;  // invalid: left for document_problems() to name
+    used[tensor->storage] = true;
+  }
+  std::vector<std::size_t> renumbered(used.size());
+  std::vector<StorageRef> storages;
+  for (std::size_t i = 0; i < used.size(); ++i) {
+    renumbered[i] = storages.size();
+    if (used[i]) storages.push_back(std::move(document.storages[i]));
+  }
+  for (TensorMeta* tensor : tensors) tensor->storage = renumbered[tensor->storage];
+  document.storages = std::move(storages);
+}
+
+}  // namespace minifyd::search

@@ -1,0 +1,65 @@
+// The state the search reduces: a graph document, the eager values that let a node become an input
+// fed from the store, and which placeholders still stand for fx_minifier's load_tensor nodes.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/graph_document.h"
+#include "protocol/worker_messages.h"
+
+namespace minifyd::search {
+
+// One node's eager value, stored by the worker's `propagate` (fx_minifier's ConcreteProp).
+struct EagerValue {
+  StorageRef storage;
+  TensorMeta tensor;  // tensor.storage is unused: the value has its own storage
+};
+
+// Eager values by node name. A node without one is either tuple-valued (read through getitem,
+// fx_minifier's `is_tuple`) or a value propagate refused to store (it aliases another storage).
+using EagerValues = std::map<std::string, EagerValue, std::less<>>;
+
+EagerValues eager_values_from(const std::vector<protocol::PropagatedValue>& propagated);
+
+// A candidate or accepted state of the search. Invariant (checked by document_problems() before a
+// state is evaluated): the document is valid and every name in `loads` is one of its placeholders.
+// Plain value, not thread-safe; states share their eager values, which are immutable.
+struct SearchState {
+  GraphDocument document;
+  // Placeholders standing where fx_minifier's offload mode puts a load_tensor node: a replaced
+  // node's stored value, fed at the replaced node's position. They count as nodes, not inputs,
+  // until consolidate_placeholders() makes the leading ones inputs. A worker sees plain inputs.
+  std::set<std::string, std::less<>> loads;
+  std::shared_ptr<const EagerValues> eager;
+};
+
+SearchState clone_state(const SearchState& state);
+GraphDocument clone_document(const GraphDocument& document);
+
+bool is_load(const SearchState& state, const Node& node);
+// Placeholders that are not loads: fx_minifier's `inps`.
+std::size_t input_count(const SearchState& state);
+// The leaves of the returned value (fx_minifier's get_outputs: pytree leaves, None excluded).
+std::size_t output_count(const Graph& graph);
+
+// fx_minifier's progress rule: fewer nodes, more inputs (a computation replaced by its stored
+// value), or fewer outputs.
+bool made_progress(const SearchState& from, const SearchState& to);
+
+// Each placeholder's tensor by name, so that a rewrite that reorders or drops placeholders can
+// bind inputs again with rebind_inputs().
+std::map<std::string, TensorMeta, std::less<>> input_bindings(const GraphDocument& document);
+// inputs[k] := bindings[name of the k-th placeholder]; names must all be bound.
+void rebind_inputs(GraphDocument& document, const std::map<std::string, TensorMeta, std::less<>>& bindings);
+// Drops loads that no longer name a placeholder (after nodes were erased).
+void forget_erased_loads(SearchState& state);
+// Drops constants no get_attr names and storages no tensor views (the rest keep their order).
+// Changes neither the canonical hash nor what a worker runs; keeps results and gc roots tidy.
+void prune_unreferenced_tensors(GraphDocument& document);
+
+}  // namespace minifyd::search

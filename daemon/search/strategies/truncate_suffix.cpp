@@ -1,0 +1,32 @@
+// Truncate suffix (fx_minifier's remove_suffix).
+#include "daemon/search/strategies/truncate_suffix.h"
+
+#include "daemon/search/node_copy.h"
+
+namespace minifyd::search {
+
+void propose_truncate_suffix(const SearchState& state, std::size_t granularity, const CandidateSink& offer) {
+  std::vector<Node*> nodes = state.document.graph.nodes();
+  auto bindings = input_bindings(state.document);
+  for (std::size_t index = 0; index < nodes.size(); ++index) {
+    const Node& last = *nodes[index];
+    // A load is a node here (the seed's load_tensor call), an input is not.
+    bool computation = last.op() == OpCode::placeholder ? is_load(state, last) : last.op() != OpCode::output;
+    if (!computation || index % granularity != 0 || index % (2 * granularity) == 0) continue;
+    SearchState candidate{GraphDocument{}, {}, state.eager};
+    NodeMap env;
+    for (std::size_t i = 0; i <= index; ++i) {
+      copy_node(candidate.document.graph, *nodes[i], env);
+      if (is_load(state, *nodes[i])) candidate.loads.insert(nodes[i]->name());
+    }
+    Node* kept = env.at(&last);
+    (void)candidate.document.graph.create_node(OpCode::output, candidate.document.graph.unique_name("output"), "",
+                                               {ListValue{{NodeRef{kept}}, true}});
+    candidate.document.storages = state.document.storages;
+    candidate.document.constants = state.document.constants;
+    rebind_inputs(candidate.document, bindings);
+    if (!offer(std::move(candidate))) return;
+  }
+}
+
+}  // namespace minifyd::search

@@ -1,0 +1,12 @@
+// Truncate suffix: the graph cut after one node, which becomes the output.
+#pragma once
+
+#include "daemon/search/strategy.h"
+
+namespace minifyd::search {
+
+// For each computation at index i with i % g == 0 and i % 2g != 0 (multiples of 2g were tried at
+// the coarser granularity), in order: nodes [0, i] with output (node_i,).
+void propose_truncate_suffix(const SearchState& state, std::size_t granularity, const CandidateSink& offer);
+
+}  // namespace minifyd::search

@@ -1,0 +1,127 @@
+# End-to-end tests of `minify query`: real worker processes running real exported graphs under the
+# eager and torchscript backends and under the faulty plugin, one fault per case; every failure
+# gets the right verdict kind and exit code, a relu-free graph passes under every fault.
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
+import export_fx  # noqa: E402
+
+
+def with_relu(x, w):
+    return (torch.relu(x @ w) * 2.0 + 1.0,)
+
+
+def without_relu(x, w):
+    return (torch.sigmoid(x @ w) * 2.0 + 1.0,)
+
+
+def export(fn, out_dir):
+    shutil.rmtree(out_dir, ignore_errors=True)
+    torch.manual_seed(0)
+    export_fx.export(fn, [torch.randn(4, 8), torch.randn(8, 3)], out_dir)
+    return out_dir
+
+
+def query(minify, graph, *args):
+    done = subprocess.run([minify, "query", graph, "--json", *args], capture_output=True, text=True, timeout=120)
+    try:
+        result = json.loads(done.stdout)
+    except json.JSONDecodeError:
+        raise AssertionError(f"exit {done.returncode}, not JSON: {done.stdout!r} {done.stderr}")
+    return done.returncode, result
+
+
+def expect(condition, what):
+    if not condition:
+        raise AssertionError(what)
+
+
+# fault -> (extra query options, verdict kind, what the verdict must say)
+FAULTS = {
+    "segfault": ([], "crash", {"signal": "SIGSEGV"}),
+    "abort": ([], "crash", {"signal": "SIGABRT"}),
+    "throw": ([], "exception", {"exception_type": "std::runtime_error", "node": "relu"}),
+    "hang": (["--timeout", "2"], "timeout", {}),
+    "oom": (["--memory-limit", "16384"], None, {}),  # kind checked below: exception or crash
+    "wrong": (["--accuracy"], "accuracy", {}),
+    "compile-error": ([], "exception", {}),
+}
+
+
+def run_fault(minify, faulty, work, fault):
+    options, kind, fields = FAULTS[fault]
+    backend = ["--backend", f"plugin:{faulty}", "--backend-opt", "op=aten::relu", "--backend-opt", f"fault={fault}"]
+    code, result = query(minify, export(with_relu, os.path.join(work, "relu")), *backend, *options)
+    expect(code == 1 and result["fails"], f"{fault}: expected a failure, got exit {code}: {result}")
+    verdict = result["verdict"]
+    if kind:
+        expect(verdict["kind"] == kind, f"{fault}: kind {verdict['kind']}, expected {kind}: {verdict}")
+    else:
+        expect(verdict["kind"] in ("exception", "crash"), f"{fault}: {verdict}")
+    for key, value in fields.items():
+        expect(verdict.get(key) == value, f"{fault}: {key} is {verdict.get(key)!r}, expected {value!r}: {verdict}")
+    # The negative control: without relu the faulty backend computes correctly.
+    code, result = query(minify, export(without_relu, os.path.join(work, "no_relu")), *backend, *options)
+    expect(code == 0 and not result["fails"], f"{fault} on a relu-free graph: exit {code}: {result}")
+
+
+def test_backends_pass(minify, faulty, work):
+    graph = export(with_relu, os.path.join(work, "relu"))
+    for backend in ("eager", "torchscript"):
+        for mode in ([], ["--accuracy"], ["--strict-accuracy"]):
+            code, result = query(minify, graph, "--backend", backend, *mode)
+            expect(code == 0 and result["verdict"] == {"status": "pass"}, f"{backend} {mode}: {result}")
+
+
+def test_check_str(minify, faulty, work):
+    graph = export(with_relu, os.path.join(work, "relu"))
+    backend = ["--backend", f"plugin:{faulty}", "--backend-opt", "fault=throw"]
+    code, result = query(minify, graph, *backend, "--check-str", "runtime_error")
+    expect(code == 1 and result["fails"], f"matching --check-str: {result}")
+    code, result = query(minify, graph, *backend, "--check-str", "CUDA error")
+    expect(code == 0 and not result["fails"] and result["verdict"]["status"] == "fail",
+           f"a failure that does not match --check-str does not count: {result}")
+
+
+def test_bad_input(minify, faulty, work):
+    graph = export(with_relu, os.path.join(work, "relu"))
+    code, result = query(minify, graph, "--backend", "tpu")
+    expect(code == 3 and "unknown backend 'tpu'" in result["error"], f"{code} {result}")
+    code, result = query(minify, graph, "--backend", "plugin:/nonexistent/libx.so")
+    expect(code == 3 and "/nonexistent/libx.so" in result["error"], f"{code} {result}")
+    code, result = query(minify, graph, "--backend", "eager", "--backend-opt", "novalue")
+    expect(code == 2 and "--backend-opt 'novalue' is not KEY=VALUE" in result["error"], f"{code} {result}")
+    code, result = query(minify, graph, "--backend", "eager", "--check-str", "([")
+    expect(code == 2 and "is not a valid regular expression" in result["error"], f"{code} {result}")
+    with open(os.path.join(graph, "graph.json"), "w") as f:
+        f.write("{}")
+    code, result = query(minify, graph, "--backend", "eager")
+    expect(code == 2 and "missing field 'format'" in result["error"], f"{code} {result}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--case", required=True, help="a fault name, or backends_pass, check_str, bad_input")
+    parser.add_argument("--minify", required=True)
+    parser.add_argument("--faulty", required=True, help="the faulty plugin")
+    parser.add_argument("--work", required=True)
+    args = parser.parse_args()
+    shutil.rmtree(args.work, ignore_errors=True)
+    os.makedirs(args.work)
+    minify, faulty = os.path.abspath(args.minify), os.path.abspath(args.faulty)
+    if args.case in FAULTS:
+        run_fault(minify, faulty, args.work, args.case)
+    else:
+        globals()[f"test_{args.case}"](minify, faulty, args.work)
+    print(f"PASS query.{args.case}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,367 @@
+// The faulty backend plugin for tests: computes like eager, and injects one chosen fault (a crash,
+// an exception, a hang, wrong numbers, out of memory, a compile error) at chosen operators.
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <iterator>
+#include <cstdint>
+#include <cstdlib>
+#include <exception>
+#include <fstream>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
+
+#include "worker/backend.h"
+
+namespace faulty {
+
+using minifyd::Graph;
+using minifyd::Node;
+using minifyd::OpCode;
+using minifyd::worker::Backend;
+using minifyd::worker::BackendContext;
+using minifyd::worker::BackendOptions;
+using minifyd::worker::CompiledGraph;
+using minifyd::worker::CompileResult;
+using minifyd::worker::ConstantMap;
+using minifyd::worker::EagerInterpreter;
+using minifyd::worker::EagerOptions;
+using minifyd::worker::EagerResult;
+using minifyd::worker::FailureKind;
+using minifyd::worker::NodeFailure;
+
+enum class Fault { segfault, abort, throw_, hang, wrong, oom, compile_error, output_is_input, precise };
+
+const std::pair<const char*, Fault> fault_names[] = {
+    {"segfault", Fault::segfault},
+    {"abort", Fault::abort},
+    {"throw", Fault::throw_},
+    {"hang", Fault::hang},
+    {"wrong", Fault::wrong},
+    {"oom", Fault::oom},
+    {"compile-error", Fault::compile_error},
+    {"output-is-input", Fault::output_is_input},
+    {"precise", Fault::precise},
+};
+
+struct Config {
+  Fault fault = Fault::throw_;
+  std::set<std::string> ops;  // node targets, matched exactly
+};
+
+std::string fault_list() {
+  std::string text;
+  for (const auto& [name, fault] : fault_names) text += (text.empty() ? "" : ", ") + std::string(name);
+  return text;
+}
+
+std::string trimmed(const std::string& text) {
+  std::size_t begin = text.find_first_not_of(" \t");
+  if (begin == std::string::npos) return "";
+  return text.substr(begin, text.find_last_not_of(" \t") - begin + 1);
+}
+
+// Refusals go to *error; the worker reports them when the backend is created.
+std::optional<Config> parse_config(const BackendOptions& options, std::string* error) {
+  Config config;
+  std::string ops = "aten::relu";
+  std::optional<std::string> fault;
+  for (const auto& [key, value] : options) {
+    if (key == "op") {
+      ops = value;
+    } else if (key == "fault") {
+      fault = value;
+    } else {
+      *error = "faulty backend: unknown option '" + key + "' (options: op, fault)";
+      return std::nullopt;
+    }
+  }
+  if (!fault) {
+    *error = "faulty backend: option 'fault' is required (" + fault_list() + ")";
+    return std::nullopt;
+  }
+  auto named = std::find_if(std::begin(fault_names), std::end(fault_names),
+                           [&](const auto& entry) { return *fault == entry.first; });
+  if (named == std::end(fault_names)) {
+    *error = "faulty backend: unknown fault '" + *fault + "' (" + fault_list() + ")";
+    return std::nullopt;
+  }
+  config.fault = named->second;
+  for (std::size_t start = 0; start <= ops.size();) {
+    std::size_t comma = std::min(ops.find(',', start), ops.size());
+    std::string op = trimmed(ops.substr(start, comma - start));
+    if (op.empty()) {
+      *error = "faulty backend: option 'op' has an empty operator name in '" + ops + "'";
+      return std::nullopt;
+    }
+    config.ops.insert(op);
+    start = comma + 1;
+  }
+  return config;
+}
+
+// --- the faults that fire while a node of a chosen operator runs ---
+
+void write_to_null() {
+  // Volatile twice over, so the compiler neither proves the pointer null (and emits a trap
+  // instruction, SIGILL) nor drops the store: this is a real invalid write, SIGSEGV.
+  volatile int* volatile target = nullptr;
+  *target = 1;
+}
+
+void hang_forever() {
+  for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
+}
+
+// Makes the value clearly wrong in place (+1, or negation for bool), so that every later node
+// and the graph's output see the wrong numbers.
+void perturb(const c10::IValue& value) {
+  if (value.isTensor()) {
+    at::NoGradGuard no_grad;  // a result that requires grad may still be changed in place here
+    const at::Tensor& tensor = value.toTensor();
+    if (tensor.scalar_type() == at::kBool)
+      tensor.logical_not_();
+    else
+      tensor.add_(1);
+  } else if (value.isTuple()) {
+    for (const c10::IValue& item : value.toTupleRef().elements()) perturb(item);
+  } else if (value.isList()) {
+    for (const c10::IValue& item : value.toListRef()) perturb(item);
+  }
+}
+
+std::uint64_t address_space_in_use() {
+  std::ifstream statm("/proc/self/statm");  // first field: the virtual size in pages
+  std::uint64_t pages = 0;
+  statm >> pages;
+  if (!statm) throw std::runtime_error("faulty backend: cannot read /proc/self/statm for the oom fault");
+  return pages * static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
+}
+
+// Caps this process's address space at its current size plus `headroom` while it lives, so that
+// exhausting memory exhausts only that allowance and never the machine. Refuses (throws) rather
+// than run uncapped.
+class AddressSpaceCap {
+ public:
+  explicit AddressSpaceCap(std::uint64_t headroom) {
+    if (getrlimit(RLIMIT_AS, &saved_) != 0) throw std::runtime_error("faulty backend: getrlimit(RLIMIT_AS) failed");
+    rlimit capped = saved_;
+    rlim_t cap = address_space_in_use() + headroom;
+    if (capped.rlim_cur == RLIM_INFINITY || cap < capped.rlim_cur) capped.rlim_cur = cap;
+    if (setrlimit(RLIMIT_AS, &capped) != 0) throw std::runtime_error("faulty backend: setrlimit(RLIMIT_AS) failed");
+  }
+  // Restores the limit so that the worker can still report the failure.
+  ~AddressSpaceCap() { setrlimit(RLIMIT_AS, &saved_); }
+  AddressSpaceCap(const AddressSpaceCap&) = delete;
+  AddressSpaceCap& operator=(const AddressSpaceCap&) = delete;
+
+ private:
+  rlimit saved_{};
+};
+
+// Allocates until LibTorch's allocator fails and lets its out-of-memory error propagate, as a
+// backend that runs out of memory would. The 128 MiB chunks leave the failed allocation well
+// short of the cap, so the error itself still has memory to be built in.
+void exhaust_memory() {
+  constexpr std::uint64_t headroom = std::uint64_t{512} << 20;
+  constexpr std::int64_t chunk = std::int64_t{128} << 20;
+  AddressSpaceCap cap(headroom);
+  std::vector<at::Tensor> hoard;  // destroyed before the cap is lifted
+  // Bounded, in case an allocator that never maps memory up front ever meets the cap.
+  for (std::uint64_t total = 0; total <= 2 * headroom; total += chunk) hoard.push_back(at::empty({chunk}, at::kByte));
+  throw std::runtime_error("faulty backend: allocating " + std::to_string(2 * headroom) + " bytes never failed");
+}
+
+void inject(Fault fault, const Node& node, const c10::IValue& value) {
+  switch (fault) {
+    case Fault::segfault: write_to_null(); break;
+    case Fault::abort: std::abort();
+    case Fault::throw_:
+      throw std::runtime_error("faulty backend: injected exception in " + node.target() + " at node '" +
+                               node.name() + "'");
+    case Fault::hang: hang_forever(); break;
+    case Fault::wrong: perturb(value); break;
+    case Fault::oom: exhaust_memory(); break;
+    case Fault::compile_error:
+    case Fault::output_is_input:
+    case Fault::precise: break;  // these act at compile time or on the whole graph
+  }
+}
+
+// --- compile-time faults ---
+
+NodeFailure compile_failure(const Node& node, std::string message) {
+  NodeFailure failure;
+  failure.kind = FailureKind::exception;
+  failure.node = node.name();
+  if (node.op() == OpCode::call_function) failure.op = node.target();
+  failure.exception_type = "faulty::CompileError";
+  failure.message = "faulty backend: " + std::move(message);
+  return failure;
+}
+
+std::optional<NodeFailure> refuse_ops(const Graph& graph, const std::set<std::string>& ops) {
+  for (const Node* node : graph.nodes())
+    if (node->op() == OpCode::call_function && ops.count(node->target()))
+      return compile_failure(*node, "cannot compile " + node->target() + " (node '" + node->name() + "')");
+  return std::nullopt;
+}
+
+std::optional<NodeFailure> refuse_input_outputs(const Graph& graph) {
+  const Node* output = graph.output();
+  if (!output) return std::nullopt;  // the interpreter reports the missing output
+  const Node* input = nullptr;
+  for (const minifyd::Value& arg : output->args())
+    minifyd::for_each_node_ref(arg, [&](Node* node) {
+      if (!input && node->op() == OpCode::placeholder) input = node;
+    });
+  if (!input) return std::nullopt;
+  return compile_failure(*output, "an output of the graph is its input '" + input->name() + "'");
+}
+
+// --- compiled graphs ---
+
+// Runs the eager interpreter, injecting the fault at the chosen nodes.
+class FaultyGraph : public CompiledGraph {
+ public:
+  FaultyGraph(const Graph& graph, const ConstantMap& constants, const EagerOptions& options, Fault fault,
+              std::unordered_set<const Node*> faulty_nodes)
+      : interpreter_(graph, options), constants_(constants), fault_(fault), faulty_nodes_(std::move(faulty_nodes)) {}
+
+  const NodeFailure* preparation_failure() const { return interpreter_.preparation_failure(); }
+
+  EagerResult run(const std::vector<c10::IValue>& inputs) override {
+    return interpreter_.run(inputs, constants_, [this](const Node& node, const c10::IValue& value) {
+      if (faulty_nodes_.count(&node)) inject(fault_, node, value);
+    });
+  }
+
+ private:
+  EagerInterpreter interpreter_;
+  const ConstantMap& constants_;
+  Fault fault_;
+  std::unordered_set<const Node*> faulty_nodes_;
+};
+
+// As the seeds' cast_to_fp64: floating tensors become float64, everything else is left alone.
+// Non-floating tensors are copied too, so that in-place ops in the eager run leave them be.
+c10::IValue to_fp64(const c10::IValue& value) {
+  if (!value.isTensor()) return value;
+  const at::Tensor& tensor = value.toTensor();
+  return tensor.is_floating_point() ? tensor.to(at::kDouble) : tensor.clone();
+}
+
+// `precise` with every tensor cast to the dtype of its counterpart in `eager`.
+c10::IValue cast_like(const c10::IValue& precise, const c10::IValue& eager) {
+  if (precise.isTensor() && eager.isTensor()) return precise.toTensor().to(eager.toTensor().scalar_type());
+  if (precise.isTuple() && eager.isTuple()) {
+    const auto& items = precise.toTupleRef().elements();
+    const auto& references = eager.toTupleRef().elements();
+    std::vector<c10::IValue> cast;
+    for (std::size_t i = 0; i < items.size() && i < references.size(); ++i) cast.push_back(cast_like(items[i], references[i]));
+    return c10::ivalue::Tuple::create(std::move(cast));
+  }
+  if (precise.isList() && eager.isList()) {
+    c10::List<c10::IValue> cast = precise.toList().copy();
+    c10::ArrayRef<c10::IValue> references = eager.toListRef();
+    for (std::size_t i = 0; i < cast.size() && i < references.size(); ++i) cast.set(i, cast_like(cast.get(i), references[i]));
+    return cast;
+  }
+  return precise;
+}
+
+// Computes the whole graph in float64 and returns eager's dtypes: more accurate than eager, which
+// `accuracy` must tolerate and `strict-accuracy` must not. Eager runs too, only to learn the
+// output dtypes (a graph may cast on its own, so the inputs' dtypes do not tell).
+class PreciseGraph : public CompiledGraph {
+ public:
+  PreciseGraph(const Graph& graph, const ConstantMap& constants, EagerOptions options)
+      : eager_(graph, options), fp64_(graph, with_fp64(options)), constants_(constants) {
+    for (const auto& [name, tensor] : constants) fp64_constants_.emplace(name, to_fp64(tensor).toTensor());
+  }
+
+  const NodeFailure* preparation_failure() const { return eager_.preparation_failure(); }
+
+  EagerResult run(const std::vector<c10::IValue>& inputs) override {
+    std::vector<c10::IValue> fp64_inputs;
+    for (const c10::IValue& input : inputs) fp64_inputs.push_back(to_fp64(input));
+    EagerResult eager = eager_.run(inputs, constants_);
+    if (!eager.ok()) return eager;
+    EagerResult precise = fp64_.run(fp64_inputs, fp64_constants_);
+    if (precise.ok()) precise.output = cast_like(precise.output, eager.output);
+    return precise;
+  }
+
+ private:
+  static EagerOptions with_fp64(EagerOptions options) {
+    options.fp64_reference = true;
+    return options;
+  }
+
+  EagerInterpreter eager_;
+  EagerInterpreter fp64_;
+  const ConstantMap& constants_;
+  ConstantMap fp64_constants_;
+};
+
+template <class Compiled>
+CompileResult prepared(std::unique_ptr<Compiled> compiled) {
+  if (const NodeFailure* failure = compiled->preparation_failure()) return {nullptr, *failure};
+  return {std::move(compiled), std::nullopt};
+}
+
+class FaultyBackend : public Backend {
+ public:
+  explicit FaultyBackend(Config config) : config_(std::move(config)) {}
+
+  std::string name() const override { return "faulty"; }
+
+  CompileResult compile(const Graph& graph, const ConstantMap& constants, const BackendContext& context) override {
+    std::optional<NodeFailure> refused;
+    if (config_.fault == Fault::compile_error) refused = refuse_ops(graph, config_.ops);
+    if (config_.fault == Fault::output_is_input) refused = refuse_input_outputs(graph);
+    if (refused) return {nullptr, std::move(refused)};
+    if (config_.fault == Fault::precise)
+      return prepared(std::make_unique<PreciseGraph>(graph, constants, context.eager_options));
+    std::unordered_set<const Node*> faulty_nodes;
+    for (const Node* node : graph.nodes())
+      if (node->op() == OpCode::call_function && config_.ops.count(node->target())) faulty_nodes.insert(node);
+    return prepared(std::make_unique<FaultyGraph>(graph, constants, context.eager_options, config_.fault,
+                                                  std::move(faulty_nodes)));
+  }
+
+ private:
+  Config config_;
+};
+
+}  // namespace faulty
+
+// A build that claims another ABI version, to test the worker's refusal, defines this.
+#ifndef MINIFYD_FAULTY_ABI_VERSION
+#define MINIFYD_FAULTY_ABI_VERSION minifyd::worker::minifyd_backend_abi_version
+#endif
+
+extern "C" int minifyd_backend_abi(void) { return MINIFYD_FAULTY_ABI_VERSION; }
+
+extern "C" minifyd::worker::Backend* minifyd_create_backend(const minifyd::worker::BackendOptions* options,
+                                                            std::string* error) {
+  try {
+    std::optional<faulty::Config> config = faulty::parse_config(*options, error);
+    if (!config) return nullptr;
+    return new faulty::FaultyBackend(std::move(*config));
+  } catch (const std::exception& thrown) {  // nothing may escape the plugin interface
+    *error = std::string("faulty backend: ") + thrown.what();
+    return nullptr;
+  }
+}

@@ -1,0 +1,203 @@
+// The step runner: first failing candidate in proposal order whatever the completion order,
+// invalid candidates never evaluated, the verdict cache, budgets.
+#include <catch2/catch.hpp>
+
+#include "common/canonical_hash.h"
+#include "daemon/search/search_runner.h"
+#include "tests/search/support/fake_evaluators.h"
+#include "tests/search/support/search_case.h"
+
+using namespace minifyd;
+using namespace minifyd::search;
+using namespace minifyd::search::test;
+
+namespace {
+
+const char* const unary_ops[] = {"aten::sin", "aten::cos", "aten::tan", "aten::exp", "aten::relu", "aten::tanh"};
+
+// x feeding six different operators, all returned.
+SearchState fan_out() {
+  SearchCase c;
+  Node* x = c.input("x");
+  std::vector<Node*> returned;
+  for (int i = 0; i < 6; ++i) returned.push_back(c.call("op" + std::to_string(i), unary_ops[i], {NodeRef{x}}));
+  c.output_tuple(returned);
+  return c.build();
+}
+
+// Candidate k: the graph without op k (so six candidates, each with fewer nodes).
+void propose_without_each_op(const SearchState& state, std::size_t, const CandidateSink& offer) {
+  for (int k = 0; k < 6; ++k) {
+    SearchState candidate = clone_state(state);
+    Graph& graph = candidate.document.graph;
+    Node* dropped = graph.find("op" + std::to_string(k));
+    ListValue kept{{}, true};
+    for (Node* node : graph.nodes())
+      if (node->op() == OpCode::call_function && node != dropped) kept.items.emplace_back(NodeRef{node});
+    graph.set_args(graph.output(), {kept});
+    REQUIRE(graph.erase_node(dropped).has_value());
+    if (!offer(std::move(candidate))) return;
+  }
+}
+
+const Strategy without_each_op{"without-each-op", StrategyRole::granular, propose_without_each_op, ""};
+
+// Fails when op2 (tan) or op4 (relu) is gone: candidates 2 and 4 fail, 2 first.
+bool lacks_tan_or_relu(const GraphDocument& document) {
+  return !holds_target("aten::tan")(document) || !holds_target("aten::relu")(document);
+}
+
+RunnerOptions no_reverify() {
+  RunnerOptions options;
+  options.reverify = false;
+  return options;
+}
+
+}  // namespace
+
+TEST_CASE("the first failing candidate in proposal order wins whatever the completion order", "[search]") {
+  SearchState state = fan_out();
+  for (unsigned seed : {0u, 1u, 2u, 3u, 4u}) {
+    for (std::size_t parallelism : {2u, 3u, 8u}) {
+      OutOfOrderEvaluator evaluator(lacks_tan_or_relu, parallelism, seed);
+      VerdictCache cache("test");
+      FakeClock clock;
+      SearchRunner runner(evaluator, cache, clock, no_reverify(), state.document.graph.size());
+      std::optional<SearchState> accepted = runner.run_step(without_each_op, state, 1);
+      REQUIRE(accepted.has_value());
+      CHECK(accepted->document.graph.find("op2") == nullptr);
+      CHECK(accepted->document.graph.find("op4") != nullptr);
+      CHECK(evaluator.max_pending() <= parallelism);
+      // Everything before the winner was judged; nothing beyond the window was started.
+      CHECK(runner.counters().queries >= 3);
+      CHECK(runner.counters().queries <= 3 + parallelism - 1);
+    }
+  }
+}
+
+TEST_CASE("a sequential evaluator stops at the first failing candidate", "[search]") {
+  SearchState state = fan_out();
+  PredicateEvaluator evaluator(lacks_tan_or_relu);
+  VerdictCache cache("test");
+  FakeClock clock;
+  SearchRunner runner(evaluator, cache, clock, RunnerOptions{}, state.document.graph.size());
+  std::optional<SearchState> accepted = runner.run_step(without_each_op, state, 1);
+  REQUIRE(accepted.has_value());
+  CHECK(accepted->document.graph.find("op2") == nullptr);
+  CHECK(runner.counters().queries == 4);  // candidates 0, 1, 2 and the re-verification of 2
+  CHECK(runner.counters().accepted == 1);
+}
+
+TEST_CASE("candidates that fail lint or document checks are never evaluated", "[search]") {
+  SearchState state = fan_out();
+  const Strategy broken{"broken", StrategyRole::granular,
+                        [](const SearchState& current, std::size_t, const CandidateSink& offer) {
+                          SearchState no_output = clone_state(current);
+                          Graph& graph = no_output.document.graph;
+                          graph.set_args(graph.output(), {NoneValue{}});
+                          REQUIRE(graph.erase_node(graph.output()).has_value());
+                          REQUIRE(graph.erase_node(graph.find("op5")).has_value());
+                          offer(std::move(no_output));
+                          SearchState extra_input = clone_state(current);
+                          extra_input.document.inputs.push_back(extra_input.document.inputs.front());
+                          Graph& graph2 = extra_input.document.graph;
+                          graph2.set_args(graph2.output(), {NodeRef{graph2.find("op0")}});
+                          offer(std::move(extra_input));
+                          propose_without_each_op(current, 1, offer);
+                        },
+                        ""};
+  PredicateEvaluator evaluator([](const GraphDocument& document) {
+    CHECK(document_problems(document).empty());
+    return true;
+  });
+  VerdictCache cache("test");
+  FakeClock clock;
+  SearchRunner runner(evaluator, cache, clock, no_reverify(), state.document.graph.size());
+  std::optional<SearchState> accepted = runner.run_step(broken, state, 1);
+  REQUIRE(accepted.has_value());
+  CHECK(accepted->document.graph.find("op0") == nullptr);
+  CHECK(runner.counters().invalid_candidates == 2);
+  CHECK(evaluator.evaluated().size() == 1);
+}
+
+TEST_CASE("a candidate already judged is answered by the cache", "[search]") {
+  SearchState state = fan_out();
+  PredicateEvaluator evaluator(lacks_tan_or_relu);
+  VerdictCache cache("test");
+  FakeClock clock;
+  SearchRunner runner(evaluator, cache, clock, RunnerOptions{}, state.document.graph.size());
+  REQUIRE(runner.run_step(without_each_op, state, 1).has_value());
+  CHECK(evaluator.evaluated().size() == 4);
+  REQUIRE(runner.run_step(without_each_op, state, 1).has_value());
+  // The second time every candidate is known; only the re-verification runs.
+  CHECK(evaluator.evaluated().size() == 5);
+  CHECK(runner.counters().cache_hits == 3);
+
+  // A cache is per evaluation key: another backend or check starts afresh.
+  VerdictCache other("other backend");
+  cache.store("h", true);
+  CHECK(cache.find("h") == std::optional<bool>(true));
+  CHECK_FALSE(other.find("h").has_value());
+}
+
+TEST_CASE("a candidate that passes on re-verification is not applied", "[search]") {
+  SearchState state = fan_out();
+  int judged = 0;
+  // Fails the first time it sees a graph without tan, passes ever after: a flaky failure.
+  PredicateEvaluator evaluator([&](const GraphDocument& document) {
+    return !holds_target("aten::tan")(document) && ++judged == 1;
+  });
+  VerdictCache cache("test");
+  FakeClock clock;
+  SearchRunner runner(evaluator, cache, clock, RunnerOptions{}, state.document.graph.size());
+  CHECK_FALSE(runner.run_step(without_each_op, state, 1).has_value());
+  CHECK(runner.counters().accepted == 0);
+  CHECK(runner.counters().queries == 4);
+}
+
+TEST_CASE("the query budget stops proposing and evaluating", "[search]") {
+  SearchState state = fan_out();
+  PredicateEvaluator evaluator(lacks_tan_or_relu);
+  VerdictCache cache("test");
+  FakeClock clock;
+  RunnerOptions options;
+  options.budget.max_queries = 2;
+  SearchRunner runner(evaluator, cache, clock, options, state.document.graph.size());
+  CHECK_FALSE(runner.run_step(without_each_op, state, 1).has_value());
+  CHECK(runner.stop_reason() == StopReason::query_budget);
+  CHECK(evaluator.evaluated().size() == 2);
+  CHECK_FALSE(runner.check(state).has_value());
+}
+
+TEST_CASE("the time budget is read from the injected clock", "[search]") {
+  SearchState state = fan_out();
+  FakeClock clock;
+  PredicateEvaluator evaluator(lacks_tan_or_relu);
+  evaluator.on_query = [&] { clock.advance(std::chrono::seconds(1)); };
+  VerdictCache cache("test");
+  RunnerOptions options;
+  options.budget.max_time = std::chrono::seconds(2);
+  SearchRunner runner(evaluator, cache, clock, options, state.document.graph.size());
+  CHECK_FALSE(runner.run_step(without_each_op, state, 1).has_value());
+  CHECK(runner.stop_reason() == StopReason::time_budget);
+  CHECK(evaluator.evaluated().size() == 2);
+}
+
+TEST_CASE("an evaluator error stops the search with the error", "[search]") {
+  struct BrokenEvaluator final : CandidateEvaluator {
+    std::size_t parallelism() const override { return 1; }
+    void evaluate(std::vector<Candidate> batch, ResultCallback on_result) override {
+      for (std::size_t i = 0; i < batch.size(); ++i) on_result(i, make_error(ErrorKind::io, "worker pipe closed"));
+    }
+    void wait() override {}
+    void cancel_pending() override {}
+  } evaluator;
+  SearchState state = fan_out();
+  VerdictCache cache("test");
+  FakeClock clock;
+  SearchRunner runner(evaluator, cache, clock, RunnerOptions{}, state.document.graph.size());
+  CHECK_FALSE(runner.run_step(without_each_op, state, 1).has_value());
+  CHECK(runner.stop_reason() == StopReason::error);
+  REQUIRE(runner.error().has_value());
+  CHECK(runner.error()->message == "worker pipe closed");
+}

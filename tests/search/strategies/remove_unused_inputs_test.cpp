@@ -1,0 +1,28 @@
+// remove-unused-inputs alone: unread inputs go with their tensors; the others keep theirs.
+#include <catch2/catch.hpp>
+
+#include "tests/search/support/run_search.h"
+#include "tests/search/support/search_case.h"
+
+using namespace minifyd;
+using namespace minifyd::search;
+using namespace minifyd::search::test;
+
+TEST_CASE("remove-unused-inputs drops inputs nothing reads", "[search]") {
+  SearchCase c;
+  c.input("x");
+  Node* y = c.input("y");
+  c.input("z");
+  Node* sin = c.call("sin", "aten::sin", {NodeRef{y}});
+  c.output_tuple({sin});
+  SearchState original = c.build();
+  std::string y_hash = original.document.storages.at(original.document.inputs.at(1).storage).hash;
+  PredicateEvaluator evaluator(holds_target("aten::sin"));
+
+  SearchResult result = run_search(std::move(original), evaluator, {"remove-unused-inputs"});
+  CHECK(result.best.document.graph.size() == 3);
+  CHECK(input_count(result.best) == 1);
+  REQUIRE(result.best.document.inputs.size() == 1);
+  CHECK(result.best.document.storages.size() == 1);
+  CHECK(result.best.document.storages.at(result.best.document.inputs[0].storage).hash == y_hash);
+}

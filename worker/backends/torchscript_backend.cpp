@@ -1,0 +1,647 @@
+// The torchscript backend: lowers a graph to a torch::jit::Graph, one aten node per call_function
+// node created by its exact operator overload, and runs it with the profiling graph executor.
+#include "worker/backends/torchscript_backend.h"
+
+#include <sstream>
+#include <typeinfo>
+#include <unordered_map>
+#include <utility>
+
+#include <ATen/ATen.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <c10/util/Type.h>
+#include <torch/csrc/jit/frontend/source_range.h>
+#include <torch/csrc/jit/ir/ir.h>
+#include <torch/csrc/jit/passes/tensorexpr_fuser.h>
+#include <torch/csrc/jit/runtime/graph_executor.h>
+#include <torch/csrc/jit/tensorexpr/kernel.h>
+
+#include "worker/torch_compat.h"
+
+namespace torch::jit {
+// The fusers' CPU switch. Its header (torch/csrc/jit/codegen/fuser/interface.h) is missing from
+// Debian's libtorch-dev; LibTorch 1.13 and 2.x both export the function with this declaration.
+TORCH_API void overrideCanFuseOnCPU(bool value);
+}  // namespace torch::jit
+
+namespace minifyd::worker {
+namespace {
+
+namespace jit = torch::jit;
+
+// ---- failures --------------------------------------------------------------------------------
+
+NodeFailure failure_at(const Node& node, FailureKind kind, std::string message, std::string argument = {}) {
+  NodeFailure failure;
+  failure.kind = kind;
+  failure.node = node.name();
+  failure.op = node.op() == OpCode::output ? "output" : node.target();
+  failure.argument = std::move(argument);
+  failure.message = std::move(message);
+  return failure;
+}
+
+// node null: a failure of the graph as a whole; error null: not derived from std::exception.
+NodeFailure exception_failure(const Node* node, const std::exception* error) {
+  NodeFailure failure;
+  if (node) failure = failure_at(*node, FailureKind::exception, "");
+  if (!error) {
+    failure.exception_type = "unknown";
+    failure.message = "an exception not derived from std::exception";
+    return failure;
+  }
+  failure.exception_type = c10::demangle(typeid(*error).name());
+  // c10::Error::what() appends the C++ backtrace, which differs between builds and runs.
+  const auto* c10_error = dynamic_cast<const c10::Error*>(error);
+  failure.message = c10_error ? c10_error->what_without_backtrace() : error->what();
+  return failure;
+}
+
+// ---- graph values to TorchScript constants ---------------------------------------------------
+
+std::string describe(const Value& value) {
+  if (value.is<NoneValue>()) return "None";
+  if (value.is<bool>()) return value.as<bool>() ? "bool True" : "bool False";
+  if (value.is<std::int64_t>()) return "int " + std::to_string(value.as<std::int64_t>());
+  if (value.is<double>()) {
+    std::ostringstream text;
+    text << "float " << value.as<double>();
+    return text.str();
+  }
+  if (value.is<std::string>()) return "str '" + value.as<std::string>() + "'";
+  if (value.is<NodeRef>()) return "node '" + value.as<NodeRef>().node->name() + "'";
+  if (value.is<ListValue>()) return value.as<ListValue>().is_tuple ? "tuple" : "list";
+  if (value.is<DTypeValue>()) return std::string("dtype ") + to_string(value.as<DTypeValue>().dtype);
+  if (value.is<DeviceValue>()) return "device " + value.as<DeviceValue>().name;
+  if (value.is<LayoutValue>()) return "layout " + value.as<LayoutValue>().name;
+  return "memory_format " + value.as<MemoryFormatValue>().name;
+}
+
+Expected<at::Layout> to_layout(const std::string& name) {
+  static const std::pair<const char*, at::Layout> layouts[] = {
+      {"strided", at::kStrided},      {"sparse_coo", at::kSparse},    {"sparse_csr", at::kSparseCsr},
+      {"sparse_csc", at::kSparseCsc}, {"sparse_bsr", at::kSparseBsr}, {"sparse_bsc", at::kSparseBsc},
+      {"_mkldnn", at::kMkldnn}};
+  for (const auto& [known, layout] : layouts)
+    if (name == known) return layout;
+  return make_error(ErrorKind::invalid_input, "unknown layout '" + name + "'");
+}
+
+Expected<at::MemoryFormat> to_memory_format(const std::string& name) {
+  static const std::pair<const char*, at::MemoryFormat> formats[] = {
+      {"contiguous_format", at::MemoryFormat::Contiguous},
+      {"preserve_format", at::MemoryFormat::Preserve},
+      {"channels_last", at::MemoryFormat::ChannelsLast},
+      {"channels_last_3d", at::MemoryFormat::ChannelsLast3d}};
+  for (const auto& [known, format] : formats)
+    if (name == known) return format;
+  return make_error(ErrorKind::invalid_input, "unknown memory format '" + name + "'");
+}
+
+// The IValue TorchScript holds for a value that is neither a node reference nor a list: dtypes,
+// layouts and memory formats are ints there. Throws c10::Error for a device name c10 refuses.
+Expected<c10::IValue> leaf_ivalue(const Value& value, const EagerOptions& options) {
+  if (value.is<bool>()) return c10::IValue(value.as<bool>());
+  if (value.is<std::int64_t>()) return c10::IValue(value.as<std::int64_t>());
+  if (value.is<double>()) return c10::IValue(value.as<double>());
+  if (value.is<std::string>()) return c10::IValue(value.as<std::string>());
+  if (value.is<DTypeValue>())
+    return c10::IValue(static_cast<std::int64_t>(to_scalar_type(value.as<DTypeValue>().dtype)));
+  if (value.is<DeviceValue>()) {
+    at::Device device(value.as<DeviceValue>().name);
+    return c10::IValue(device.is_cuda() && options.cuda_device ? *options.cuda_device : device);
+  }
+  if (value.is<LayoutValue>()) {
+    auto layout = to_layout(value.as<LayoutValue>().name);
+    if (!layout) return layout.error();
+    return c10::IValue(static_cast<std::int64_t>(*layout));
+  }
+  if (value.is<MemoryFormatValue>()) {
+    auto format = to_memory_format(value.as<MemoryFormatValue>().name);
+    if (!format) return format.error();
+    return c10::IValue(static_cast<std::int64_t>(*format));
+  }
+  return c10::IValue();
+}
+
+// dtype, layout, memory format and device values bind to parameters of their own type only, and
+// those parameters take nothing else, as in Python (TorchScript itself would take an int).
+bool enumeration_matches(const Value& value, c10::TypeKind kind) {
+  return (kind == c10::TypeKind::ScalarTypeType) == value.is<DTypeValue>() &&
+         (kind == c10::TypeKind::LayoutType) == value.is<LayoutValue>() &&
+         (kind == c10::TypeKind::MemoryFormatType) == value.is<MemoryFormatValue>() &&
+         (kind == c10::TypeKind::DeviceObjType) == value.is<DeviceValue>();
+}
+
+const c10::TypePtr& without_optional(const c10::TypePtr& type) {
+  return type->kind() == c10::TypeKind::OptionalType ? type->expectRef<c10::OptionalType>().getElementType()
+                                                     : type;
+}
+
+// A number passed as a Tensor, as Python's argument parser (and the tracer, which bakes it into
+// the graph as a constant) makes it: a 0-dim CPU tensor marked as a wrapped number, so type
+// promotion treats it as a scalar.
+at::Tensor wrapped_number(const c10::IValue& number) {
+  at::ScalarType dtype = number.isDouble() ? at::kDouble : number.isBool() ? at::kBool : at::kLong;
+  at::Tensor tensor = at::scalar_tensor(number.toScalar(), at::TensorOptions().dtype(dtype));
+  tensor.unsafeGetTensorImpl()->set_wrapped_number(true);
+  return tensor;
+}
+
+// Splits "aten::add.Tensor" into the c10 operator name and overload ("" for the default one).
+c10::OperatorName operator_name(const std::string& target) {
+  std::size_t dot = target.find('.', target.find("::"));
+  if (dot == std::string::npos) return c10::OperatorName(target, "");
+  return c10::OperatorName(target.substr(0, dot), target.substr(dot + 1));
+}
+
+std::string overload_name(const c10::FunctionSchema& schema) {
+  return schema.overload_name().empty() ? schema.name() : schema.name() + "." + schema.overload_name();
+}
+
+// ---- lowering ----------------------------------------------------------------------------------
+
+// What a lowered node produced: one value (a tensor, a list, a number), or one per element of
+// the tuple it returns, read through getitem.
+struct LoweredNode {
+  std::vector<jit::Value*> outputs;
+  bool is_tuple = false;
+};
+
+// A lowered graph and how to feed it: run() copies `stack` (the constants in place) and puts
+// placeholder k's input at position placeholder_positions[k].
+struct LoweredGraph {
+  std::shared_ptr<jit::Graph> graph = std::make_shared<jit::Graph>();
+  std::vector<c10::IValue> stack;
+  std::vector<std::size_t> placeholder_positions;
+};
+
+class Lowering {
+ public:
+  Lowering(const ConstantMap& constants, const EagerOptions& options) : constants_(constants), options_(options) {}
+
+  // Fills `lowered` or says which node could not be lowered and why.
+  std::optional<NodeFailure> lower(const Graph& graph, LoweredGraph& lowered) {
+    lowered_ = &lowered;
+    for (const Node* node : graph.nodes()) {
+      std::optional<NodeFailure> failure;
+      try {
+        switch (node->op()) {
+          case OpCode::placeholder: failure = lower_placeholder(*node); break;
+          case OpCode::get_attr: failure = lower_constant(*node); break;
+          case OpCode::call_function:
+            failure = node->target() == getitem_target ? lower_getitem(*node) : lower_call(*node);
+            break;
+          case OpCode::output:
+            failure = lower_output(*node);
+            if (!failure) lowered.graph->lint();
+            return failure;
+        }
+      } catch (const std::exception& error) {
+        return exception_failure(node, &error);
+      }
+      if (failure) return failure;
+    }
+    NodeFailure failure;
+    failure.kind = FailureKind::invalid_graph;
+    failure.message = "the graph has no output node";
+    return failure;
+  }
+
+ private:
+  std::optional<NodeFailure> lower_placeholder(const Node& node) {
+    lowered_->placeholder_positions.push_back(lowered_->stack.size());
+    lowered_->stack.emplace_back();
+    values_[&node] = {{add_input(node.name())}, false};
+    return std::nullopt;
+  }
+
+  // Constants are graph inputs rather than prim::Constant tensors: TorchScript refuses constants
+  // that require grad, and the profiling executor records their exact types as it does for
+  // placeholders, so the fusers see them as the real tensors they are.
+  std::optional<NodeFailure> lower_constant(const Node& node) {
+    auto found = constants_.find(node.target());
+    if (found == constants_.end())
+      return failure_at(node, FailureKind::bad_input, "no constant named '" + node.target() + "' was given");
+    auto [input, added] = constant_inputs_.try_emplace(node.target(), nullptr);
+    if (added) {
+      input->second = add_input(node.name());
+      lowered_->stack.emplace_back(found->second);
+    }
+    values_[&node] = {{input->second}, false};
+    return std::nullopt;
+  }
+
+  jit::Value* add_input(const std::string& name) {
+    jit::Value* input = lowered_->graph->addInput(name);
+    input->setType(c10::TensorType::get());
+    return input;
+  }
+
+  std::optional<NodeFailure> lower_call(const Node& node) {
+    if (!is_operator_name(node.target()))
+      return failure_at(node, FailureKind::unknown_operator,
+                        "'" + node.target() + "' is not an operator name such as aten::add.Tensor");
+    auto handle = to_std_optional(c10::Dispatcher::singleton().findSchema(operator_name(node.target())));
+    if (!handle)
+      return failure_at(node, FailureKind::unknown_operator, "the dispatcher has no operator " + node.target());
+    const c10::FunctionSchema& schema = handle->schema();
+    const std::vector<c10::Argument>& parameters = schema.arguments();
+
+    std::vector<const Value*> given;
+    if (auto failure = place_arguments(node, parameters, given)) return failure;
+    std::vector<jit::Value*> inputs;
+    for (std::size_t i = 0; i < parameters.size(); ++i) {
+      const c10::Argument& parameter = parameters[i];
+      if (!given[i]) {
+        if (!parameter.default_value())
+          return failure_at(node, FailureKind::bad_argument, "missing required argument", parameter.name());
+        inputs.push_back(constant(*parameter.default_value()));
+        continue;
+      }
+      try {
+        auto input = argument(*given[i], parameter.real_type(), parameter.type(), to_std_optional(parameter.N()));
+        if (!input) return failure_at(node, FailureKind::bad_argument, input.error().message, parameter.name());
+        inputs.push_back(*input);
+      } catch (const std::exception& error) {
+        NodeFailure failure = exception_failure(&node, &error);
+        failure.kind = FailureKind::bad_argument;
+        failure.argument = parameter.name();
+        return failure;
+      }
+    }
+
+    jit::Graph& graph = *lowered_->graph;
+    const std::vector<c10::Argument>& returns = schema.returns();
+    jit::Node* call = graph.create(c10::Symbol::fromQualString(schema.name()), inputs, returns.size());
+    for (std::size_t i = 0; i < returns.size(); ++i) {
+      if (returns[i].type()->hasFreeVariables())
+        return failure_at(node, FailureKind::unknown_operator,
+                          "returns " + returns[i].type()->str() + ", a type variable TorchScript cannot lower here");
+      call->output(i)->setType(returns[i].type());
+    }
+    graph.insertNode(call)->setSourceRange(source_range(node));
+    // The JIT picks the operator that runs a node by matching its inputs' types against every
+    // overload of the symbol; unless that choice is this overload, the node would run another one.
+    const c10::FunctionSchema* chosen = call->maybeSchema();
+    if (!chosen || overload_name(*chosen) != overload_name(schema))
+      return failure_at(node, FailureKind::bad_argument, mismatch_message(*call, schema, chosen));
+
+    LoweredNode& lowered = values_[&node];
+    lowered.is_tuple = returns.size() > 1;
+    lowered.outputs.assign(call->outputs().begin(), call->outputs().end());
+    return std::nullopt;
+  }
+
+  // Puts args and kwargs in schema order: given[i] is parameter i's value, or null for its default.
+  static std::optional<NodeFailure> place_arguments(const Node& node, const std::vector<c10::Argument>& parameters,
+                                                    std::vector<const Value*>& given) {
+    std::size_t positional = 0;
+    while (positional < parameters.size() && !parameters[positional].kwarg_only()) ++positional;
+    if (node.args().size() > positional)
+      return failure_at(node, FailureKind::bad_argument,
+                        "takes " + std::to_string(positional) + " positional arguments but " +
+                            std::to_string(node.args().size()) + " were given");
+    given.assign(parameters.size(), nullptr);
+    for (std::size_t i = 0; i < node.args().size(); ++i) given[i] = &node.args()[i];
+    for (const auto& [name, value] : node.kwargs()) {
+      std::size_t i = 0;
+      while (i < parameters.size() && parameters[i].name() != name) ++i;
+      if (i == parameters.size())
+        return failure_at(node, FailureKind::bad_argument, "unknown keyword argument", name);
+      if (given[i])
+        return failure_at(node, FailureKind::bad_argument, "given both by position and by keyword", name);
+      given[i] = &value;
+    }
+    return std::nullopt;
+  }
+
+  static std::string mismatch_message(const jit::Node& call, const c10::FunctionSchema& schema,
+                                      const c10::FunctionSchema* chosen) {
+    std::ostringstream text;
+    text << "TorchScript " << (chosen ? "resolves this node to " + overload_name(*chosen) : "matches no overload")
+         << " instead of " << overload_name(schema) << ": its inputs are (";
+    for (std::size_t i = 0; i < call.inputs().size(); ++i)
+      text << (i ? ", " : "") << call.inputs()[i]->type()->str();
+    text << ") and the schema is " << schema;
+    return text.str();
+  }
+
+  std::optional<NodeFailure> lower_getitem(const Node& node) {
+    const std::vector<Value>& args = node.args();
+    if (args.size() != 2 || !node.kwargs().empty() || !args[0].is<NodeRef>() || !args[1].is<std::int64_t>())
+      return failure_at(node, FailureKind::bad_argument, "getitem takes a node and an int");
+    auto source = values_.find(args[0].as<NodeRef>().node);
+    if (source == values_.end())
+      return failure_at(node, FailureKind::bad_argument, "reads a node that has no value before this node");
+    std::int64_t item = args[1].as<std::int64_t>();
+    if (source->second.is_tuple) {
+      const std::vector<jit::Value*>& outputs = source->second.outputs;
+      auto size = static_cast<std::int64_t>(outputs.size());
+      std::int64_t index = item < 0 ? item + size : item;  // negative from the end, as in Python
+      if (index < 0 || index >= size)
+        return failure_at(node, FailureKind::bad_argument,
+                          "getitem index " + std::to_string(item) + " is out of range for " +
+                              std::to_string(size) + " values");
+      values_[&node] = {{outputs[static_cast<std::size_t>(index)]}, false};
+      return std::nullopt;
+    }
+    jit::Value* list = source->second.outputs.empty() ? nullptr : source->second.outputs.front();
+    if (!list || list->type()->kind() != c10::TypeKind::ListType)
+      return failure_at(node, FailureKind::bad_argument, "getitem of a node that is neither a tuple nor a list");
+    // Tensor[] results (split, unbind) have a length only known at run time, so no ListUnpack.
+    jit::Graph& graph = *lowered_->graph;
+    jit::Node* read = graph.create(c10::Symbol::fromQualString("aten::__getitem__"), {list, constant(item)}, 1);
+    read->output()->setType(list->type()->expectRef<c10::ListType>().getElementType());
+    graph.insertNode(read)->setSourceRange(source_range(node));
+    values_[&node] = {{read->output()}, false};
+    return std::nullopt;
+  }
+
+  std::optional<NodeFailure> lower_output(const Node& node) {
+    if (node.args().size() != 1)
+      return failure_at(node, FailureKind::invalid_graph, "the output node takes exactly one value");
+    auto value = output_value(node.args()[0]);
+    if (!value) return failure_at(node, FailureKind::bad_argument, value.error().message);
+    lowered_->graph->registerOutput(*value);
+    return std::nullopt;
+  }
+
+  // The interpreter's traceback of a failure quotes the failing node's source: its name alone,
+  // so that the message stays the same when the search rewrites the node's arguments.
+  static jit::SourceRange source_range(const Node& node) {
+    return jit::SourceRange(std::make_shared<jit::Source>(node.name() + "\n"), 0, node.name().size());
+  }
+
+  jit::Value* constant(const c10::IValue& value) { return lowered_->graph->insertConstant(value); }
+
+  // A node's value as a whole: a tuple-returning node is a tuple only where the output nests it.
+  Expected<jit::Value*> node_value(const Node& node, bool tuple_allowed) {
+    auto found = values_.find(&node);
+    if (found == values_.end())
+      return make_error(ErrorKind::invalid_input,
+                        "refers to node '" + node.name() + "', which has no value before this node");
+    const LoweredNode& lowered = found->second;
+    if (lowered.outputs.empty()) return constant(c10::IValue());
+    if (!lowered.is_tuple) return lowered.outputs.front();
+    if (!tuple_allowed)
+      return make_error(ErrorKind::invalid_input, "node '" + node.name() + "' returns " +
+                                                      std::to_string(lowered.outputs.size()) +
+                                                      " values; read one with getitem");
+    return lowered_->graph->insertNode(lowered_->graph->createTuple(lowered.outputs))->output();
+  }
+
+  // `real` is the schema's declared type (ScalarType, SymInt), `fake` the type the JIT matches
+  // (int); `size` the N of int[N], which a single int fills as in Python.
+  Expected<jit::Value*> argument(const Value& value, const c10::TypePtr& real, const c10::TypePtr& fake,
+                                 std::optional<std::int32_t> size) {
+    if (value.is<NodeRef>()) return node_value(*value.as<NodeRef>().node, false);
+    if (value.is<NoneValue>()) {
+      if (fake->kind() != c10::TypeKind::OptionalType) return mismatch(value, real);
+      return constant(c10::IValue());
+    }
+    const c10::TypePtr& real_type = without_optional(real);
+    const c10::TypePtr& fake_type = without_optional(fake);
+    if (fake_type->kind() == c10::TypeKind::ListType) return list_argument(value, real_type, fake_type, size);
+    if (value.is<ListValue>() || !enumeration_matches(value, real_type->kind())) return mismatch(value, real);
+    auto leaf = leaf_ivalue(value, options_);
+    if (!leaf) return leaf.error();
+    jit::Value* lowered = leaf_argument(*leaf, *fake_type);
+    if (!lowered) return mismatch(value, real);
+    return lowered;
+  }
+
+  // The constant a parameter of type `type` receives, converting as Python does (int to float,
+  // number to Tensor); null if the value does not fit.
+  jit::Value* leaf_argument(const c10::IValue& value, const c10::Type& type) {
+    switch (type.kind()) {
+      case c10::TypeKind::TensorType:
+        if (value.isInt() || value.isDouble() || value.isBool()) return constant(wrapped_number(value));
+        break;
+      case c10::TypeKind::FloatType:
+        if (value.isDouble()) return constant(value);
+        if (value.isInt()) return constant(static_cast<double>(value.toInt()));
+        break;
+      case c10::TypeKind::NumberType:
+        if (value.isInt() || value.isDouble()) return constant(value);
+        // Python passes True to a Scalar parameter (full(..., True)); TorchScript's Scalar has no
+        // bool, so the constant is typed as a Scalar holding the bool, which the kernel unboxes.
+        if (value.isBool()) return constant(value)->setType(c10::NumberType::get());
+        break;
+      case c10::TypeKind::IntType:
+        if (value.isInt()) return constant(value);
+        break;
+      case c10::TypeKind::BoolType:
+        if (value.isBool()) return constant(value);
+        break;
+      case c10::TypeKind::StringType:
+        if (value.isString()) return constant(value);
+        break;
+      case c10::TypeKind::DeviceObjType:
+        if (value.isDevice()) return constant(value);
+        break;
+      default:
+        break;
+    }
+    return nullptr;
+  }
+
+  Expected<jit::Value*> list_argument(const Value& value, const c10::TypePtr& real, const c10::TypePtr& fake,
+                                      std::optional<std::int32_t> size) {
+    const c10::TypePtr& real_element = real->expectRef<c10::ListType>().getElementType();
+    const c10::TypePtr& fake_element = fake->expectRef<c10::ListType>().getElementType();
+    if (value.is<std::int64_t>() && fake_element->kind() == c10::TypeKind::IntType)
+      return constant(std::vector<std::int64_t>(static_cast<std::size_t>(size.value_or(1)), value.as<std::int64_t>()));
+    if (!value.is<ListValue>()) return mismatch(value, real);
+    std::vector<jit::Value*> items;
+    const std::vector<Value>& given = value.as<ListValue>().items;
+    for (std::size_t i = 0; i < given.size(); ++i) {
+      std::string context = "[" + std::to_string(i) + "]";
+      auto item = argument(given[i], real_element, fake_element, std::nullopt);
+      if (!item) return item.error().with_context(context);
+      if (!(*item)->type()->isSubtypeOf(*fake_element))
+        return make_error(ErrorKind::invalid_input, context + ": expects " + real_element->str() + ", got " +
+                                                        describe(given[i]) + " of type " + (*item)->type()->str());
+      items.push_back(*item);
+    }
+    return lowered_->graph->insertNode(lowered_->graph->createList(fake_element, items))->output();
+  }
+
+  static Error mismatch(const Value& value, const c10::TypePtr& real) {
+    return make_error(ErrorKind::invalid_input, "expects " + real->str() + ", got " + describe(value));
+  }
+
+  // The graph's result, nested as written: tuples become TupleConstruct, lists ListConstruct.
+  Expected<jit::Value*> output_value(const Value& value) {
+    if (value.is<NodeRef>()) return node_value(*value.as<NodeRef>().node, true);
+    if (!value.is<ListValue>()) {
+      auto leaf = leaf_ivalue(value, options_);
+      if (!leaf) return leaf.error();
+      return constant(*leaf);
+    }
+    std::vector<jit::Value*> items;
+    std::vector<c10::TypePtr> types;
+    for (const Value& item : value.as<ListValue>().items) {
+      auto lowered = output_value(item);
+      if (!lowered) return lowered.error();
+      items.push_back(*lowered);
+      types.push_back((*lowered)->type());
+    }
+    jit::Graph& graph = *lowered_->graph;
+    if (value.as<ListValue>().is_tuple) return graph.insertNode(graph.createTuple(items))->output();
+    std::ostringstream why_not;
+    auto element = to_std_optional(c10::unifyTypeList(types, why_not, /*default_to_union=*/true));
+    return graph.insertNode(graph.createList(element.value_or(c10::AnyType::get()), items))->output();
+  }
+
+  const ConstantMap& constants_;
+  const EagerOptions& options_;
+  LoweredGraph* lowered_ = nullptr;
+  std::unordered_map<const Node*, LoweredNode> values_;
+  std::unordered_map<std::string, jit::Value*> constant_inputs_;
+};
+
+// ---- running -----------------------------------------------------------------------------------
+
+// A copy with the same sizes, strides, dtype, device and requires_grad, so the profiling executor
+// records the same types, while in-place ops in warm-up runs leave the real inputs alone.
+c10::IValue warmup_copy(const c10::IValue& value) {
+  if (!value.isTensor()) return value;
+  const at::Tensor& tensor = value.toTensor();
+  // Overlapping strides (expand) cannot be written to; clone makes them dense.
+  at::Tensor copy = tensor.is_non_overlapping_and_dense()
+                        ? at::empty_strided(tensor.sizes(), tensor.strides(), tensor.options()).copy_(tensor)
+                        : tensor.clone();
+  copy.set_requires_grad(tensor.requires_grad());
+  return copy;
+}
+
+class TorchScriptCompiledGraph : public CompiledGraph {
+ public:
+  TorchScriptCompiledGraph(const Graph& graph, LoweredGraph lowered, std::size_t warmup)
+      : graph_(graph), lowered_(std::move(lowered)), executor_(lowered_.graph, "minifyd_graph"), warmup_left_(warmup) {}
+
+  EagerResult run(const std::vector<c10::IValue>& inputs) override {
+    EagerResult result;
+    std::size_t placeholders = lowered_.placeholder_positions.size();
+    if (inputs.size() != placeholders) {
+      NodeFailure failure;
+      failure.kind = FailureKind::bad_input;
+      failure.message = "the graph has " + std::to_string(placeholders) + " placeholders but " +
+                        std::to_string(inputs.size()) + " inputs were given";
+      result.failure = std::move(failure);
+      return result;
+    }
+    try {
+      // The profiling executor profiles the first runs, then optimises and fuses on the next:
+      // the warm-up runs make the measured run execute the optimised plan.
+      for (; warmup_left_ > 0; --warmup_left_) {
+        jit::Stack stack = make_stack(inputs);
+        for (c10::IValue& value : stack) value = warmup_copy(value);
+        executor_.run(stack);
+      }
+      jit::Stack stack = make_stack(inputs);
+      executor_.run(stack);
+      result.output = std::move(stack.front());
+    } catch (const std::exception& error) {
+      result.failure = exception_failure(failing_node(error.what()), &error);
+    } catch (...) {
+      result.failure = exception_failure(nullptr, nullptr);
+    }
+    return result;
+  }
+
+ private:
+  // The interpreter rethrows a kernel's error with a traceback whose last frame quotes the failing
+  // node's source (its name, see Lowering::source_range) above a "<--- HERE" marker line.
+  const Node* failing_node(const std::string& message) const {
+    std::size_t marker = message.rfind(" <--- HERE");
+    std::size_t marker_line = marker == std::string::npos ? marker : message.rfind('\n', marker);
+    if (marker_line == std::string::npos || marker_line == 0) return nullptr;
+    std::size_t source_line = message.rfind('\n', marker_line - 1);
+    std::size_t start = source_line == std::string::npos ? 0 : source_line + 1;
+    std::string name = message.substr(start, marker_line - start);
+    name.erase(0, name.find_first_not_of(' '));
+    name.erase(name.find_last_not_of(' ') + 1);
+    return graph_.find(name);
+  }
+
+  jit::Stack make_stack(const std::vector<c10::IValue>& inputs) const {
+    jit::Stack stack = lowered_.stack;
+    for (std::size_t i = 0; i < inputs.size(); ++i) stack[lowered_.placeholder_positions[i]] = inputs[i];
+    return stack;
+  }
+
+  const Graph& graph_;
+  LoweredGraph lowered_;
+  jit::GraphExecutor executor_;
+  std::size_t warmup_left_;
+};
+
+// What a scripted function gets in PyTorch (the profiling executor, optimisation on, the NNC
+// fuser), plus CPU fusion, which PyTorch leaves off, so that CPU-only graphs are compiled too.
+// These are process-wide switches; the worker runs nothing else through TorchScript.
+void enable_optimising_executor() {
+  jit::getExecutorMode() = true;
+  jit::getProfilingMode() = true;
+  jit::setGraphExecutorOptimize(true);
+  jit::setTensorExprFuserEnabled(true);
+  jit::overrideCanFuseOnCPU(true);
+  // Without LLVM (Debian's build) NNC compiles CPU kernels to its IR interpreter instead of
+  // refusing them; builds with LLVM still use LLVM.
+  jit::tensorexpr::getTEMustUseLLVMOnCPU() = false;
+}
+
+class TorchScriptBackend : public Backend {
+ public:
+  explicit TorchScriptBackend(std::size_t warmup) : warmup_(warmup) { enable_optimising_executor(); }
+
+  std::string name() const override { return "torchscript"; }
+
+  CompileResult compile(const Graph& graph, const ConstantMap& constants, const BackendContext& context) override {
+    try {
+      LoweredGraph lowered;
+      Lowering lowering(constants, context.eager_options);
+      if (auto failure = lowering.lower(graph, lowered)) return {nullptr, std::move(failure)};
+      return {std::make_unique<TorchScriptCompiledGraph>(graph, std::move(lowered), warmup_), std::nullopt};
+    } catch (const std::exception& error) {
+      return {nullptr, exception_failure(nullptr, &error)};
+    } catch (...) {
+      return {nullptr, exception_failure(nullptr, nullptr)};
+    }
+  }
+
+ private:
+  std::size_t warmup_;
+};
+
+Expected<std::size_t> parse_count(const std::string& name, const std::string& text) {
+  std::size_t end = 0;
+  unsigned long long count = 0;
+  try {
+    count = std::stoull(text, &end);
+  } catch (const std::exception&) {
+    end = 0;
+  }
+  if (text.empty() || end != text.size() || text.front() == '-')
+    return make_error(ErrorKind::invalid_input,
+                      "torchscript backend option " + name + ": expects a count, got '" + text + "'");
+  return static_cast<std::size_t>(count);
+}
+
+}  // namespace
+
+Expected<std::unique_ptr<Backend>> make_torchscript_backend(const BackendOptions& options) {
+  // The profiled runs, then the run that builds the optimised plan.
+  std::size_t warmup = jit::getNumProfiledRuns() + 1;
+  for (const auto& [name, value] : options) {
+    if (name != "warmup")
+      return make_error(ErrorKind::invalid_input, "torchscript backend: unknown option '" + name + "' (warmup)");
+    auto count = parse_count(name, value);
+    if (!count) return count.error();
+    warmup = *count;
+  }
+  return std::unique_ptr<Backend>(std::make_unique<TorchScriptBackend>(warmup));
+}
+
+}  // namespace minifyd::worker
