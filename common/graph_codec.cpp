@@ -59,7 +59,7 @@ class ValueDecoder {
     if (raw.size() != 1)
       return view.error("an encoded value is an object with exactly one key (tuple, node, float, "
                         "dtype, device, layout, memory_format), got " + std::to_string(raw.size()));
-    const std::string& tag = raw.begin().key();
+    const std::string tag = raw.begin().key();
     static constexpr const char* tags[] = {"tuple", "node", "float", "dtype", "device", "layout", "memory_format"};
     if (std::find(std::begin(tags), std::end(tags), tag) == std::end(tags))
       return view.error("unknown value encoding '" + tag +
@@ -258,7 +258,8 @@ Expected<void> decode_nodes(const JsonView& nodes_view, Graph& graph) {
   if (!count) return count.error();
   std::unordered_map<std::string, std::size_t> positions;
   for (std::size_t i = 0; i < *count; ++i) {
-    const json& raw = nodes_view.item(i).raw();
+    JsonView item = nodes_view.item(i);
+    const json& raw = item.raw();
     if (raw.is_object() && raw.contains("name") && raw["name"].is_string())
       positions.emplace(raw["name"].get<std::string>(), i);
   }

@@ -119,7 +119,8 @@ TEST_CASE("crashes are classified by signal and keep the stderr tail", "[worker_
 
   CHECK(signal_name(fault_of(run_one(fake_config("abort"))).exit.signal) == "SIGABRT");
 
-  const WorkerFault& exited = fault_of(run_one(fake_config("exit")));
+  Run exit_run = run_one(fake_config("exit"));
+  const WorkerFault& exited = fault_of(exit_run);
   CHECK(exited.kind == WorkerFault::Kind::exited);
   CHECK(exited.exit.code == 3);
 }

@@ -73,7 +73,9 @@ int main(int argc, char** argv) {
     outputs.inputs.push_back(stored->tensor);
     returned.items.push_back(NodeRef{*outputs.graph.create_node(OpCode::placeholder, "out" + std::to_string(i), "")});
   }
-  (void)outputs.graph.create_node(OpCode::output, "output", "", {Value(std::move(returned))});
+  std::vector<Value> output_args;
+  output_args.emplace_back(std::move(returned));
+  (void)outputs.graph.create_node(OpCode::output, "output", "", std::move(output_args));
   if (auto written = write_graph_json(outputs, out_dir); !written) return fail(written.error().message);
   if (auto rooted = out_store->write_root("graph", outputs.blob_hashes()); !rooted) return fail(rooted.error().message);
   std::cout << leaves.size() << " outputs written to " << out_dir << "\n";
