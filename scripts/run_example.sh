@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The last step of README command (A): exports the bundled example (torchvision's resnet18, 273
 # aten nodes) and runs minifyd on it: validation, an isolated query under eager, the same query
-# under a backend that segfaults on relu (contained, reported as a verdict), and a standalone repro.
+# under a backend that segfaults on relu_ (contained, reported as a verdict), and a standalone repro.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir=${BUILD_DIR:-build}
@@ -24,9 +24,9 @@ step "minify query --backend eager (the reference: passes)"
 "$minify" query "$graph" --backend eager
 
 if [ -f "$faulty" ]; then
-  step "minify query with a backend that segfaults on aten::relu (the crash is contained)"
+  step "minify query with a backend that segfaults on aten::relu_ (resnet18 uses in-place relu; the crash is contained)"
   status=0
-  "$minify" query "$graph" --backend "plugin:$faulty" --backend-opt op=aten::relu --backend-opt fault=segfault || status=$?
+  "$minify" query "$graph" --backend "plugin:$faulty" --backend-opt op=aten::relu_ --backend-opt fault=segfault || status=$?
   [ "$status" -eq 1 ] || { echo "expected exit code 1 (fails), got $status" >&2; exit 1; }
 fi
 

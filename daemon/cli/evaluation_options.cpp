@@ -1,6 +1,8 @@
 // Shared evaluation options and their translation into worker configuration.
 #include "daemon/cli/evaluation_options.h"
 
+#include <filesystem>
+
 #include "daemon/pool/worker_executable.h"
 
 namespace minifyd::cli {
@@ -20,6 +22,12 @@ void EvaluationOptions::add_to(CLI::App& command) {
   command.add_option("--worker", worker, "the minify-worker executable (default: beside minify)");
   command.add_option("--cpu-limit", cpu_limit_seconds, "RLIMIT_CPU of each worker, in seconds (0: none)");
   command.add_option("--memory-limit", memory_limit_mb, "RLIMIT_AS of each worker, in MiB (0: none)");
+}
+
+std::string EvaluationOptions::backend_spec() const {
+  static constexpr std::string_view plugin_prefix = "plugin:";
+  if (backend.rfind(plugin_prefix, 0) != 0) return backend;
+  return std::string(plugin_prefix) + std::filesystem::absolute(backend.substr(plugin_prefix.size())).string();
 }
 
 Expected<std::map<std::string, std::string>> EvaluationOptions::backend_options() const {

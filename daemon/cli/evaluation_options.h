@@ -30,6 +30,9 @@ struct EvaluationOptions {
   // Registers the options on a subcommand.
   void add_to(CLI::App& command);
 
+  // The backend as the worker must see it: a relative plugin:PATH made absolute, since the worker
+  // runs in a scratch directory of its own.
+  std::string backend_spec() const;
   Expected<std::map<std::string, std::string>> backend_options() const;
   protocol::AccuracyMode accuracy_mode() const;
   Expected<FailureCheck> failure_check() const;

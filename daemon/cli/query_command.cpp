@@ -40,7 +40,7 @@ int query(const QueryOptions& options) {
   protocol::EvaluateRequest request;
   request.graph = encode_graph_document(*document);
   request.store = std::filesystem::absolute(std::filesystem::path(options.dir) / store_dir_name).string();
-  request.backend = options.evaluation.backend;
+  request.backend = options.evaluation.backend_spec();
   request.backend_options = *backend_options;
   request.accuracy = options.evaluation.accuracy_mode();
 

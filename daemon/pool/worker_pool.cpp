@@ -141,13 +141,14 @@ void WorkerPool::on_outcome(std::size_t slot_index, WorkerOutcome outcome) {
       case WorkerFault::Kind::cancelled: ++stats_.cancelled; break;
       case WorkerFault::Kind::spawn_failed: break;
     }
-    log::info("slot " + std::to_string(slot_index) + ": " + fault->describe() + "; replacing it");
+    log::info("slot " + std::to_string(slot_index) + ": " + fault->describe());
     slot.active = nullptr;
     slot.active_ready = false;
-    if (!stopping_) replace_active(slot_index);
   }
+  // The handler first: if it stops the pool, no replacement is started in vain.
   job.handler(std::move(outcome));
   if (stopping_) return check_stopped();
+  if (!slot.active) replace_active(slot_index);
   dispatch();
 }
 

@@ -96,6 +96,10 @@ def test_bad_input(minify, faulty, work):
     expect(code == 3 and "unknown backend 'tpu'" in result["error"], f"{code} {result}")
     code, result = query(minify, graph, "--backend", "plugin:/nonexistent/libx.so")
     expect(code == 3 and "/nonexistent/libx.so" in result["error"], f"{code} {result}")
+    # A relative plugin path is the user's, not the worker's scratch directory's.
+    relative = os.path.relpath(faulty)
+    code, result = query(minify, graph, "--backend", f"plugin:{relative}", "--backend-opt", "fault=throw")
+    expect(code == 1 and result["verdict"]["kind"] == "exception", f"plugin:{relative}: {code} {result}")
     code, result = query(minify, graph, "--backend", "eager", "--backend-opt", "novalue")
     expect(code == 2 and "--backend-opt 'novalue' is not KEY=VALUE" in result["error"], f"{code} {result}")
     code, result = query(minify, graph, "--backend", "eager", "--check-str", "([")
