@@ -1,11 +1,11 @@
-// Writes a small real graph directory (graph.json + store) for end-to-end tests without Python:
-// x: float32[4, 8] -> OP (aten::relu or another unary op) -> mul by 2.0 -> output.
+// Writes small real graph directories (graph.json + store) for end-to-end tests without Python.
 #pragma once
 
 #include <catch2/catch.hpp>
 
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -14,25 +14,40 @@
 
 namespace minifyd::test {
 
-inline std::filesystem::path write_unary_graph(const std::filesystem::path& dir, const std::string& op) {
-  auto store = ContentStore::open(dir / store_dir_name, true);
-  REQUIRE(store.has_value());
+// 32 floats, some negative: sin(i) * 3.
+inline std::vector<float> sample_values() {
   std::vector<float> values(32);
   for (std::size_t i = 0; i < values.size(); ++i) values[i] = std::sin(static_cast<float>(i)) * 3.0f;
+  return values;
+}
+
+// A graph directory whose one input is float32[4, 8] holding sample_values(); `build` adds the
+// nodes after the placeholder "x" (it gets x) and must end with the output node.
+inline std::filesystem::path write_graph_dir(const std::filesystem::path& dir,
+                                             const std::function<void(Graph&, Node* x)>& build) {
+  auto store = ContentStore::open(dir / store_dir_name, true);
+  REQUIRE(store.has_value());
+  std::vector<float> values = sample_values();
   auto hash = store->put(values.data(), values.size() * sizeof(float));
   REQUIRE(hash.has_value());
   GraphDocument document;
   document.storages = {{*hash, values.size() * sizeof(float), "cpu"}};
   document.inputs = {{0, DType::float32, {4, 8}, {8, 1}, 0, false}};
-  Graph& graph = document.graph;
-  Node* x = *graph.create_node(OpCode::placeholder, "x", "");
-  Node* unary = *graph.create_node(OpCode::call_function, "unary", op, {NodeRef{x}});
-  Node* mul = *graph.create_node(OpCode::call_function, "mul", "aten::mul.Tensor", {NodeRef{unary}, 2.0});
-  REQUIRE(graph.create_node(OpCode::output, "output", "", {ListValue{{NodeRef{mul}}, true}}).has_value());
+  build(document.graph, *document.graph.create_node(OpCode::placeholder, "x", ""));
+  INFO((document_problems(document).empty() ? "" : document_problems(document).front()));
   REQUIRE(document_problems(document).empty());
   REQUIRE(write_graph_json(document, dir).has_value());
   REQUIRE(store->write_root("graph", document.blob_hashes()).has_value());
   return dir;
+}
+
+// x -> OP (aten::relu or another unary op) -> mul by 2.0 -> output.
+inline std::filesystem::path write_unary_graph(const std::filesystem::path& dir, const std::string& op) {
+  return write_graph_dir(dir, [&](Graph& graph, Node* x) {
+    Node* unary = *graph.create_node(OpCode::call_function, "unary", op, {NodeRef{x}});
+    Node* mul = *graph.create_node(OpCode::call_function, "mul", "aten::mul.Tensor", {NodeRef{unary}, 2.0});
+    REQUIRE(graph.create_node(OpCode::output, "output", "", {ListValue{{NodeRef{mul}}, true}}).has_value());
+  });
 }
 
 }  // namespace minifyd::test
