@@ -13,6 +13,7 @@
 
 #include "common/sandbox_report.h"
 #include "protocol/line_buffer.h"
+#include "worker/cuda_devices.h"
 #include "worker/server.h"
 
 namespace {
@@ -21,11 +22,7 @@ minifyd::protocol::WorkerHello make_hello(nlohmann::json sandbox) {
   minifyd::protocol::WorkerHello hello;
   hello.pid = ::getpid();
   hello.torch_version = TORCH_VERSION;
-  if (at::hasCUDA()) {
-    int count = at::detail::getCUDAHooks().getNumGPUs();
-    for (int index = 0; index < count; ++index)
-      hello.devices.push_back({index, "cuda:" + std::to_string(index), ""});
-  }
+  hello.devices = minifyd::worker::visible_cuda_devices();
   hello.sandbox = std::move(sandbox);
   return hello;
 }
