@@ -11,35 +11,17 @@
 #include "worker/eager_interpreter.h"
 
 #include "tests/support/catch_torch.h"
+#include "tests/support/graph_builder.h"
 
 using namespace minifyd;
 using worker::EagerInterpreter;
 using worker::EagerOptions;
 using worker::FailureKind;
 
+using namespace minifyd::test;
+
 namespace {
 
-Node* add(Graph& graph, OpCode op, const std::string& name, const std::string& target,
-          std::vector<Value> args = {}, Kwargs kwargs = {}) {
-  auto node = graph.create_node(op, name, target, std::move(args), std::move(kwargs));
-  REQUIRE(node.has_value());
-  return *node;
-}
-
-Node* placeholder(Graph& graph, const std::string& name) {
-  return add(graph, OpCode::placeholder, name, name);
-}
-
-Node* call(Graph& graph, const std::string& name, const std::string& target, std::vector<Value> args,
-           Kwargs kwargs = {}) {
-  return add(graph, OpCode::call_function, name, target, std::move(args), std::move(kwargs));
-}
-
-void output(Graph& graph, Value value) { add(graph, OpCode::output, "output", "output", {std::move(value)}); }
-
-Value ref(Node* node) { return NodeRef{node}; }
-Value list(std::vector<Value> items) { return ListValue{std::move(items), false}; }
-Value tuple(std::vector<Value> items) { return ListValue{std::move(items), true}; }
 
 // Runs the graph and requires success.
 c10::IValue run(const Graph& graph, const std::vector<at::Tensor>& inputs, EagerOptions options = {},
@@ -236,7 +218,7 @@ TEST_CASE("str parameters and non-finite floats", "[eager]") {
 TEST_CASE("constants and the node callback", "[eager]") {
   Graph graph;
   Node* x = placeholder(graph, "x");
-  Node* weight = add(graph, OpCode::get_attr, "weight", "_tensor_constant0");
+  Node* weight = add_node(graph, OpCode::get_attr, "weight", "_tensor_constant0");
   Node* product = call(graph, "mul", "aten::mul.Tensor", {ref(x), ref(weight)});
   output(graph, list({ref(product), 3}));
   at::Tensor input = sample({2}), constant = sample({2}) * 2;

@@ -11,6 +11,7 @@
 #include "worker/eager_interpreter.h"
 
 #include "tests/support/catch_torch.h"
+#include "tests/support/graph_builder.h"
 
 using namespace minifyd;
 using worker::Backend;
@@ -20,24 +21,10 @@ using worker::EagerInterpreter;
 using worker::EagerResult;
 using worker::FailureKind;
 
+using namespace minifyd::test;
+
 namespace {
 
-Node* add(Graph& graph, OpCode op, const std::string& name, const std::string& target, std::vector<Value> args = {}) {
-  auto node = graph.create_node(op, name, target, std::move(args));
-  REQUIRE(node.has_value());
-  return *node;
-}
-
-Node* placeholder(Graph& graph, const std::string& name) { return add(graph, OpCode::placeholder, name, name); }
-
-Node* call(Graph& graph, const std::string& name, const std::string& target, std::vector<Value> args) {
-  return add(graph, OpCode::call_function, name, target, std::move(args));
-}
-
-void output(Graph& graph, Value value) { add(graph, OpCode::output, "output", "output", {std::move(value)}); }
-
-Value ref(Node* node) { return NodeRef{node}; }
-Value tuple(std::vector<Value> items) { return ListValue{std::move(items), true}; }
 
 std::unique_ptr<Backend> faulty(const std::string& fault, const std::string& op = "aten::relu") {
   auto backend = worker::load_plugin_backend(MINIFYD_FAULTY_PLUGIN, {{"fault", fault}, {"op", op}});

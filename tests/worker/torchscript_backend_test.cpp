@@ -13,32 +13,16 @@
 #include "worker/eager_interpreter.h"
 
 #include "tests/support/catch_torch.h"
+#include "tests/support/graph_builder.h"
 
 using namespace minifyd;
 using worker::FailureKind;
 using worker::NodeFailure;
 
+using namespace minifyd::test;
+
 namespace {
 
-Node* add(Graph& graph, OpCode op, const std::string& name, const std::string& target,
-          std::vector<Value> args = {}, Kwargs kwargs = {}) {
-  auto node = graph.create_node(op, name, target, std::move(args), std::move(kwargs));
-  REQUIRE(node.has_value());
-  return *node;
-}
-
-Node* placeholder(Graph& graph, const std::string& name) { return add(graph, OpCode::placeholder, name, name); }
-
-Node* call(Graph& graph, const std::string& name, const std::string& target, std::vector<Value> args,
-           Kwargs kwargs = {}) {
-  return add(graph, OpCode::call_function, name, target, std::move(args), std::move(kwargs));
-}
-
-void output(Graph& graph, Value value) { add(graph, OpCode::output, "output", "output", {std::move(value)}); }
-
-Value ref(Node* node) { return NodeRef{node}; }
-Value list(std::vector<Value> items) { return ListValue{std::move(items), false}; }
-Value tuple(std::vector<Value> items) { return ListValue{std::move(items), true}; }
 
 // 1, 2, 3, ... in the given shape: distinct values, so a wrong element shows.
 at::Tensor sample(std::vector<std::int64_t> shape) {
@@ -224,8 +208,8 @@ TEST_CASE("index.Tensor takes a list of optional tensors", "[torchscript]") {
 TEST_CASE("conv2d with constant weight and bias", "[torchscript]") {
   Graph graph;
   Node* x = placeholder(graph, "x");
-  Node* weight = add(graph, OpCode::get_attr, "weight", "_param_constant0");
-  Node* bias = add(graph, OpCode::get_attr, "bias", "_param_constant1");
+  Node* weight = add_node(graph, OpCode::get_attr, "weight", "_param_constant0");
+  Node* bias = add_node(graph, OpCode::get_attr, "bias", "_param_constant1");
   Node* conv = call(graph, "conv", "aten::conv2d", {ref(x), ref(weight), ref(bias), list({1, 1}), list({1, 1})});
   Node* relu = call(graph, "relu", "aten::relu", {ref(conv)});
   output(graph, tuple({ref(relu)}));
@@ -292,7 +276,7 @@ TEST_CASE("a kernel's exception at run time is a failure with its type and messa
 TEST_CASE("missing inputs and constants are failures", "[torchscript][failure]") {
   Graph graph;
   Node* x = placeholder(graph, "x");
-  Node* weight = add(graph, OpCode::get_attr, "weight", "_tensor_constant0");
+  Node* weight = add_node(graph, OpCode::get_attr, "weight", "_tensor_constant0");
   output(graph, ref(call(graph, "mul", "aten::mul.Tensor", {ref(x), ref(weight)})));
   NodeFailure missing = failure_of(graph, {sample({2})});
   CHECK(missing.kind == FailureKind::bad_input);

@@ -16,6 +16,7 @@
 #include <torch/csrc/jit/runtime/graph_executor.h>
 #include <torch/csrc/jit/tensorexpr/kernel.h>
 
+#include "worker/graph_values.h"
 #include "worker/torch_compat.h"
 
 namespace torch::jit {
@@ -28,132 +29,6 @@ namespace minifyd::worker {
 namespace {
 
 namespace jit = torch::jit;
-
-// ---- failures --------------------------------------------------------------------------------
-
-NodeFailure failure_at(const Node& node, FailureKind kind, std::string message, std::string argument = {}) {
-  NodeFailure failure;
-  failure.kind = kind;
-  failure.node = node.name();
-  failure.op = node.op() == OpCode::output ? "output" : node.target();
-  failure.argument = std::move(argument);
-  failure.message = std::move(message);
-  return failure;
-}
-
-// node null: a failure of the graph as a whole; error null: not derived from std::exception.
-NodeFailure exception_failure(const Node* node, const std::exception* error) {
-  NodeFailure failure;
-  if (node) failure = failure_at(*node, FailureKind::exception, "");
-  if (!error) {
-    failure.exception_type = "unknown";
-    failure.message = "an exception not derived from std::exception";
-    return failure;
-  }
-  failure.exception_type = c10::demangle(typeid(*error).name());
-  // c10::Error::what() appends the C++ backtrace, which differs between builds and runs.
-  const auto* c10_error = dynamic_cast<const c10::Error*>(error);
-  failure.message = c10_error ? c10_error->what_without_backtrace() : error->what();
-  return failure;
-}
-
-// ---- graph values to TorchScript constants ---------------------------------------------------
-
-std::string describe(const Value& value) {
-  if (value.is<NoneValue>()) return "None";
-  if (value.is<bool>()) return value.as<bool>() ? "bool True" : "bool False";
-  if (value.is<std::int64_t>()) return "int " + std::to_string(value.as<std::int64_t>());
-  if (value.is<double>()) {
-    std::ostringstream text;
-    text << "float " << value.as<double>();
-    return text.str();
-  }
-  if (value.is<std::string>()) return "str '" + value.as<std::string>() + "'";
-  if (value.is<NodeRef>()) return "node '" + value.as<NodeRef>().node->name() + "'";
-  if (value.is<ListValue>()) return value.as<ListValue>().is_tuple ? "tuple" : "list";
-  if (value.is<DTypeValue>()) return std::string("dtype ") + to_string(value.as<DTypeValue>().dtype);
-  if (value.is<DeviceValue>()) return "device " + value.as<DeviceValue>().name;
-  if (value.is<LayoutValue>()) return "layout " + value.as<LayoutValue>().name;
-  return "memory_format " + value.as<MemoryFormatValue>().name;
-}
-
-Expected<at::Layout> to_layout(const std::string& name) {
-  static const std::pair<const char*, at::Layout> layouts[] = {
-      {"strided", at::kStrided},      {"sparse_coo", at::kSparse},    {"sparse_csr", at::kSparseCsr},
-      {"sparse_csc", at::kSparseCsc}, {"sparse_bsr", at::kSparseBsr}, {"sparse_bsc", at::kSparseBsc},
-      {"_mkldnn", at::kMkldnn}};
-  for (const auto& [known, layout] : layouts)
-    if (name == known) return layout;
-  return make_error(ErrorKind::invalid_input, "unknown layout '" + name + "'");
-}
-
-Expected<at::MemoryFormat> to_memory_format(const std::string& name) {
-  static const std::pair<const char*, at::MemoryFormat> formats[] = {
-      {"contiguous_format", at::MemoryFormat::Contiguous},
-      {"preserve_format", at::MemoryFormat::Preserve},
-      {"channels_last", at::MemoryFormat::ChannelsLast},
-      {"channels_last_3d", at::MemoryFormat::ChannelsLast3d}};
-  for (const auto& [known, format] : formats)
-    if (name == known) return format;
-  return make_error(ErrorKind::invalid_input, "unknown memory format '" + name + "'");
-}
-
-// The IValue TorchScript holds for a value that is neither a node reference nor a list: dtypes,
-// layouts and memory formats are ints there. Throws c10::Error for a device name c10 refuses.
-Expected<c10::IValue> leaf_ivalue(const Value& value, const EagerOptions& options) {
-  if (value.is<bool>()) return c10::IValue(value.as<bool>());
-  if (value.is<std::int64_t>()) return c10::IValue(value.as<std::int64_t>());
-  if (value.is<double>()) return c10::IValue(value.as<double>());
-  if (value.is<std::string>()) return c10::IValue(value.as<std::string>());
-  if (value.is<DTypeValue>())
-    return c10::IValue(static_cast<std::int64_t>(to_scalar_type(value.as<DTypeValue>().dtype)));
-  if (value.is<DeviceValue>()) {
-    at::Device device(value.as<DeviceValue>().name);
-    return c10::IValue(device.is_cuda() && options.cuda_device ? *options.cuda_device : device);
-  }
-  if (value.is<LayoutValue>()) {
-    auto layout = to_layout(value.as<LayoutValue>().name);
-    if (!layout) return layout.error();
-    return c10::IValue(static_cast<std::int64_t>(*layout));
-  }
-  if (value.is<MemoryFormatValue>()) {
-    auto format = to_memory_format(value.as<MemoryFormatValue>().name);
-    if (!format) return format.error();
-    return c10::IValue(static_cast<std::int64_t>(*format));
-  }
-  return c10::IValue();
-}
-
-// dtype, layout, memory format and device values bind to parameters of their own type only, and
-// those parameters take nothing else, as in Python (TorchScript itself would take an int).
-bool enumeration_matches(const Value& value, c10::TypeKind kind) {
-  return (kind == c10::TypeKind::ScalarTypeType) == value.is<DTypeValue>() &&
-         (kind == c10::TypeKind::LayoutType) == value.is<LayoutValue>() &&
-         (kind == c10::TypeKind::MemoryFormatType) == value.is<MemoryFormatValue>() &&
-         (kind == c10::TypeKind::DeviceObjType) == value.is<DeviceValue>();
-}
-
-const c10::TypePtr& without_optional(const c10::TypePtr& type) {
-  return type->kind() == c10::TypeKind::OptionalType ? type->expectRef<c10::OptionalType>().getElementType()
-                                                     : type;
-}
-
-// A number passed as a Tensor, as Python's argument parser (and the tracer, which bakes it into
-// the graph as a constant) makes it: a 0-dim CPU tensor marked as a wrapped number, so type
-// promotion treats it as a scalar.
-at::Tensor wrapped_number(const c10::IValue& number) {
-  at::ScalarType dtype = number.isDouble() ? at::kDouble : number.isBool() ? at::kBool : at::kLong;
-  at::Tensor tensor = at::scalar_tensor(number.toScalar(), at::TensorOptions().dtype(dtype));
-  tensor.unsafeGetTensorImpl()->set_wrapped_number(true);
-  return tensor;
-}
-
-// Splits "aten::add.Tensor" into the c10 operator name and overload ("" for the default one).
-c10::OperatorName operator_name(const std::string& target) {
-  std::size_t dot = target.find('.', target.find("::"));
-  if (dot == std::string::npos) return c10::OperatorName(target, "");
-  return c10::OperatorName(target.substr(0, dot), target.substr(dot + 1));
-}
 
 std::string overload_name(const c10::FunctionSchema& schema) {
   return schema.overload_name().empty() ? schema.name() : schema.name() + "." + schema.overload_name();
@@ -239,17 +114,11 @@ class Lowering {
   }
 
   std::optional<NodeFailure> lower_call(const Node& node) {
-    if (!is_operator_name(node.target()))
-      return failure_at(node, FailureKind::unknown_operator,
-                        "'" + node.target() + "' is not an operator name such as aten::add.Tensor");
-    auto handle = to_std_optional(c10::Dispatcher::singleton().findSchema(operator_name(node.target())));
-    if (!handle)
-      return failure_at(node, FailureKind::unknown_operator, "the dispatcher has no operator " + node.target());
-    const c10::FunctionSchema& schema = handle->schema();
+    auto resolved = resolve_call(node);
+    if (auto* failure = std::get_if<NodeFailure>(&resolved)) return *failure;
+    const auto& [handle, given] = std::get<ResolvedCall>(resolved);
+    const c10::FunctionSchema& schema = handle.schema();
     const std::vector<c10::Argument>& parameters = schema.arguments();
-
-    std::vector<const Value*> given;
-    if (auto failure = place_arguments(node, parameters, given)) return failure;
     std::vector<jit::Value*> inputs;
     for (std::size_t i = 0; i < parameters.size(); ++i) {
       const c10::Argument& parameter = parameters[i];
@@ -290,29 +159,6 @@ class Lowering {
     LoweredNode& lowered = values_[&node];
     lowered.is_tuple = returns.size() > 1;
     lowered.outputs.assign(call->outputs().begin(), call->outputs().end());
-    return std::nullopt;
-  }
-
-  // Puts args and kwargs in schema order: given[i] is parameter i's value, or null for its default.
-  static std::optional<NodeFailure> place_arguments(const Node& node, const std::vector<c10::Argument>& parameters,
-                                                    std::vector<const Value*>& given) {
-    std::size_t positional = 0;
-    while (positional < parameters.size() && !parameters[positional].kwarg_only()) ++positional;
-    if (node.args().size() > positional)
-      return failure_at(node, FailureKind::bad_argument,
-                        "takes " + std::to_string(positional) + " positional arguments but " +
-                            std::to_string(node.args().size()) + " were given");
-    given.assign(parameters.size(), nullptr);
-    for (std::size_t i = 0; i < node.args().size(); ++i) given[i] = &node.args()[i];
-    for (const auto& [name, value] : node.kwargs()) {
-      std::size_t i = 0;
-      while (i < parameters.size() && parameters[i].name() != name) ++i;
-      if (i == parameters.size())
-        return failure_at(node, FailureKind::bad_argument, "unknown keyword argument", name);
-      if (given[i])
-        return failure_at(node, FailureKind::bad_argument, "given both by position and by keyword", name);
-      given[i] = &value;
-    }
     return std::nullopt;
   }
 
@@ -404,7 +250,7 @@ class Lowering {
     const c10::TypePtr& fake_type = without_optional(fake);
     if (fake_type->kind() == c10::TypeKind::ListType) return list_argument(value, real_type, fake_type, size);
     if (value.is<ListValue>() || !enumeration_matches(value, real_type->kind())) return mismatch(value, real);
-    auto leaf = leaf_ivalue(value, options_);
+    auto leaf = leaf_ivalue(value, options_, EnumEncoding::as_int);
     if (!leaf) return leaf.error();
     jit::Value* lowered = leaf_argument(*leaf, *fake_type);
     if (!lowered) return mismatch(value, real);
@@ -475,7 +321,7 @@ class Lowering {
   Expected<jit::Value*> output_value(const Value& value) {
     if (value.is<NodeRef>()) return node_value(*value.as<NodeRef>().node, true);
     if (!value.is<ListValue>()) {
-      auto leaf = leaf_ivalue(value, options_);
+      auto leaf = leaf_ivalue(value, options_, EnumEncoding::as_int);
       if (!leaf) return leaf.error();
       return constant(*leaf);
     }
