@@ -6,7 +6,7 @@
 #include "daemon/search/dead_code.h"
 #include "daemon/search/node_to_load.h"
 #include "daemon/search/unused_inputs.h"
-#include "tests/search/support/search_case.h"
+#include "tests/support/search_case.h"
 
 using namespace minifyd;
 using namespace minifyd::search;

@@ -3,8 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include "common/graph_codec.h"
-#include "tests/search/support/run_search.h"
-#include "tests/search/support/search_case.h"
+#include "tests/support/run_search.h"
+#include "tests/support/search_case.h"
 
 using namespace minifyd;
 using namespace minifyd::search;

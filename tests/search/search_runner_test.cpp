@@ -4,8 +4,8 @@
 
 #include "common/canonical_hash.h"
 #include "daemon/search/search_runner.h"
-#include "tests/search/support/fake_evaluators.h"
-#include "tests/search/support/search_case.h"
+#include "tests/support/fake_evaluators.h"
+#include "tests/support/search_case.h"
 
 using namespace minifyd;
 using namespace minifyd::search;

@@ -1,8 +1,8 @@
 // delta-debugging alone: computations before the failing one replaced by their stored values.
 #include <catch2/catch.hpp>
 
-#include "tests/search/support/run_search.h"
-#include "tests/search/support/search_case.h"
+#include "tests/support/run_search.h"
+#include "tests/support/search_case.h"
 
 using namespace minifyd;
 using namespace minifyd::search;

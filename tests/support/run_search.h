@@ -8,7 +8,7 @@
 
 #include "daemon/search/minifier.h"
 #include "daemon/search/strategy_registry.h"
-#include "tests/search/support/fake_evaluators.h"
+#include "tests/support/fake_evaluators.h"
 
 namespace minifyd::search::test {
 
