@@ -14,20 +14,6 @@ using namespace minifyd::search::test;
 
 namespace {
 
-// a, b -> std_mean(a) -> (getitem, getitem_1) -> getitem + b * getitem_1, as make_fx writes it.
-SearchState std_mean_case() {
-  SearchCase c;
-  Node* a = c.input("a");
-  Node* b = c.input("b");
-  Node* std_mean = c.tuple_call("std_mean", "aten::std_mean.correction", {NodeRef{a}});
-  Node* first = c.getitem("getitem", std_mean, 0);
-  Node* second = c.getitem("getitem_1", std_mean, 1);
-  Node* mul = c.call("mul", "aten::mul.Tensor", {NodeRef{b}, NodeRef{second}});
-  Node* add = c.call("add", "aten::add.Tensor", {NodeRef{first}, NodeRef{mul}});
-  c.output_tuple({add});
-  return c.build();
-}
-
 // The hash of the tensor bound to a placeholder.
 std::string input_hash(const SearchState& state, const std::string& placeholder) {
   std::vector<Node*> placeholders = state.document.graph.placeholders();
@@ -40,7 +26,7 @@ std::string input_hash(const SearchState& state, const std::string& placeholder)
 }  // namespace
 
 TEST_CASE("a tuple-valued node becomes loads at its getitem users", "[search]") {
-  SearchState state = std_mean_case();
+  SearchState state = tup_use_case("a", "b");
   REQUIRE(convert_to_loads(state, 2, 3));
   CHECK(document_problems(state.document).empty());
   CHECK(node_names(state) ==
@@ -58,7 +44,7 @@ TEST_CASE("a tuple-valued node becomes loads at its getitem users", "[search]") 
 }
 
 TEST_CASE("placeholders, loads, the output and unstored values are never replaced", "[search]") {
-  SearchState state = std_mean_case();
+  SearchState state = tup_use_case("a", "b");
   CHECK_FALSE(convert_to_loads(state, 0, 2));  // a, b
   REQUIRE(convert_to_loads(state, 5, 6));      // mul
   CHECK_FALSE(convert_to_loads(state, 5, 6));  // mul, a load now

@@ -36,4 +36,20 @@ inline Value ref(Node* node) { return NodeRef{node}; }
 inline Value list(std::vector<Value> items) { return ListValue{std::move(items), false}; }
 inline Value tuple(std::vector<Value> items) { return ListValue{std::move(items), true}; }
 
+// The 10-node graph of the per-run timing tests: x, y -> mm, add (alpha 2), relu, max.dim, getitem,
+// view, clamp -> output. Takes two float32[4, 4] inputs.
+inline void build_ten_node_graph(Graph& graph) {
+  Node* x = placeholder(graph, "x");
+  Node* y = placeholder(graph, "y");
+  Node* mm = call(graph, "mm", "aten::mm", {ref(x), ref(y)});
+  Node* added = call(graph, "add", "aten::add.Tensor", {ref(mm), ref(x)}, {{"alpha", 2}});
+  Node* relu = call(graph, "relu", "aten::relu", {ref(added)});
+  Node* max = call(graph, "max", "aten::max.dim", {ref(relu), 1});
+  Node* values = call(graph, "values", "getitem", {ref(max), 0});
+  Node* view = call(graph, "view", "aten::view", {ref(values), list({-1, 1})});
+  Node* clamp = call(graph, "clamp", "aten::clamp", {ref(view), 0.0, 10.0});
+  output(graph, tuple({ref(clamp)}));
+  REQUIRE(graph.size() == 10);
+}
+
 }  // namespace minifyd::test

@@ -93,4 +93,19 @@ inline std::vector<std::string> node_names(const SearchState& state) {
   return names;
 }
 
+// PyTorch's test_tup_use as make_fx writes it:
+// f(a, b): tup = torch.std_mean(a); return (tup[0] + b * tup[1],)
+inline SearchState tup_use_case(const std::string& a_name = "a_1", const std::string& b_name = "b_1") {
+  SearchCase c;
+  Node* a = c.input(a_name);
+  Node* b = c.input(b_name);
+  Node* std_mean = c.tuple_call("std_mean", "aten::std_mean.correction", {NodeRef{a}});
+  Node* first = c.getitem("getitem", std_mean, 0);
+  Node* second = c.getitem("getitem_1", std_mean, 1);
+  Node* mul = c.call("mul", "aten::mul.Tensor", {NodeRef{b}, NodeRef{second}});
+  Node* add = c.call("add", "aten::add.Tensor", {NodeRef{first}, NodeRef{mul}});
+  c.output_tuple({add});
+  return c.build();
+}
+
 }  // namespace minifyd::search::test

@@ -352,17 +352,7 @@ TEST_CASE("a kernel's exception is a failure with its type and message", "[eager
 
 TEST_CASE("a 10-node graph runs cheaply many times", "[eager][timing]") {
   Graph graph;
-  Node* x = placeholder(graph, "x");
-  Node* y = placeholder(graph, "y");
-  Node* mm = call(graph, "mm", "aten::mm", {ref(x), ref(y)});
-  Node* added = call(graph, "add", "aten::add.Tensor", {ref(mm), ref(x)}, {{"alpha", 2}});
-  Node* relu = call(graph, "relu", "aten::relu", {ref(added)});
-  Node* max = call(graph, "max", "aten::max.dim", {ref(relu), 1});
-  Node* values = call(graph, "values", "getitem", {ref(max), 0});
-  Node* view = call(graph, "view", "aten::view", {ref(values), list({-1, 1})});
-  Node* clamp = call(graph, "clamp", "aten::clamp", {ref(view), 0.0, 10.0});
-  output(graph, tuple({ref(clamp)}));
-  REQUIRE(graph.size() == 10);
+  build_ten_node_graph(graph);
 
   EagerInterpreter interpreter(graph);
   std::vector<at::Tensor> inputs{sample({4, 4}), sample({4, 4})};

@@ -308,17 +308,7 @@ TEST_CASE("the warmup option", "[torchscript]") {
 
 TEST_CASE("a warm 10-node graph runs cheaply many times", "[torchscript][timing]") {
   Graph graph;
-  Node* x = placeholder(graph, "x");
-  Node* y = placeholder(graph, "y");
-  Node* mm = call(graph, "mm", "aten::mm", {ref(x), ref(y)});
-  Node* added = call(graph, "add", "aten::add.Tensor", {ref(mm), ref(x)}, {{"alpha", 2}});
-  Node* relu = call(graph, "relu", "aten::relu", {ref(added)});
-  Node* max = call(graph, "max", "aten::max.dim", {ref(relu), 1});
-  Node* values = call(graph, "values", "getitem", {ref(max), 0});
-  Node* view = call(graph, "view", "aten::view", {ref(values), list({-1, 1})});
-  Node* clamp = call(graph, "clamp", "aten::clamp", {ref(view), 0.0, 10.0});
-  output(graph, tuple({ref(clamp)}));
-  REQUIRE(graph.size() == 10);
+  build_ten_node_graph(graph);
 
   auto compiled = torchscript()->compile(graph, {}, {});
   REQUIRE(compiled.compiled);
