@@ -7,18 +7,10 @@
 #include <sstream>
 #include <vector>
 
+#include "worker/graph_values.h"
+
 namespace minifyd::worker {
 namespace {
-
-void flatten(const c10::IValue& value, std::vector<c10::IValue>& leaves) {
-  if (value.isTuple()) {
-    for (const c10::IValue& item : value.toTupleRef().elements()) flatten(item, leaves);
-  } else if (value.isList()) {
-    for (const c10::IValue& item : value.toListRef()) flatten(item, leaves);
-  } else {
-    leaves.push_back(value);
-  }
-}
 
 // Complex tensors are compared as their real and imaginary parts.
 at::Tensor as_real_double(const at::Tensor& tensor) {
@@ -41,10 +33,9 @@ std::string shape_text(const at::Tensor& tensor) {
 
 AccuracyCheck compare_outputs(const c10::IValue& eager, const c10::IValue& compiled,
                               const std::optional<c10::IValue>& fp64, const AccuracyOptions& options) {
-  std::vector<c10::IValue> refs, results, fp64s;
-  flatten(eager, refs);
-  flatten(compiled, results);
-  if (fp64) flatten(*fp64, fp64s);
+  std::vector<c10::IValue> refs = flatten_output(eager);
+  std::vector<c10::IValue> results = flatten_output(compiled);
+  std::vector<c10::IValue> fp64s = fp64 ? flatten_output(*fp64) : std::vector<c10::IValue>();
   AccuracyCheck check;
   auto fail = [&](const std::string& detail) {
     if (check.passes) check.detail = detail;

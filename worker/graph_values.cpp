@@ -1,6 +1,7 @@
 // Failure values, value descriptions and plain-value IValues.
 #include "worker/graph_values.h"
 
+#include <functional>
 #include <sstream>
 #include <typeinfo>
 #include <utility>
@@ -129,6 +130,21 @@ at::Tensor wrapped_number(const c10::IValue& number) {
   at::Tensor tensor = at::scalar_tensor(number.toScalar(), at::TensorOptions().dtype(dtype));
   tensor.unsafeGetTensorImpl()->set_wrapped_number(true);
   return tensor;
+}
+
+std::vector<c10::IValue> flatten_output(const c10::IValue& value) {
+  std::vector<c10::IValue> leaves;
+  std::function<void(const c10::IValue&)> walk = [&](const c10::IValue& item) {
+    if (item.isTuple()) {
+      for (const c10::IValue& element : item.toTupleRef().elements()) walk(element);
+    } else if (item.isList()) {
+      for (const c10::IValue& element : item.toListRef()) walk(element);
+    } else {
+      leaves.push_back(item);
+    }
+  };
+  walk(value);
+  return leaves;
 }
 
 c10::OperatorName operator_name(const std::string& target) {

@@ -48,6 +48,9 @@ const c10::TypePtr& without_optional(const c10::TypePtr& type);
 // number's default dtype, marked as a wrapped number so type promotion treats it as a scalar.
 at::Tensor wrapped_number(const c10::IValue& number);
 
+// The leaves of an output value in order: tuples and lists are walked, everything else is a leaf.
+std::vector<c10::IValue> flatten_output(const c10::IValue& value);
+
 // Splits "aten::add.Tensor" into the c10 operator name and overload ("" for the default one).
 c10::OperatorName operator_name(const std::string& target);
 

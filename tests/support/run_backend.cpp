@@ -1,29 +1,20 @@
 // Test tool: runs a graph directory with a backend, in process, and writes the outputs as a graph
 // directory of their own (an identity graph whose inputs are the outputs), so Python tests load
 // them with scripts/graph_format.py and compare with PyTorch.
-//   minifyd_run_backend GRAPH_DIR OUT_DIR --backend eager|torchscript|plugin:PATH [--backend-opt K=V]
+//   minifyd_run_backend GRAPH_DIR OUT_DIR --backend eager|torchscript|plugin:PATH
 #include <iostream>
 
 #include <CLI/CLI.hpp>
 
 #include "common/graph_codec.h"
 #include "worker/backends/backend_registry.h"
+#include "worker/graph_values.h"
 #include "worker/loaded_graph.h"
 #include "worker/tensor_writer.h"
 
 using namespace minifyd;
 
 namespace {
-
-void flatten(const c10::IValue& value, std::vector<c10::IValue>& leaves) {
-  if (value.isTuple()) {
-    for (const auto& item : value.toTupleRef().elements()) flatten(item, leaves);
-  } else if (value.isList()) {
-    for (const auto& item : value.toListRef()) flatten(item, leaves);
-  } else {
-    leaves.push_back(value);
-  }
-}
 
 int fail(const std::string& message) {
   std::cerr << "minifyd_run_backend: " << message << "\n";
@@ -35,11 +26,9 @@ int fail(const std::string& message) {
 int main(int argc, char** argv) {
   CLI::App app{"run a graph directory with a backend and save its outputs as a graph directory"};
   std::string graph_dir, out_dir, backend_name;
-  std::vector<std::string> backend_opts;
   app.add_option("graph_dir", graph_dir)->required();
   app.add_option("out_dir", out_dir)->required();
   app.add_option("--backend", backend_name)->required();
-  app.add_option("--backend-opt", backend_opts);
   CLI11_PARSE(app, argc, argv);
 
   auto document = load_graph_dir(graph_dir);
@@ -48,9 +37,7 @@ int main(int argc, char** argv) {
   if (!store) return fail(store.error().message);
   auto loaded = worker::load_graph(encode_graph_document(*document), *store, std::nullopt, nullptr);
   if (!loaded) return fail(loaded.error().message);
-  worker::BackendOptions options;
-  for (const std::string& pair : backend_opts) options[pair.substr(0, pair.find('='))] = pair.substr(pair.find('=') + 1);
-  auto backend = worker::make_backend(backend_name, options);
+  auto backend = worker::make_backend(backend_name, {});
   if (!backend) return fail(backend.error().message);
   worker::RunArguments arguments = worker::fresh_arguments(*loaded);
   auto compiled = (*backend)->compile(loaded->document.graph, arguments.constants, worker::BackendContext{});
@@ -58,8 +45,7 @@ int main(int argc, char** argv) {
   auto result = compiled.compiled->run(arguments.inputs);
   if (result.failure) return fail("run: " + result.failure->to_string());
 
-  std::vector<c10::IValue> leaves;
-  flatten(result.output, leaves);
+  std::vector<c10::IValue> leaves = worker::flatten_output(result.output);
   auto out_store = ContentStore::open(std::filesystem::path(out_dir) / store_dir_name, true);
   if (!out_store) return fail(out_store.error().message);
   GraphDocument outputs;
