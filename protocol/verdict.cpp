@@ -13,7 +13,8 @@ constexpr std::pair<AccuracyMode, const char*> accuracy_names[] = {
 constexpr std::pair<FailureKind, const char*> kind_names[] = {{FailureKind::crash, "crash"},
                                                               {FailureKind::exception, "exception"},
                                                               {FailureKind::accuracy, "accuracy"},
-                                                              {FailureKind::timeout, "timeout"}};
+                                                              {FailureKind::timeout, "timeout"},
+                                                              {FailureKind::nan, "nan"}};
 
 template <class Enum, std::size_t N>
 const char* name_of(const std::pair<Enum, const char*> (&names)[N], Enum value) {
@@ -107,7 +108,8 @@ std::string describe(const Verdict& verdict) {
                 std::to_string(verdict.accuracy->rmse_compiled) + " vs eager " +
                 std::to_string(verdict.accuracy->rmse_eager) + ")";
       break;
-    case FailureKind::timeout: text += " (" + verdict.message + ")"; break;
+    case FailureKind::timeout:
+    case FailureKind::nan: text += " (" + verdict.message + ")"; break;
   }
   if (!verdict.node.empty()) text += " at node '" + verdict.node + "'";
   return text;

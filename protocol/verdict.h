@@ -17,6 +17,7 @@ enum class FailureKind {
   exception,  // the backend or an operator threw (exception_type, message)
   accuracy,   // outputs differ from the eager and fp64 references (accuracy holds the figures)
   timeout,    // no answer within the query's time limit; the worker was killed
+  nan,        // the compiled output holds NaN or Inf while no input does (message names the output)
 };
 
 const char* to_string(AccuracyMode mode);

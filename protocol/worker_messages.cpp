@@ -63,6 +63,7 @@ Expected<EvaluateRequest> decode_evaluate(const JsonView& view) {
   auto mode = parse_accuracy_mode(accuracy);
   if (!mode) return view.error("accuracy: unknown mode '" + accuracy + "' (off, accuracy, strict-accuracy)");
   request->accuracy = *mode;
+  if (auto read = view.read_optional("nan_check", request->nan_check); !read) return read.error();
   return request;
 }
 
@@ -132,7 +133,7 @@ json encode(const WorkerRequest& request) {
         if constexpr (std::is_same_v<T, EvaluateRequest>)
           return {{"type", "evaluate"}, {"id", r.id},           {"graph", r.graph},
                   {"store", r.store},   {"backend", r.backend}, {"backend_options", r.backend_options},
-                  {"accuracy", to_string(r.accuracy)}};
+                  {"accuracy", to_string(r.accuracy)}, {"nan_check", r.nan_check}};
         else if constexpr (std::is_same_v<T, PropagateRequest>)
           return {{"type", "propagate"}, {"id", r.id}, {"graph", r.graph}, {"store", r.store}};
         else

@@ -47,6 +47,8 @@ struct EvaluateRequest {
   std::string backend;   // "eager", "torchscript" or "plugin:PATH.so"
   std::map<std::string, std::string> backend_options;
   AccuracyMode accuracy = AccuracyMode::off;
+  // Also fail when the compiled output holds NaN or Inf while no input does (checked before accuracy).
+  bool nan_check = false;
 };
 
 // Run eagerly and write every intermediate tensor into the store (fx_minifier's ConcreteProp).

@@ -10,6 +10,7 @@
 #include "worker/accuracy.h"
 #include "worker/backends/backend_registry.h"
 #include "worker/loaded_graph.h"
+#include "worker/nan_check.h"
 #include "worker/tensor_writer.h"
 
 namespace minifyd::worker {
@@ -32,6 +33,14 @@ protocol::Verdict exception_verdict(const NodeFailure& failure) {
   verdict.message = (failure.argument.empty() ? "" : "argument '" + failure.argument + "': ") + failure.message;
   verdict.node = failure.node;
   verdict.op = failure.op;
+  return verdict;
+}
+
+protocol::Verdict nan_verdict(const std::string& output) {
+  protocol::Verdict verdict;
+  verdict.pass = false;
+  verdict.kind = protocol::FailureKind::nan;
+  verdict.message = output + " while no input does";
   return verdict;
 }
 
@@ -66,6 +75,9 @@ protocol::WorkerReply RequestHandler::evaluate(const protocol::EvaluateRequest& 
   protocol::EvaluateReply reply;
   reply.id = request.id;
   EagerOptions eager_options{cuda_device_, false};
+  // The inputs as loaded: the run may write to its own copies in place. An input holding NaN or
+  // Inf explains a non-finite output, so the nan check has nothing to report then.
+  bool check_nan = request.nan_check && !holds_non_finite(loaded->inputs);
   // The compiled graph keeps its constants for as long as it lives.
   RunArguments compiled_arguments = fresh_arguments(*loaded);
   auto start = Clock::now();
@@ -81,6 +93,12 @@ protocol::WorkerReply RequestHandler::evaluate(const protocol::EvaluateRequest& 
   if (result.failure) {
     reply.verdict = exception_verdict(*result.failure);
     return reply;
+  }
+  if (check_nan) {
+    if (auto non_finite = non_finite_output(result.output)) {
+      reply.verdict = nan_verdict(*non_finite);
+      return reply;
+    }
   }
   if (request.accuracy == protocol::AccuracyMode::off) return reply;
 

@@ -14,6 +14,7 @@ void EvaluationOptions::add_to(CLI::App& command) {
                                  "fail on numbers worse than eager's against an fp64 reference (floating outputs)");
   command.add_flag("--strict-accuracy", strict_accuracy, "fail on any divergence from eager, non-floating outputs included")
       ->excludes(loose);
+  command.add_flag("--nan", nan_check, "fail when the compiled output holds NaN/Inf while no input does");
   command.add_option("--check-str", check_str,
                      "count a failure only if this regex matches its exception, message, signal or stderr");
   command.add_option("--timeout", timeout_seconds, "seconds before a query counts as hung")

@@ -21,6 +21,7 @@ struct EvaluationOptions {
   std::vector<std::string> backend_opts;  // KEY=VALUE
   bool accuracy = false;
   bool strict_accuracy = false;
+  bool nan_check = false;  // --nan
   std::string check_str;
   double timeout_seconds = 60;
   std::string worker;  // minify-worker path; default: found beside minify

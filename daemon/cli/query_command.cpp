@@ -43,6 +43,7 @@ int query(const QueryOptions& options) {
   request.backend = options.evaluation.backend_spec();
   request.backend_options = *backend_options;
   request.accuracy = options.evaluation.accuracy_mode();
+  request.nan_check = options.evaluation.nan_check;
 
   boost::asio::io_context io;
   PoolConfig pool_config{*worker, {PoolSlot{}}, /*warm_spares=*/false, 1};

@@ -1,6 +1,7 @@
 # End-to-end tests of `minify query`: real worker processes running real exported graphs under the
-# eager and torchscript backends and under the faulty plugin, one fault per case; every failure
-# gets the right verdict kind and exit code, a relu-free graph passes under every fault.
+# eager and torchscript backends and under the faulty plugin, one fault per case (and two at once);
+# every failure gets the right verdict kind and exit code, a relu-free graph passes under every
+# fault; --nan fails a graph that makes NaN from finite inputs.
 import argparse
 import json
 import os
@@ -22,10 +23,20 @@ def without_relu(x, w):
     return (torch.sigmoid(x @ w) * 2.0 + 1.0,)
 
 
-def export(fn, out_dir):
+def nan_from_finite(x):
+    x = x * 3
+    x = x + 5
+    x = x.cos()
+    zero = x - x
+    r = zero / zero
+    r = r + 3
+    return (r * 2,)
+
+
+def export(fn, out_dir, shapes=((4, 8), (8, 3))):
     shutil.rmtree(out_dir, ignore_errors=True)
     torch.manual_seed(0)
-    export_fx.export(fn, [torch.randn(4, 8), torch.randn(8, 3)], out_dir)
+    export_fx.export(fn, [torch.randn(*shape) for shape in shapes], out_dir)
     return out_dir
 
 
@@ -90,6 +101,28 @@ def test_check_str(minify, faulty, work):
            f"a failure that does not match --check-str does not count: {result}")
 
 
+def test_several_faults(minify, faulty, work):
+    # One backend, two faults: a segfault at relu and an exception at sigmoid.
+    backend = ["--backend", f"plugin:{faulty}", "--backend-opt", "fault=segfault",
+               "--backend-opt", "fault.aten::sigmoid=throw"]
+    code, result = query(minify, export(with_relu, os.path.join(work, "relu")), *backend)
+    expect(code == 1 and result["verdict"].get("signal") == "SIGSEGV", f"relu: exit {code}: {result}")
+    code, result = query(minify, export(without_relu, os.path.join(work, "sigmoid")), *backend)
+    verdict = result["verdict"]
+    expect(code == 1 and verdict["kind"] == "exception" and verdict.get("node") == "sigmoid",
+           f"sigmoid: exit {code}: {result}")
+
+
+def test_nan(minify, faulty, work):
+    graph = export(nan_from_finite, os.path.join(work, "nan"), shapes=((3,),))
+    code, result = query(minify, graph, "--backend", "eager", "--nan")
+    verdict = result["verdict"]
+    expect(code == 1 and result["fails"] and verdict["kind"] == "nan", f"--nan: exit {code}: {result}")
+    expect(verdict["message"] == "output[0] holds NaN (3 of 3 elements) while no input does", f"--nan: {verdict}")
+    code, result = query(minify, graph, "--backend", "eager")
+    expect(code == 0 and result["verdict"] == {"status": "pass"}, f"without --nan: exit {code}: {result}")
+
+
 def test_bad_input(minify, faulty, work):
     graph = export(with_relu, os.path.join(work, "relu"))
     code, result = query(minify, graph, "--backend", "tpu")
@@ -112,7 +145,7 @@ def test_bad_input(minify, faulty, work):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--case", required=True, help="a fault name, or backends_pass, check_str, bad_input")
+    parser.add_argument("--case", required=True, help="a fault name, or backends_pass, check_str, several_faults, nan, bad_input")
     parser.add_argument("--minify", required=True)
     parser.add_argument("--faulty", required=True, help="the faulty plugin")
     parser.add_argument("--work", required=True)

@@ -1,5 +1,6 @@
-// The faulty backend plugin for tests: computes like eager, and injects one chosen fault (a crash,
-// an exception, a hang, wrong numbers, out of memory, a compile error) at chosen operators.
+// The faulty backend plugin for tests: computes like eager, and injects chosen faults (a crash, an
+// exception, a hang, wrong numbers, out of memory, a compile error) at chosen operators, one fault
+// per operator.
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -10,23 +11,29 @@
 #include <cstdlib>
 #include <exception>
 #include <fstream>
+#include <map>
 #include <optional>
-#include <set>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <thread>
-#include <unordered_set>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include <ATen/ATen.h>
 #include <ATen/core/grad_mode.h>
 
+#include "common/expected.h"
 #include "worker/backend.h"
 
 namespace faulty {
 
+using minifyd::Error;
+using minifyd::ErrorKind;
+using minifyd::Expected;
 using minifyd::Graph;
+using minifyd::make_error;
 using minifyd::Node;
 using minifyd::OpCode;
 using minifyd::worker::Backend;
@@ -55,10 +62,19 @@ const std::pair<const char*, Fault> fault_names[] = {
     {"precise", Fault::precise},
 };
 
+// Which fault each operator gets, by node target, matched exactly.
 struct Config {
-  Fault fault = Fault::throw_;
-  std::set<std::string> ops;  // node targets, matched exactly
+  std::map<std::string, Fault> faults;
+
+  bool any(Fault fault) const {
+    return std::any_of(faults.begin(), faults.end(), [&](const auto& entry) { return entry.second == fault; });
+  }
+  bool only(Fault fault) const {
+    return std::all_of(faults.begin(), faults.end(), [&](const auto& entry) { return entry.second == fault; });
+  }
 };
+
+constexpr std::string_view per_operator_prefix = "fault.";
 
 std::string fault_list() {
   std::string text;
@@ -72,42 +88,62 @@ std::string trimmed(const std::string& text) {
   return text.substr(begin, text.find_last_not_of(" \t") - begin + 1);
 }
 
-// Refusals go to *error; the worker reports them when the backend is created.
-std::optional<Config> parse_config(const BackendOptions& options, std::string* error) {
+Error refusal(std::string message) {
+  return make_error(ErrorKind::invalid_input, "faulty backend: " + std::move(message));
+}
+
+Expected<Fault> parse_fault(const std::string& option, const std::string& name) {
+  auto named = std::find_if(std::begin(fault_names), std::end(fault_names),
+                            [&](const auto& entry) { return name == entry.first; });
+  if (named == std::end(fault_names))
+    return refusal("option '" + option + "': unknown fault '" + name + "' (" + fault_list() + ")");
+  return named->second;
+}
+
+// Adds one (operator, fault) pair; `option` is the option that names the operator.
+Expected<void> add_fault(Config& config, const std::string& option, const std::string& op, Fault fault) {
+  if (op.empty()) return refusal("option '" + option + "' has an empty operator name");
+  auto [entry, added] = config.faults.emplace(op, fault);
+  if (!added && entry->second != fault) return refusal("option '" + option + "': operator '" + op + "' is given two faults");
+  return {};
+}
+
+// The op/fault pair puts one fault at every operator of a comma-separated list; each
+// fault.OPERATOR=FAULT adds one more pair. The worker reports a refusal when it creates the backend.
+Expected<Config> parse_config(const BackendOptions& options) {
   Config config;
-  std::string ops = "aten::relu";
-  std::optional<std::string> fault;
+  std::optional<std::string> ops;
+  std::optional<std::string> fault_name;
   for (const auto& [key, value] : options) {
     if (key == "op") {
       ops = value;
     } else if (key == "fault") {
-      fault = value;
+      fault_name = value;
+    } else if (key.rfind(per_operator_prefix, 0) == 0) {
+      auto fault = parse_fault(key, value);
+      if (!fault) return fault.error();
+      if (auto added = add_fault(config, key, trimmed(key.substr(per_operator_prefix.size())), *fault); !added)
+        return added.error();
     } else {
-      *error = "faulty backend: unknown option '" + key + "' (options: op, fault)";
-      return std::nullopt;
+      return refusal("unknown option '" + key + "' (options: op, fault, fault.OPERATOR)");
     }
   }
-  if (!fault) {
-    *error = "faulty backend: option 'fault' is required (" + fault_list() + ")";
-    return std::nullopt;
-  }
-  auto named = std::find_if(std::begin(fault_names), std::end(fault_names),
-                           [&](const auto& entry) { return *fault == entry.first; });
-  if (named == std::end(fault_names)) {
-    *error = "faulty backend: unknown fault '" + *fault + "' (" + fault_list() + ")";
-    return std::nullopt;
-  }
-  config.fault = named->second;
-  for (std::size_t start = 0; start <= ops.size();) {
-    std::size_t comma = std::min(ops.find(',', start), ops.size());
-    std::string op = trimmed(ops.substr(start, comma - start));
-    if (op.empty()) {
-      *error = "faulty backend: option 'op' has an empty operator name in '" + ops + "'";
-      return std::nullopt;
+  if (ops && !fault_name) return refusal("option 'op' needs option 'fault' (" + fault_list() + ")");
+  if (fault_name) {
+    auto fault = parse_fault("fault", *fault_name);
+    if (!fault) return fault.error();
+    std::string list = ops.value_or("aten::relu");
+    for (std::size_t start = 0; start <= list.size();) {
+      std::size_t comma = std::min(list.find(',', start), list.size());
+      if (auto added = add_fault(config, "op", trimmed(list.substr(start, comma - start)), *fault); !added)
+        return added.error();
+      start = comma + 1;
     }
-    config.ops.insert(op);
-    start = comma + 1;
   }
+  if (config.faults.empty())
+    return refusal("option 'fault' or 'fault.OPERATOR' is required (" + fault_list() + ")");
+  if (config.any(Fault::precise) && !config.only(Fault::precise))
+    return refusal("fault 'precise' computes the whole graph and combines with no other fault");
   return config;
 }
 
@@ -211,10 +247,26 @@ NodeFailure compile_failure(const Node& node, std::string message) {
   return failure;
 }
 
-std::optional<NodeFailure> refuse_ops(const Graph& graph, const std::set<std::string>& ops) {
-  for (const Node* node : graph.nodes())
-    if (node->op() == OpCode::call_function && ops.count(node->target()))
+// The graph's nodes whose operator has a fault.
+using FaultyNodes = std::unordered_map<const Node*, Fault>;
+
+FaultyNodes faulty_nodes_of(const Graph& graph, const Config& config) {
+  FaultyNodes nodes;
+  for (const Node* node : graph.nodes()) {
+    if (node->op() != OpCode::call_function) continue;
+    auto found = config.faults.find(node->target());
+    if (found != config.faults.end()) nodes.emplace(node, found->second);
+  }
+  return nodes;
+}
+
+// The first node, in graph order, whose fault is compile-error.
+std::optional<NodeFailure> refuse_ops(const Graph& graph, const FaultyNodes& faulty_nodes) {
+  for (const Node* node : graph.nodes()) {
+    auto found = faulty_nodes.find(node);
+    if (found != faulty_nodes.end() && found->second == Fault::compile_error)
       return compile_failure(*node, "cannot compile " + node->target() + " (node '" + node->name() + "')");
+  }
   return std::nullopt;
 }
 
@@ -232,26 +284,25 @@ std::optional<NodeFailure> refuse_input_outputs(const Graph& graph) {
 
 // --- compiled graphs ---
 
-// Runs the eager interpreter, injecting the fault at the chosen nodes.
+// Runs the eager interpreter, injecting each faulty node's fault when it has run.
 class FaultyGraph : public CompiledGraph {
  public:
-  FaultyGraph(const Graph& graph, const ConstantMap& constants, const EagerOptions& options, Fault fault,
-              std::unordered_set<const Node*> faulty_nodes)
-      : interpreter_(graph, options), constants_(constants), fault_(fault), faulty_nodes_(std::move(faulty_nodes)) {}
+  FaultyGraph(const Graph& graph, const ConstantMap& constants, const EagerOptions& options, FaultyNodes faulty_nodes)
+      : interpreter_(graph, options), constants_(constants), faulty_nodes_(std::move(faulty_nodes)) {}
 
   const NodeFailure* preparation_failure() const { return interpreter_.preparation_failure(); }
 
   EagerResult run(const std::vector<c10::IValue>& inputs) override {
     return interpreter_.run(inputs, constants_, [this](const Node& node, const c10::IValue& value) {
-      if (faulty_nodes_.count(&node)) inject(fault_, node, value);
+      auto found = faulty_nodes_.find(&node);
+      if (found != faulty_nodes_.end()) inject(found->second, node, value);
     });
   }
 
  private:
   EagerInterpreter interpreter_;
   const ConstantMap& constants_;
-  Fault fault_;
-  std::unordered_set<const Node*> faulty_nodes_;
+  FaultyNodes faulty_nodes_;
 };
 
 // As the seeds' cast_to_fp64: floating tensors become float64, everything else is left alone.
@@ -328,17 +379,13 @@ class FaultyBackend : public Backend {
   std::string name() const override { return "faulty"; }
 
   CompileResult compile(const Graph& graph, const ConstantMap& constants, const BackendContext& context) override {
-    std::optional<NodeFailure> refused;
-    if (config_.fault == Fault::compile_error) refused = refuse_ops(graph, config_.ops);
-    if (config_.fault == Fault::output_is_input) refused = refuse_input_outputs(graph);
+    FaultyNodes faulty_nodes = faulty_nodes_of(graph, config_);
+    std::optional<NodeFailure> refused = refuse_ops(graph, faulty_nodes);
+    if (!refused && config_.any(Fault::output_is_input)) refused = refuse_input_outputs(graph);
     if (refused) return {nullptr, std::move(refused)};
-    if (config_.fault == Fault::precise)
+    if (config_.any(Fault::precise))
       return prepared(std::make_unique<PreciseGraph>(graph, constants, context.eager_options));
-    std::unordered_set<const Node*> faulty_nodes;
-    for (const Node* node : graph.nodes())
-      if (node->op() == OpCode::call_function && config_.ops.count(node->target())) faulty_nodes.insert(node);
-    return prepared(std::make_unique<FaultyGraph>(graph, constants, context.eager_options, config_.fault,
-                                                  std::move(faulty_nodes)));
+    return prepared(std::make_unique<FaultyGraph>(graph, constants, context.eager_options, std::move(faulty_nodes)));
   }
 
  private:
@@ -357,8 +404,11 @@ extern "C" int minifyd_backend_abi(void) { return MINIFYD_FAULTY_ABI_VERSION; }
 extern "C" minifyd::worker::Backend* minifyd_create_backend(const minifyd::worker::BackendOptions* options,
                                                             std::string* error) {
   try {
-    std::optional<faulty::Config> config = faulty::parse_config(*options, error);
-    if (!config) return nullptr;
+    minifyd::Expected<faulty::Config> config = faulty::parse_config(*options);
+    if (!config) {
+      *error = config.error().message;
+      return nullptr;
+    }
     return new faulty::FaultyBackend(std::move(*config));
   } catch (const std::exception& thrown) {  // nothing may escape the plugin interface
     *error = std::string("faulty backend: ") + thrown.what();

@@ -26,6 +26,7 @@ TEST_CASE("requests round-trip", "[worker_messages]") {
   evaluate.backend = "plugin:/x/libfaulty.so";
   evaluate.backend_options = {{"op", "aten::relu"}, {"fault", "segfault"}};
   evaluate.accuracy = AccuracyMode::strict_accuracy;
+  evaluate.nan_check = true;
   auto decoded = decode_request(encode(WorkerRequest(evaluate)));
   REQUIRE(decoded.has_value());
   const auto& back = std::get<EvaluateRequest>(*decoded);
@@ -33,6 +34,14 @@ TEST_CASE("requests round-trip", "[worker_messages]") {
   CHECK(back.graph == evaluate.graph);
   CHECK(back.backend_options == evaluate.backend_options);
   CHECK(back.accuracy == AccuracyMode::strict_accuracy);
+  CHECK(back.nan_check);
+
+  // nan_check is optional: a request without it (an older coordinator's) does not check.
+  json without_nan_check = encode(WorkerRequest(evaluate));
+  without_nan_check.erase("nan_check");
+  auto older = decode_request(without_nan_check);
+  REQUIRE(older.has_value());
+  CHECK_FALSE(std::get<EvaluateRequest>(*older).nan_check);
 
   auto shutdown = decode_request(encode(WorkerRequest(ShutdownRequest{9})));
   REQUIRE(shutdown.has_value());
@@ -66,6 +75,20 @@ TEST_CASE("replies round-trip, non-finite accuracy figures included", "[worker_m
   auto error = decode_reply(encode(WorkerReply(ErrorReply{5, "blob missing"})));
   REQUIRE(error.has_value());
   CHECK(std::get<ErrorReply>(*error).message == "blob missing");
+}
+
+TEST_CASE("a nan verdict round-trips and describes the output holding NaN", "[worker_messages]") {
+  Verdict verdict;
+  verdict.pass = false;
+  verdict.kind = FailureKind::nan;
+  verdict.message = "output[0] holds NaN (3 of 3 elements) while no input does";
+  CHECK(encode(verdict) == json{{"status", "fail"}, {"kind", "nan"}, {"message", verdict.message}});
+  auto decoded = decode_verdict(encode(verdict));
+  REQUIRE(decoded.has_value());
+  CHECK(decoded->kind == FailureKind::nan);
+  CHECK(decoded->message == verdict.message);
+  CHECK(describe(*decoded) == "fail: nan (output[0] holds NaN (3 of 3 elements) while no input does)");
+  CHECK(parse_failure_kind("nan") == FailureKind::nan);
 }
 
 TEST_CASE("a hello of another protocol version is refused before any work", "[worker_messages]") {
@@ -103,6 +126,9 @@ TEST_CASE("malformed requests are refused naming the field", "[worker_messages]"
   bad = evaluate;
   bad["accuracy"] = "loose";
   CHECK(refusal_of_request(bad) == "accuracy: unknown mode 'loose' (off, accuracy, strict-accuracy)");
+  bad = evaluate;
+  bad["nan_check"] = "yes";
+  CHECK(refusal_of_request(bad) == "nan_check: expected a bool, got a string");
 }
 
 TEST_CASE("malformed replies are refused naming the field", "[worker_messages]") {

@@ -21,13 +21,14 @@ inline std::vector<float> sample_values() {
   return values;
 }
 
-// A graph directory whose one input is float32[4, 8] holding sample_values(); `build` adds the
-// nodes after the placeholder "x" (it gets x) and must end with the output node.
+// A graph directory whose one input is float32[4, 8] holding `values` (32 of them); `build` adds
+// the nodes after the placeholder "x" (it gets x) and must end with the output node.
 inline std::filesystem::path write_graph_dir(const std::filesystem::path& dir,
-                                             const std::function<void(Graph&, Node* x)>& build) {
+                                             const std::function<void(Graph&, Node* x)>& build,
+                                             const std::vector<float>& values = sample_values()) {
+  REQUIRE(values.size() == 32);
   auto store = ContentStore::open(dir / store_dir_name, true);
   REQUIRE(store.has_value());
-  std::vector<float> values = sample_values();
   auto hash = store->put(values.data(), values.size() * sizeof(float));
   REQUIRE(hash.has_value());
   GraphDocument document;

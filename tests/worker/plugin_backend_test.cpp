@@ -26,11 +26,22 @@ using namespace minifyd::test;
 namespace {
 
 
-std::unique_ptr<Backend> faulty(const std::string& fault, const std::string& op = "aten::relu") {
-  auto backend = worker::load_plugin_backend(MINIFYD_FAULTY_PLUGIN, {{"fault", fault}, {"op", op}});
+std::unique_ptr<Backend> faulty_with(const BackendOptions& options) {
+  auto backend = worker::load_plugin_backend(MINIFYD_FAULTY_PLUGIN, options);
   INFO((backend ? std::string() : backend.error().message));
   REQUIRE(backend.has_value());
   return std::move(*backend);
+}
+
+std::unique_ptr<Backend> faulty(const std::string& fault, const std::string& op = "aten::relu") {
+  return faulty_with({{"fault", fault}, {"op", op}});
+}
+
+// The refusal of a plugin created with `options`.
+std::string refusal(const BackendOptions& options) {
+  auto backend = worker::load_plugin_backend(MINIFYD_FAULTY_PLUGIN, options);
+  REQUIRE_FALSE(backend.has_value());
+  return backend.error().message;
 }
 
 CompileResult compile(Backend& backend, const Graph& graph) {
@@ -74,6 +85,15 @@ Graph relu_and_sin() {
   Node* relu = call(graph, "relu", "aten::relu", {ref(x)});
   Node* sin = call(graph, "sin", "aten::sin", {ref(x)});
   output(graph, tuple({ref(relu), ref(sin)}));
+  return graph;
+}
+
+// out = sigmoid(x) * 2
+Graph sigmoid_only() {
+  Graph graph;
+  Node* x = placeholder(graph, "x");
+  Node* sigmoid = call(graph, "sigmoid", "aten::sigmoid", {ref(x)});
+  output(graph, ref(call(graph, "mul", "aten::mul.Tensor", {ref(sigmoid), 2})));
   return graph;
 }
 
@@ -128,6 +148,32 @@ TEST_CASE("wrong perturbs the chosen operators' results, one or several", "[plug
   CHECK(got_both[1].toTensor().equal(expected[1].toTensor() + 1));
 }
 
+TEST_CASE("fault.OPERATOR adds a fault of its own to an operator, beside the op/fault pair", "[plugin]") {
+  // Crashes take the worker down and are tested through real workers (tests/cli, query.several_faults);
+  // here: wrong numbers at relu and an exception at sigmoid, from one backend.
+  auto backend = faulty_with({{"op", "aten::relu"}, {"fault", "wrong"}, {"fault.aten::sigmoid", "throw"}});
+
+  EagerResult thrown = run(*backend, sigmoid_only(), {sample()});
+  REQUIRE_FALSE(thrown.ok());
+  CHECK(thrown.failure->node == "sigmoid");
+  CHECK(thrown.failure->exception_type == "std::runtime_error");
+  CHECK(thrown.failure->message.find("aten::sigmoid") != std::string::npos);
+
+  Graph graph = relu_and_sin();
+  EagerResult perturbed = run(*backend, graph, {sample()});
+  REQUIRE(perturbed.ok());
+  c10::IValue reference = eager(graph, {sample()});
+  const auto& expected = reference.toTupleRef().elements();
+  const auto& got = perturbed.output.toTupleRef().elements();
+  CHECK(got[0].toTensor().equal(expected[0].toTensor() + 1));
+  CHECK(got[1].toTensor().equal(expected[1].toTensor()));
+
+  // Without the pair, fault.OPERATOR alone is enough.
+  EagerResult alone = run(*faulty_with({{"fault.aten::sigmoid", "throw"}}), sigmoid_only(), {sample()});
+  REQUIRE_FALSE(alone.ok());
+  CHECK(alone.failure->node == "sigmoid");
+}
+
 TEST_CASE("compile-error refuses graphs holding the operator, naming its node", "[plugin]") {
   CompileResult compiled = compile(*faulty("compile-error"), relu_and_sin());
   CHECK_FALSE(compiled.compiled);
@@ -180,6 +226,18 @@ TEST_CASE("the plugin refuses unknown faults and options when created", "[plugin
   auto empty_op = worker::load_plugin_backend(MINIFYD_FAULTY_PLUGIN, {{"fault", "throw"}, {"op", "aten::relu,"}});
   REQUIRE_FALSE(empty_op.has_value());
   CHECK(empty_op.error().message.find("empty operator name") != std::string::npos);
+}
+
+TEST_CASE("the plugin refuses per-operator faults it cannot apply, naming the option", "[plugin]") {
+  CHECK_THAT(refusal({{"fault.aten::sigmoid", "melt"}}),
+             Catch::Contains("option 'fault.aten::sigmoid': unknown fault 'melt'"));
+  CHECK_THAT(refusal({{"fault.", "throw"}}), Catch::Contains("option 'fault.' has an empty operator name"));
+  CHECK_THAT(refusal({{"op", "aten::relu"}}), Catch::Contains("option 'op' needs option 'fault'"));
+  CHECK_THAT(refusal({}), Catch::Contains("option 'fault' or 'fault.OPERATOR' is required"));
+  CHECK_THAT(refusal({{"fault", "segfault"}, {"fault.aten::relu", "throw"}}),
+             Catch::Contains("operator 'aten::relu' is given two faults"));
+  CHECK_THAT(refusal({{"fault", "precise"}, {"fault.aten::sigmoid", "throw"}}),
+             Catch::Contains("fault 'precise' computes the whole graph"));
 }
 
 TEST_CASE("the loader refuses missing files, foreign libraries and other ABI versions, naming the path",
