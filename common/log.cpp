@@ -17,13 +17,18 @@ spdlog::logger& logger() {
   return *instance;
 }
 
+constexpr spdlog::level::level_enum spdlog_levels[] = {spdlog::level::debug, spdlog::level::info,
+                                                       spdlog::level::warn, spdlog::level::err,
+                                                       spdlog::level::off};
+
 }  // namespace
 
-void set_level(Level level) {
-  static constexpr spdlog::level::level_enum levels[] = {spdlog::level::debug, spdlog::level::info,
-                                                         spdlog::level::warn, spdlog::level::err,
-                                                         spdlog::level::off};
-  logger().set_level(levels[static_cast<int>(level)]);
+void set_level(Level level) { logger().set_level(spdlog_levels[static_cast<int>(level)]); }
+
+Level level() {
+  for (int i = 0; i < 5; ++i)
+    if (logger().level() == spdlog_levels[i]) return static_cast<Level>(i);
+  return Level::info;
 }
 
 bool parse_level(const std::string& name, Level& out) {

@@ -11,6 +11,7 @@ enum class Level { debug, info, warn, error, off };
 
 // Sets the level of the process-wide logger (thread-safe). Logs go to stderr.
 void set_level(Level level);
+Level level();
 // Parses "debug" / "info" / "warn" / "error" / "off"; false when the name is unknown.
 bool parse_level(const std::string& name, Level& out);
 

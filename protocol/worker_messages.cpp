@@ -89,20 +89,9 @@ Expected<PropagateReply> decode_propagate_reply(const JsonView& view, std::uint6
   auto count = values->array_size();
   if (!count) return count.error();
   for (std::size_t i = 0; i < *count; ++i) {
-    JsonView item = values->item(i);
-    PropagatedValue value;
-    if (auto read = item.read("node", value.node); !read) return read.error();
-    auto storage = item.field("storage");
-    if (!storage) return storage.error();
-    auto storage_ref = decode_storage_ref(*storage);
-    if (!storage_ref) return storage_ref.error();
-    value.storage = std::move(*storage_ref);
-    auto tensor = item.field("tensor");
-    if (!tensor) return tensor.error();
-    auto meta = decode_tensor_meta(*tensor);
-    if (!meta) return meta.error();
-    value.tensor = std::move(*meta);
-    reply.values.push_back(std::move(value));
+    auto value = decode_propagated_value(values->item(i));
+    if (!value) return value.error();
+    reply.values.push_back(std::move(*value));
   }
   return reply;
 }
@@ -151,9 +140,7 @@ json encode(const WorkerReply& reply) {
                   {"compile_ms", r.compile_ms}, {"run_ms", r.run_ms}};
         } else if constexpr (std::is_same_v<T, PropagateReply>) {
           json values = json::array();
-          for (const PropagatedValue& value : r.values)
-            values.push_back({{"node", value.node}, {"storage", encode_storage_ref(value.storage)},
-                              {"tensor", encode_tensor_meta(value.tensor)}});
+          for (const PropagatedValue& value : r.values) values.push_back(encode(value));
           return {{"type", "propagated"}, {"id", r.id}, {"values", std::move(values)}, {"root", r.root}};
         } else {
           return {{"type", "error"}, {"id", r.id}, {"message", r.message}};
@@ -242,6 +229,26 @@ Expected<WorkerReply> decode_reply(const json& message) {
     return WorkerReply(std::move(reply));
   }
   return view.error("type: unknown reply type '" + *type + "' (verdict, propagated, error)");
+}
+
+nlohmann::json encode(const PropagatedValue& value) {
+  return {{"node", value.node}, {"storage", encode_storage_ref(value.storage)}, {"tensor", encode_tensor_meta(value.tensor)}};
+}
+
+Expected<PropagatedValue> decode_propagated_value(const JsonView& view) {
+  PropagatedValue value;
+  if (auto read = view.read("node", value.node); !read) return read.error();
+  auto storage = view.field("storage");
+  if (!storage) return storage.error();
+  auto storage_ref = decode_storage_ref(*storage);
+  if (!storage_ref) return storage_ref.error();
+  value.storage = std::move(*storage_ref);
+  auto tensor = view.field("tensor");
+  if (!tensor) return tensor.error();
+  auto meta = decode_tensor_meta(*tensor);
+  if (!meta) return meta.error();
+  value.tensor = std::move(*meta);
+  return value;
 }
 
 }  // namespace minifyd::protocol

@@ -14,6 +14,7 @@
 
 #include "common/expected.h"
 #include "common/graph_document.h"
+#include "common/json_view.h"
 #include "protocol/verdict.h"
 
 namespace minifyd::protocol {
@@ -94,6 +95,9 @@ struct ErrorReply {
 };
 
 using WorkerReply = std::variant<EvaluateReply, PropagateReply, ErrorReply>;
+
+nlohmann::json encode(const PropagatedValue& value);
+Expected<PropagatedValue> decode_propagated_value(const JsonView& view);
 
 nlohmann::json encode(const WorkerHello& hello);
 nlohmann::json encode(const WorkerRequest& request);

@@ -14,5 +14,6 @@ using Action = std::function<int()>;
 void add_validate_command(CLI::App& app, Action& action);
 void add_store_commands(CLI::App& app, Action& action);
 void add_query_command(CLI::App& app, Action& action);
+void add_run_command(CLI::App& app, Action& action);
 
 }  // namespace minifyd::cli

@@ -7,8 +7,8 @@
 
 namespace minifyd::cli {
 
-void EvaluationOptions::add_to(CLI::App& command) {
-  command.add_option("--backend", backend, "eager, torchscript or plugin:PATH.so")->required();
+void EvaluationOptions::add_to(CLI::App& command, bool backend_required) {
+  command.add_option("--backend", backend, "eager, torchscript or plugin:PATH.so")->required(backend_required);
   command.add_option("--backend-opt", backend_opts, "KEY=VALUE passed to the backend (repeatable)");
   auto* loose = command.add_flag("--accuracy", accuracy,
                                  "fail on numbers worse than eager's against an fp64 reference (floating outputs)");
@@ -25,35 +25,27 @@ void EvaluationOptions::add_to(CLI::App& command) {
   command.add_option("--memory-limit", memory_limit_mb, "RLIMIT_AS of each worker, in MiB (0: none)");
 }
 
-std::string EvaluationOptions::backend_spec() const {
+Expected<EvaluationSpec> EvaluationOptions::spec() const {
+  EvaluationSpec spec;
   static constexpr std::string_view plugin_prefix = "plugin:";
-  if (backend.rfind(plugin_prefix, 0) != 0) return backend;
-  return std::string(plugin_prefix) + std::filesystem::absolute(backend.substr(plugin_prefix.size())).string();
-}
-
-Expected<std::map<std::string, std::string>> EvaluationOptions::backend_options() const {
-  std::map<std::string, std::string> options;
+  spec.backend = backend.rfind(plugin_prefix, 0) != 0
+                     ? backend
+                     : std::string(plugin_prefix) + std::filesystem::absolute(backend.substr(plugin_prefix.size())).string();
   for (const std::string& pair : backend_opts) {
     std::size_t equals = pair.find('=');
     if (equals == std::string::npos || equals == 0)
       return make_error(ErrorKind::invalid_input, "--backend-opt '" + pair + "' is not KEY=VALUE");
-    options[pair.substr(0, equals)] = pair.substr(equals + 1);
+    spec.backend_options[pair.substr(0, equals)] = pair.substr(equals + 1);
   }
-  return options;
-}
-
-protocol::AccuracyMode EvaluationOptions::accuracy_mode() const {
-  if (strict_accuracy) return protocol::AccuracyMode::strict_accuracy;
-  return accuracy ? protocol::AccuracyMode::accuracy : protocol::AccuracyMode::off;
-}
-
-Expected<FailureCheck> EvaluationOptions::failure_check() const {
-  if (check_str.empty()) return FailureCheck();
-  return FailureCheck::with_check_str(check_str);
-}
-
-std::chrono::milliseconds EvaluationOptions::timeout() const {
-  return std::chrono::milliseconds(static_cast<std::int64_t>(timeout_seconds * 1000));
+  if (strict_accuracy) spec.accuracy = protocol::AccuracyMode::strict_accuracy;
+  else if (accuracy) spec.accuracy = protocol::AccuracyMode::accuracy;
+  spec.nan_check = nan_check;
+  if (!check_str.empty()) spec.check_str = check_str;
+  if (auto check = failure_check_of(spec); !check) return check.error();
+  spec.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(timeout_seconds * 1000));
+  if (cpu_limit_seconds > 0) spec.cpu_limit_seconds = cpu_limit_seconds;
+  if (memory_limit_mb > 0) spec.memory_limit_mb = memory_limit_mb;
+  return spec;
 }
 
 Expected<WorkerConfig> EvaluationOptions::worker_config() const {
@@ -65,8 +57,6 @@ Expected<WorkerConfig> EvaluationOptions::worker_config() const {
   } else {
     config.executable = worker;
   }
-  if (cpu_limit_seconds > 0) config.cpu_seconds = cpu_limit_seconds;
-  if (memory_limit_mb > 0) config.address_space_bytes = memory_limit_mb * 1024 * 1024;
   return config;
 }
 

@@ -2,8 +2,6 @@
 // backend and its options, the check, the per-query timeout, and the worker's sandbox limits.
 #pragma once
 
-#include <chrono>
-#include <map>
 #include <string>
 #include <vector>
 
@@ -11,8 +9,7 @@
 
 #include "common/expected.h"
 #include "daemon/pool/worker_config.h"
-#include "daemon/query/failure_check.h"
-#include "protocol/verdict.h"
+#include "daemon/query/evaluation_spec.h"
 
 namespace minifyd::cli {
 
@@ -28,16 +25,14 @@ struct EvaluationOptions {
   std::uint64_t cpu_limit_seconds = 0;
   std::uint64_t memory_limit_mb = 0;
 
-  // Registers the options on a subcommand.
-  void add_to(CLI::App& command);
+  // Registers the options on a subcommand. `minify run --resume` takes its backend from the
+  // checkpoint, so there --backend is checked by the command instead of required here.
+  void add_to(CLI::App& command, bool backend_required = true);
 
-  // The backend as the worker must see it: a relative plugin:PATH made absolute, since the worker
-  // runs in a scratch directory of its own.
-  std::string backend_spec() const;
-  Expected<std::map<std::string, std::string>> backend_options() const;
-  protocol::AccuracyMode accuracy_mode() const;
-  Expected<FailureCheck> failure_check() const;
-  std::chrono::milliseconds timeout() const;
+  // The evaluation the options describe: a relative plugin:PATH made absolute (the worker runs in
+  // a scratch directory of its own), KEY=VALUE pairs and the --check-str regex validated.
+  Expected<EvaluationSpec> spec() const;
+  // The worker executable and its sandbox; the spec's limits go on top (apply_limits()).
   Expected<WorkerConfig> worker_config() const;
 };
 

@@ -30,27 +30,22 @@ int fail_usage(const std::string& message, bool json) {
 int query(const QueryOptions& options) {
   auto document = load_graph_dir(options.dir);
   if (!document) return fail_usage(document.error().message, options.json);
-  auto backend_options = options.evaluation.backend_options();
-  if (!backend_options) return fail_usage(backend_options.error().message, options.json);
-  auto check = options.evaluation.failure_check();
+  auto spec = options.evaluation.spec();
+  if (!spec) return fail_usage(spec.error().message, options.json);
+  auto check = failure_check_of(*spec);
   if (!check) return fail_usage(check.error().message, options.json);
   auto worker = options.evaluation.worker_config();
   if (!worker) return fail_usage(worker.error().message, options.json);
-
-  protocol::EvaluateRequest request;
-  request.graph = encode_graph_document(*document);
-  request.store = std::filesystem::absolute(std::filesystem::path(options.dir) / store_dir_name).string();
-  request.backend = options.evaluation.backend_spec();
-  request.backend_options = *backend_options;
-  request.accuracy = options.evaluation.accuracy_mode();
-  request.nan_check = options.evaluation.nan_check;
+  apply_limits(*spec, *worker);
+  protocol::EvaluateRequest request =
+      evaluate_request(*spec, *document, std::filesystem::absolute(std::filesystem::path(options.dir) / store_dir_name));
 
   boost::asio::io_context io;
   PoolConfig pool_config{*worker, {PoolSlot{}}, /*warm_spares=*/false, 1};
   WorkerPool pool(io, pool_config);
   pool.start();
   std::optional<WorkerOutcome> outcome;
-  pool.submit(request, options.evaluation.timeout(), [&](WorkerOutcome result) {
+  pool.submit(request, spec->timeout, [&](WorkerOutcome result) {
     outcome = std::move(result);
     pool.stop([] {});
   });

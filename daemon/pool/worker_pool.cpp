@@ -141,7 +141,7 @@ void WorkerPool::on_outcome(std::size_t slot_index, WorkerOutcome outcome) {
       case WorkerFault::Kind::cancelled: ++stats_.cancelled; break;
       case WorkerFault::Kind::spawn_failed: break;
     }
-    log::info("slot " + std::to_string(slot_index) + ": " + fault->describe());
+    log::debug("slot " + std::to_string(slot_index) + ": " + fault->describe());
     slot.active = nullptr;
     slot.active_ready = false;
   }
@@ -152,15 +152,20 @@ void WorkerPool::on_outcome(std::size_t slot_index, WorkerOutcome outcome) {
   dispatch();
 }
 
-void WorkerPool::cancel(Ticket ticket) {
+bool WorkerPool::cancel_queued(Ticket ticket) {
   for (auto it = queue_.begin(); it != queue_.end(); ++it) {
     if (it->ticket != ticket) continue;
     Handler handler = std::move(it->handler);
     queue_.erase(it);
     ++stats_.cancelled;
     boost::asio::post(io_, [handler = std::move(handler)] { handler(cancelled_fault("cancelled while queued")); });
-    return;
+    return true;
   }
+  return false;
+}
+
+void WorkerPool::cancel(Ticket ticket) {
+  if (cancel_queued(ticket)) return;
   for (Slot& slot : slots_)
     if (slot.running && slot.running->ticket == ticket && slot.active) slot.active->cancel();
 }

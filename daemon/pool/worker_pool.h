@@ -57,6 +57,9 @@ class WorkerPool {
   // A queued request is dropped; a running one has its worker killed (and replaced). Either way
   // the handler gets a `cancelled` fault. Unknown or finished tickets are ignored.
   void cancel(Ticket ticket);
+  // Drops the request if it is still queued (its handler gets a `cancelled` fault) and says so;
+  // false when it is running or finished, which cancel() would have to kill.
+  bool cancel_queued(Ticket ticket);
   // Stops every worker; queued requests get a `cancelled` fault. on_stopped runs when all are reaped.
   void stop(std::function<void()> on_stopped);
 

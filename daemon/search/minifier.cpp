@@ -84,7 +84,12 @@ Expected<SearchResult> minify(SearchState original, CandidateEvaluator& evaluato
   if (!options.skip_sanity) {
     std::optional<bool> fails = runner.check(original);
     if (!fails && runner.error()) return runner.error()->with_context("checking the original graph");
-    if (fails && !*fails) return make_error(ErrorKind::invalid_input, "the original graph does not fail");
+    if (fails && !*fails) {
+      result.best = std::move(original);
+      result.stop = StopReason::original_passes;
+      result.counters = runner.counters();
+      return result;
+    }
   }
   log::info("started off with " + std::to_string(result.start_nodes) + " nodes");
 

@@ -31,8 +31,8 @@ struct SearchResult {
 };
 
 // Minimises `original` (a valid document with its eager values) until no strategy makes progress,
-// then checks the result once more. Errors: invalid options or original, an original that does not
-// fail, or an evaluator error while checking it. Later evaluator errors and spent budgets end the
+// then checks the result once more. An original that does not fail ends it at once, with stop
+// original_passes. Errors: invalid options or original, or an evaluator error while checking it. Later evaluator errors and spent budgets end the
 // search with the best state so far. Runs on the calling thread; see CandidateEvaluator.
 Expected<SearchResult> minify(SearchState original, CandidateEvaluator& evaluator, VerdictCache& cache,
                               const Clock& clock, const SearchOptions& options,

@@ -29,6 +29,7 @@ Candidate candidate_of(const std::shared_ptr<Slot>& slot) {
 const char* to_string(StopReason reason) {
   switch (reason) {
     case StopReason::finished: return "finished";
+    case StopReason::original_passes: return "the original does not fail";
     case StopReason::query_budget: return "query budget spent";
     case StopReason::time_budget: return "time budget spent";
     case StopReason::error: return "error";

@@ -29,7 +29,13 @@ struct RunnerOptions {
   bool reverify = true;
 };
 
-enum class StopReason { finished, query_budget, time_budget, error };
+enum class StopReason {
+  finished,
+  original_passes,  // the sanity check found nothing to minimize
+  query_budget,
+  time_budget,
+  error,
+};
 const char* to_string(StopReason reason);
 
 struct SearchCounters {

@@ -1,0 +1,203 @@
+// `minify run GRAPH_DIR --out OUT_DIR --backend B ...`: minimize a failing graph, and
+// `minify run --resume OUT_DIR`: continue a run that was killed.
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "common/log.h"
+#include "daemon/cli/cli.h"
+#include "daemon/cli/commands.h"
+#include "daemon/cli/evaluation_options.h"
+#include "daemon/cli/progress_line.h"
+#include "daemon/run/minification.h"
+#include "daemon/run/output_writer.h"
+#include "daemon/search/strategy_registry.h"
+
+namespace minifyd::cli {
+namespace {
+
+struct RunOptions {
+  std::string dir;
+  std::string out;
+  std::string resume;
+  EvaluationOptions evaluation;
+  std::string match = "same";
+  std::size_t workers = std::max(1u, std::thread::hardware_concurrency());
+  std::vector<std::string> strategies;
+  bool list_strategies = false;
+  std::size_t max_granularity = 0;
+  bool skip_sanity = false;
+  std::size_t max_queries = 0;
+  double max_time_seconds = 0;
+  bool json = false;
+  // Options that shape the search; --resume takes them from the checkpoint instead.
+  std::vector<CLI::Option*> spec_options;
+};
+
+int fail(const std::string& message, int code, bool json) {
+  if (json) std::cout << nlohmann::json{{"status", "error"}, {"error", message}}.dump() << "\n";
+  else std::cerr << "minify run: " << message << "\n";
+  return code;
+}
+
+int exit_code_of(const Error& error) {
+  return error.kind == ErrorKind::io ? exit_worker_error : exit_usage;
+}
+
+int list_strategies() {
+  for (const search::Strategy& strategy : search::all_strategies())
+    std::cout << strategy.name << "\t" << strategy.summary << "\n";
+  return exit_ok;
+}
+
+Expected<run::RunSpec> spec_of(const RunOptions& options) {
+  run::RunSpec spec;
+  spec.graph_dir = std::filesystem::absolute(options.dir).lexically_normal().string();
+  auto evaluation = options.evaluation.spec();
+  if (!evaluation) return evaluation.error();
+  spec.evaluation = std::move(*evaluation);
+  auto match = parse_match_mode(options.match);
+  if (!match) return match.error().with_context("--match");
+  spec.match = *match;
+  spec.strategies = options.strategies;
+  if (options.max_granularity > 0) spec.max_granularity = options.max_granularity;
+  spec.skip_sanity = options.skip_sanity;
+  if (options.max_queries > 0) spec.max_queries = options.max_queries;
+  if (options.max_time_seconds > 0) spec.max_time_seconds = options.max_time_seconds;
+  return spec;
+}
+
+nlohmann::json summary_json(const run::RunResult& result, const std::filesystem::path& out, bool minimized) {
+  const run::Checkpoint& checkpoint = result.checkpoint;
+  run::GraphShape shape = run::shape_of(checkpoint.state);
+  nlohmann::json json{{"status", minimized ? "minimized" : "does_not_fail"},
+                      {"out", out.string()},
+                      {"nodes", shape.nodes},
+                      {"inputs", shape.inputs},
+                      {"outputs", shape.outputs},
+                      {"start_nodes", checkpoint.original.nodes},
+                      {"start_inputs", checkpoint.original.inputs},
+                      {"queries", checkpoint.totals.queries},
+                      {"session_queries", result.session_queries},
+                      {"cache_hits", checkpoint.totals.cache_hits},
+                      {"crashes_contained", checkpoint.totals.crashes_contained},
+                      {"timeouts", checkpoint.totals.timeouts},
+                      {"wall_seconds", checkpoint.totals.wall_seconds},
+                      {"sessions", checkpoint.totals.sessions},
+                      {"stop", search::to_string(result.stop)}};
+  if (checkpoint.signature) {
+    json["failure"] = describe(*checkpoint.signature);
+    json["signature"] = encode(*checkpoint.signature);
+  }
+  if (result.error) json["error"] = result.error->message;
+  return json;
+}
+
+void print_summary(const run::RunResult& result, const std::filesystem::path& out) {
+  const run::Checkpoint& checkpoint = result.checkpoint;
+  const run::RunTotals& totals = checkpoint.totals;
+  run::GraphShape shape = run::shape_of(checkpoint.state);
+  std::printf("minimized: %zu -> %zu nodes, %zu inputs, in %llu queries (%llu cache hits, %llu crashes contained), %.1f s\n",
+              checkpoint.original.nodes, shape.nodes, shape.inputs, static_cast<unsigned long long>(totals.queries),
+              static_cast<unsigned long long>(totals.cache_hits),
+              static_cast<unsigned long long>(totals.crashes_contained), totals.wall_seconds);
+  if (checkpoint.signature) std::printf("failure: %s\n", describe(*checkpoint.signature).c_str());
+  if (result.stop != search::StopReason::finished)
+    std::printf("stopped early: %s%s\n", search::to_string(result.stop),
+                result.error ? (": " + result.error->message).c_str() : "");
+  std::printf("repro: %s\nreport: %s\ngraph: %s\n", (out / run::repro_file_name).c_str(),
+              (out / run::report_file_name).c_str(), (out / "graph.json").c_str());
+}
+
+int run_command(RunOptions& options) {
+  if (options.list_strategies) return list_strategies();
+  bool resuming = !options.resume.empty();
+  if (resuming) {
+    for (const CLI::Option* option : options.spec_options)
+      if (option->count() > 0)
+        return fail("--resume continues with the settings saved in the checkpoint; " + option->get_name() +
+                        " cannot be given with it",
+                    exit_usage, options.json);
+    if (!options.dir.empty() || !options.out.empty())
+      return fail("--resume OUT_DIR takes neither GRAPH_DIR nor --out", exit_usage, options.json);
+  } else if (options.dir.empty() || options.out.empty() || options.evaluation.backend.empty()) {
+    return fail("GRAPH_DIR, --out and --backend are required (or --resume OUT_DIR)", exit_usage, options.json);
+  }
+
+  run::RunSettings settings;
+  settings.out_dir = std::filesystem::absolute(resuming ? options.resume : options.out).lexically_normal();
+  settings.workers = std::max<std::size_t>(options.workers, 1);
+  auto worker = options.evaluation.worker_config();
+  if (!worker) return fail(worker.error().message, exit_usage, options.json);
+  settings.worker = std::move(*worker);
+  std::error_code error;
+  settings.minify_executable = std::filesystem::read_symlink("/proc/self/exe", error).string();
+  // The live line replaces the info log on a terminal; --log-level debug (or a pipe) keeps the log.
+  bool live = !options.json && ::isatty(STDERR_FILENO) && log::level() == log::Level::info;
+  std::optional<ProgressLine> progress;
+  if (live) {
+    progress.emplace(stderr);
+    settings.observer = &*progress;
+    log::set_level(log::Level::warn);
+  }
+
+  Expected<run::RunResult> result = make_error(ErrorKind::invalid_input, "not run");
+  if (resuming) {
+    result = run::resume_run(settings);
+  } else {
+    auto spec = spec_of(options);
+    if (!spec) return fail(spec.error().message, exit_usage, options.json);
+    result = run::start_run(*spec, settings);
+  }
+  if (progress) progress->finish();
+  if (!result) return fail(result.error().message, exit_code_of(result.error()), options.json);
+
+  bool minimized = result->stop != search::StopReason::original_passes;
+  if (options.json) {
+    std::cout << summary_json(*result, settings.out_dir, minimized).dump() << "\n";
+  } else if (!minimized) {
+    std::cerr << "minify run: the input graph does not fail under " << result->checkpoint.spec.evaluation.backend
+              << " with this check: nothing to minimize\n";
+  } else {
+    print_summary(*result, settings.out_dir);
+  }
+  if (!minimized) return exit_does_not_fail;
+  return result->stop == search::StopReason::error ? exit_worker_error : exit_ok;
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app, Action& action) {
+  auto options = std::make_shared<RunOptions>();
+  CLI::App* command = app.add_subcommand("run", "Minimize a graph that fails, keeping the failure the same");
+  command->add_option("dir", options->dir, "graph directory (graph.json + store/)");
+  command->add_option("--out", options->out, "output directory: graph.json, store/, repro.py, report.md, graph.dot");
+  command->add_option("--resume", options->resume, "continue the run whose output directory this is");
+  options->evaluation.add_to(*command, /*backend_required=*/false);
+  auto& spec = options->spec_options;
+  spec.push_back(command->add_option("--match", options->match,
+                                     "same: only the original's failure counts; any: every failure counts")
+                     ->check(CLI::IsMember({"same", "any"})));
+  command->add_option("--workers", options->workers, "workers evaluating candidates at once (default: cores)")
+      ->check(CLI::PositiveNumber);
+  spec.push_back(command->add_option("--strategies", options->strategies, "strategies to run (default: all)")
+                     ->delimiter(','));
+  command->add_flag("--list-strategies", options->list_strategies, "list the strategies and exit");
+  spec.push_back(command->add_option("--max-granularity", options->max_granularity,
+                                     "start each round at this granularity at most (a power of two)"));
+  spec.push_back(command->add_flag("--skip-sanity", options->skip_sanity,
+                                   "do not check first that the original fails (any failure then counts)"));
+  spec.push_back(command->add_option("--max-queries", options->max_queries, "stop after this many queries"));
+  spec.push_back(command->add_option("--max-time", options->max_time_seconds, "stop after this many seconds"));
+  command->add_flag("--json", options->json, "print the summary as JSON");
+  for (const char* name : {"--backend", "--backend-opt", "--accuracy", "--strict-accuracy", "--nan", "--check-str",
+                           "--timeout", "--cpu-limit", "--memory-limit"})
+    spec.push_back(command->get_option(name));
+  command->callback([options, &action] { action = [options] { return run_command(*options); }; });
+}
+
+}  // namespace minifyd::cli

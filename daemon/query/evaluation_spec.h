@@ -1,0 +1,48 @@
+// How a candidate is evaluated, as data: the backend, its options and the check. Everything that
+// decides a verdict besides the candidate itself, so it keys the verdict cache and is saved with a
+// run's checkpoint (and a daemon's job).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "common/expected.h"
+#include "common/graph_document.h"
+#include "common/json_view.h"
+#include "daemon/pool/worker_config.h"
+#include "daemon/query/failure_check.h"
+#include "protocol/verdict.h"
+#include "protocol/worker_messages.h"
+
+namespace minifyd {
+
+struct EvaluationSpec {
+  std::string backend;  // as the worker sees it: eager, torchscript or plugin:/absolute/path.so
+  std::map<std::string, std::string> backend_options;
+  protocol::AccuracyMode accuracy = protocol::AccuracyMode::off;
+  bool nan_check = false;
+  std::optional<std::string> check_str;
+  std::chrono::milliseconds timeout{60'000};
+  std::optional<std::uint64_t> cpu_limit_seconds;  // each worker's RLIMIT_CPU
+  std::optional<std::uint64_t> memory_limit_mb;    // each worker's RLIMIT_AS
+};
+
+// The --check-str part of the spec; an invalid regex is an error naming it.
+Expected<FailureCheck> failure_check_of(const EvaluationSpec& spec);
+// Puts the spec's rlimits on a worker configuration.
+void apply_limits(const EvaluationSpec& spec, WorkerConfig& worker);
+
+// The request that evaluates `document`, whose tensors are in the store at `store`.
+protocol::EvaluateRequest evaluate_request(const EvaluationSpec& spec, const GraphDocument& document,
+                                           const std::filesystem::path& store);
+
+nlohmann::json encode(const EvaluationSpec& spec);
+Expected<EvaluationSpec> decode_evaluation_spec(const JsonView& view);
+
+}  // namespace minifyd

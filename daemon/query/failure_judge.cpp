@@ -1,0 +1,27 @@
+// The still-failing rule.
+#include "daemon/query/failure_judge.h"
+
+namespace minifyd {
+
+const char* to_string(MatchMode mode) { return mode == MatchMode::same ? "same" : "any"; }
+
+Expected<MatchMode> parse_match_mode(const std::string& name) {
+  if (name == "same") return MatchMode::same;
+  if (name == "any") return MatchMode::any;
+  return make_error(ErrorKind::invalid_input, "unknown match mode '" + name + "' (same, any)");
+}
+
+bool FailureJudge::counts(const protocol::Verdict& verdict) const {
+  return !verdict.pass && why_not(verdict).empty();
+}
+
+std::string FailureJudge::why_not(const protocol::Verdict& verdict) const {
+  if (verdict.pass) return {};
+  if (!check_.counts(verdict)) return "it does not match --check-str";
+  if (match_ == MatchMode::any || !expected_) return {};
+  FailureSignature signature = signature_of(verdict);
+  if (signature == *expected_) return {};
+  return "a different failure (" + describe(signature) + ", not " + describe(*expected_) + ")";
+}
+
+}  // namespace minifyd

@@ -1,0 +1,76 @@
+// Failure signatures and message normalisation.
+#include "daemon/query/failure_signature.h"
+
+#include <cctype>
+
+namespace minifyd {
+namespace {
+
+bool is_hex_digit(char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; }
+bool is_digit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }
+bool is_word(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
+
+}  // namespace
+
+std::string normalise_message(std::string_view message) {
+  message = message.substr(0, message.find('\n'));
+  std::string normalised;
+  for (std::size_t i = 0; i < message.size();) {
+    bool starts_word = i == 0 || !is_word(message[i - 1]);
+    if (starts_word && message.compare(i, 2, "0x") == 0 && i + 2 < message.size() && is_hex_digit(message[i + 2])) {
+      i += 2;
+      while (i < message.size() && is_hex_digit(message[i])) ++i;
+      normalised += "N";
+    } else if (starts_word && is_digit(message[i])) {
+      // Numbers only: digits inside a name (conv2d, sin_19, float16) are part of the name.
+      while (i < message.size() && (is_digit(message[i]) || message[i] == '.')) ++i;
+      normalised += "N";
+    } else {
+      normalised += message[i++];
+    }
+  }
+  while (!normalised.empty() && std::isspace(static_cast<unsigned char>(normalised.back()))) normalised.pop_back();
+  return normalised;
+}
+
+FailureSignature signature_of(const protocol::Verdict& failing) {
+  FailureSignature signature;
+  signature.kind = failing.kind;
+  if (failing.kind == protocol::FailureKind::crash) signature.signal = failing.signal;
+  if (failing.kind == protocol::FailureKind::exception) {
+    signature.exception_type = failing.exception_type;
+    signature.message = normalise_message(failing.message);
+  }
+  return signature;
+}
+
+std::string describe(const FailureSignature& signature) {
+  std::string text = protocol::to_string(signature.kind);
+  if (!signature.signal.empty()) text += " (" + signature.signal + ")";
+  if (!signature.exception_type.empty()) text += " " + signature.exception_type;
+  if (!signature.message.empty()) text += ": " + signature.message;
+  return text;
+}
+
+nlohmann::json encode(const FailureSignature& signature) {
+  return {{"kind", protocol::to_string(signature.kind)},
+          {"signal", signature.signal},
+          {"exception_type", signature.exception_type},
+          {"message", signature.message}};
+}
+
+Expected<FailureSignature> decode_failure_signature(const JsonView& view) {
+  FailureSignature signature;
+  std::string kind;
+  if (auto read = view.read("kind", kind); !read) return read.error();
+  auto parsed = protocol::parse_failure_kind(kind);
+  if (!parsed) return view.error("kind: unknown failure kind '" + kind + "'");
+  signature.kind = *parsed;
+  for (auto [key, target] : {std::pair{"signal", &signature.signal},
+                             std::pair{"exception_type", &signature.exception_type},
+                             std::pair{"message", &signature.message}})
+    if (auto read = view.read(key, *target); !read) return read.error();
+  return signature;
+}
+
+}  // namespace minifyd

@@ -1,0 +1,43 @@
+// A failure's signature (BRIEF "Verdicts"): what must stay the same for a candidate to count as the
+// same bug as the original, so that the search cannot slip onto a different one.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "common/expected.h"
+#include "common/json_view.h"
+#include "protocol/verdict.h"
+
+namespace minifyd {
+
+struct FailureSignature {
+  protocol::FailureKind kind = protocol::FailureKind::exception;
+  std::string signal;          // crash only
+  std::string exception_type;  // exception only
+  std::string message;         // exception only, normalised
+
+  bool operator==(const FailureSignature& other) const {
+    return kind == other.kind && signal == other.signal && exception_type == other.exception_type &&
+           message == other.message;
+  }
+  bool operator!=(const FailureSignature& other) const { return !(*this == other); }
+};
+
+// The signature of a failing verdict. Accuracy, nan and timeout failures are one bug each per kind:
+// their figures change with every candidate.
+FailureSignature signature_of(const protocol::Verdict& failing);
+
+// An exception message reduced to what survives shrinking the graph: its first line (c10::Error
+// appends a C++ backtrace), with numbers and addresses (sizes, indices, pointers) replaced by N.
+std::string normalise_message(std::string_view message);
+
+// "crash (SIGSEGV)", "exception c10::Error: shape mismatch N vs N".
+std::string describe(const FailureSignature& signature);
+
+nlohmann::json encode(const FailureSignature& signature);
+Expected<FailureSignature> decode_failure_signature(const JsonView& view);
+
+}  // namespace minifyd

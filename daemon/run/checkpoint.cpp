@@ -1,0 +1,206 @@
+// Checkpoint files.
+#include "daemon/run/checkpoint.h"
+
+#include "common/file_util.h"
+#include "common/graph_codec.h"
+
+namespace minifyd::run {
+namespace {
+
+constexpr const char* checkpoint_format = "minifyd.checkpoint";
+constexpr int checkpoint_version = 1;
+
+nlohmann::json encode(const GraphShape& shape) {
+  return {{"nodes", shape.nodes}, {"inputs", shape.inputs}, {"outputs", shape.outputs}};
+}
+
+Expected<std::size_t> read_count(const JsonView& view, std::string_view key) {
+  std::int64_t number = 0;
+  if (auto read = view.read(key, number); !read) return read.error();
+  if (number < 0) return view.error(std::string(key) + ": must not be negative");
+  return static_cast<std::size_t>(number);
+}
+
+Expected<GraphShape> decode_shape(const JsonView& view) {
+  GraphShape shape;
+  for (auto [key, target] : {std::pair{"nodes", &shape.nodes}, std::pair{"inputs", &shape.inputs},
+                             std::pair{"outputs", &shape.outputs}}) {
+    auto count = read_count(view, key);
+    if (!count) return count.error();
+    *target = *count;
+  }
+  return shape;
+}
+
+nlohmann::json encode(const RunTotals& totals) {
+  return {{"queries", totals.queries},         {"cache_hits", totals.cache_hits},
+          {"crashes_contained", totals.crashes_contained}, {"timeouts", totals.timeouts},
+          {"wall_seconds", totals.wall_seconds}, {"sessions", totals.sessions}};
+}
+
+Expected<RunTotals> decode_totals(const JsonView& view) {
+  RunTotals totals;
+  for (auto [key, target] : {std::pair{"queries", &totals.queries}, std::pair{"cache_hits", &totals.cache_hits},
+                             std::pair{"crashes_contained", &totals.crashes_contained},
+                             std::pair{"timeouts", &totals.timeouts}, std::pair{"sessions", &totals.sessions}}) {
+    auto count = read_count(view, key);
+    if (!count) return count.error();
+    *target = *count;
+  }
+  if (auto read = view.read("wall_seconds", totals.wall_seconds); !read) return read.error();
+  return totals;
+}
+
+// Applies decode to each element of the array at view.key.
+template <class Decode>
+Expected<void> for_each_item(const JsonView& view, std::string_view key, Decode decode) {
+  auto array = view.field(key);
+  if (!array) return array.error();
+  auto count = array->array_size();
+  if (!count) return count.error();
+  for (std::size_t i = 0; i < *count; ++i)
+    if (auto decoded = decode(array->item(i)); !decoded) return decoded.error();
+  return {};
+}
+
+Expected<Checkpoint> decode_checkpoint(const nlohmann::json& json) {
+  JsonView view(json);
+  std::string format;
+  std::int64_t version = 0;
+  if (auto read = view.read("format", format); !read) return read.error();
+  if (auto read = view.read("version", version); !read) return read.error();
+  if (format != checkpoint_format || version != checkpoint_version)
+    return view.error("format: '" + format + "' version " + std::to_string(version) + " is not " +
+                      checkpoint_format + " version " + std::to_string(checkpoint_version));
+  Checkpoint checkpoint;
+  auto spec_view = view.field("spec");
+  if (!spec_view) return spec_view.error();
+  auto spec = decode_run_spec(*spec_view);
+  if (!spec) return spec.error();
+  checkpoint.spec = std::move(*spec);
+
+  auto signature_view = view.optional_field("signature");
+  if (!signature_view) return signature_view.error();
+  if (signature_view->has_value()) {
+    auto signature = decode_failure_signature(**signature_view);
+    if (!signature) return signature.error();
+    checkpoint.signature = std::move(*signature);
+  }
+  if (auto read = view.read("original_hash", checkpoint.original_hash); !read) return read.error();
+  auto original_view = view.field("original");
+  if (!original_view) return original_view.error();
+  auto original = decode_shape(*original_view);
+  if (!original) return original.error();
+  checkpoint.original = *original;
+
+  auto graph_view = view.field("graph");
+  if (!graph_view) return graph_view.error();
+  auto document = decode_graph_document(graph_view->raw());
+  if (!document) return document.error().with_context("graph");
+  checkpoint.state.document = std::move(*document);
+  auto loads = for_each_item(view, "loads", [&](const JsonView& item) -> Expected<void> {
+    auto name = item.as_string();
+    if (!name) return name.error();
+    if (checkpoint.state.document.graph.find(*name) == nullptr)
+      return item.error("'" + *name + "' is not a node of the graph");
+    checkpoint.state.loads.insert(*name);
+    return {};
+  });
+  if (!loads) return loads.error();
+  auto eager = for_each_item(view, "eager", [&](const JsonView& item) -> Expected<void> {
+    auto value = protocol::decode_propagated_value(item);
+    if (!value) return value.error();
+    checkpoint.eager.push_back(std::move(*value));
+    return {};
+  });
+  if (!eager) return eager.error();
+  checkpoint.state.eager = std::make_shared<const search::EagerValues>(search::eager_values_from(checkpoint.eager));
+
+  if (auto read = view.read("verdicts_key", checkpoint.verdicts_key); !read) return read.error();
+  auto verdicts = for_each_item(view, "verdicts", [&](const JsonView& item) -> Expected<void> {
+    std::string hash;
+    bool fails = false;
+    if (auto read = item.read("hash", hash); !read) return read.error();
+    if (auto read = item.read("fails", fails); !read) return read.error();
+    checkpoint.verdicts.emplace_back(std::move(hash), fails);
+    return {};
+  });
+  if (!verdicts) return verdicts.error();
+  auto steps = for_each_item(view, "steps", [&](const JsonView& item) -> Expected<void> {
+    AcceptedStep step;
+    if (auto read = item.read("strategy", step.strategy); !read) return read.error();
+    auto granularity = read_count(item, "granularity");
+    if (!granularity) return granularity.error();
+    step.granularity = *granularity;
+    auto queries = read_count(item, "queries");
+    if (!queries) return queries.error();
+    step.queries = *queries;
+    auto shape = decode_shape(item);
+    if (!shape) return shape.error();
+    step.shape = *shape;
+    checkpoint.steps.push_back(std::move(step));
+    return {};
+  });
+  if (!steps) return steps.error();
+  auto totals_view = view.field("totals");
+  if (!totals_view) return totals_view.error();
+  auto totals = decode_totals(*totals_view);
+  if (!totals) return totals.error();
+  checkpoint.totals = *totals;
+  if (auto read = view.read("stop", checkpoint.stop); !read) return read.error();
+  if (auto read = view.read("finished", checkpoint.finished); !read) return read.error();
+  return checkpoint;
+}
+
+}  // namespace
+
+GraphShape shape_of(const search::SearchState& state) {
+  return GraphShape{state.document.graph.size(), state.document.graph.placeholders().size(),
+                    search::output_count(state.document.graph)};
+}
+
+Expected<void> write_checkpoint(const Checkpoint& checkpoint, const std::filesystem::path& out_dir) {
+  nlohmann::json eager = nlohmann::json::array();
+  for (const auto& value : checkpoint.eager) eager.push_back(protocol::encode(value));
+  nlohmann::json verdicts = nlohmann::json::array();
+  for (const auto& [hash, fails] : checkpoint.verdicts) verdicts.push_back({{"hash", hash}, {"fails", fails}});
+  nlohmann::json steps = nlohmann::json::array();
+  for (const AcceptedStep& step : checkpoint.steps) {
+    nlohmann::json json = encode(step.shape);
+    json["strategy"] = step.strategy;
+    json["granularity"] = step.granularity;
+    json["queries"] = step.queries;
+    steps.push_back(std::move(json));
+  }
+  nlohmann::json json{{"format", checkpoint_format},
+                      {"version", checkpoint_version},
+                      {"spec", encode(checkpoint.spec)},
+                      {"signature", checkpoint.signature ? encode(*checkpoint.signature) : nlohmann::json()},
+                      {"original_hash", checkpoint.original_hash},
+                      {"original", encode(checkpoint.original)},
+                      {"graph", encode_graph_document(checkpoint.state.document)},
+                      {"loads", checkpoint.state.loads},
+                      {"eager", std::move(eager)},
+                      {"verdicts_key", checkpoint.verdicts_key},
+                      {"verdicts", std::move(verdicts)},
+                      {"steps", std::move(steps)},
+                      {"totals", encode(checkpoint.totals)},
+                      {"stop", checkpoint.stop},
+                      {"finished", checkpoint.finished}};
+  return write_file_atomic(out_dir / checkpoint_file_name, json.dump());
+}
+
+Expected<Checkpoint> read_checkpoint(const std::filesystem::path& out_dir) {
+  std::filesystem::path path = out_dir / checkpoint_file_name;
+  auto text = read_file(path);
+  if (!text) return text.error();
+  auto json = parse_json(*text);
+  if (!json) return json.error().with_context(path.string());
+  auto checkpoint = decode_checkpoint(*json);
+  if (!checkpoint) return checkpoint.error().with_context(path.string());
+  std::vector<std::string> problems = document_problems(checkpoint->state.document);
+  if (!problems.empty()) return make_error(ErrorKind::corrupt, path.string() + ": graph: " + problems.front());
+  return checkpoint;
+}
+
+}  // namespace minifyd::run

@@ -1,0 +1,78 @@
+// The report's Markdown.
+#include "daemon/run/report.h"
+
+#include <cstdio>
+#include <sstream>
+
+namespace minifyd::run {
+namespace {
+
+std::string shape_text(const GraphShape& shape) {
+  return std::to_string(shape.nodes) + " nodes, " + std::to_string(shape.inputs) + " inputs, " +
+         std::to_string(shape.outputs) + " outputs";
+}
+
+std::string seconds_text(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f s", seconds);
+  return text;
+}
+
+std::string check_text(const RunSpec& spec) {
+  std::string text = spec.evaluation.accuracy == protocol::AccuracyMode::off
+                         ? "the compiled run fails"
+                         : std::string("--") + protocol::to_string(spec.evaluation.accuracy);
+  if (spec.evaluation.nan_check) text += ", --nan";
+  if (spec.evaluation.check_str) text += ", --check-str `" + *spec.evaluation.check_str + "`";
+  text += spec.match == MatchMode::same ? "; a candidate must fail the way the original does"
+                                        : "; any failure counts (--match any)";
+  return text;
+}
+
+}  // namespace
+
+std::string render_report(const Checkpoint& checkpoint, const RunResult& result, std::size_t workers) {
+  const RunSpec& spec = checkpoint.spec;
+  std::ostringstream out;
+  out << "# minify run\n\n";
+  out << "- **Original:** `" << spec.graph_dir << "`: " << shape_text(checkpoint.original) << "\n";
+  out << "- **Backend:** `" << spec.evaluation.backend << "`";
+  for (const auto& [key, value] : spec.evaluation.backend_options) out << " `" << key << "=" << value << "`";
+  out << "\n- **Check:** " << check_text(spec) << "\n";
+  out << "- **Failure:** "
+      << (checkpoint.signature ? describe(*checkpoint.signature) : "not recorded (--skip-sanity)") << "\n";
+  out << "- **Result:** " << shape_text(shape_of(checkpoint.state)) << "\n";
+  out << "- **Stopped:** " << search::to_string(result.stop);
+  if (result.error) out << ": " << result.error->message;
+  out << "\n\n## Accepted reductions\n\n";
+  if (checkpoint.steps.empty()) {
+    out << "None: no strategy found a smaller graph that still fails.\n";
+  } else {
+    out << "| # | strategy | granularity | nodes | inputs | outputs | queries so far |\n";
+    out << "|---|---|---|---|---|---|---|\n";
+    for (std::size_t i = 0; i < checkpoint.steps.size(); ++i) {
+      const AcceptedStep& step = checkpoint.steps[i];
+      out << "| " << i + 1 << " | " << step.strategy << " | " << step.granularity << " | " << step.shape.nodes
+          << " | " << step.shape.inputs << " | " << step.shape.outputs << " | " << step.queries << " |\n";
+    }
+  }
+  const RunTotals& totals = checkpoint.totals;
+  out << "\n## Totals\n\n";
+  out << "| queries | cache hits | crashes contained | timeouts | wall time | sessions | workers |\n";
+  out << "|---|---|---|---|---|---|---|\n";
+  out << "| " << totals.queries << " | " << totals.cache_hits << " | " << totals.crashes_contained << " | "
+      << totals.timeouts << " | " << seconds_text(totals.wall_seconds) << " | " << totals.sessions << " | "
+      << workers << " |\n\n";
+  const VerdictTally& tally = result.tally;
+  out << "Verdicts of the last session: " << tally.passed << " passed, " << tally.failed
+      << " failed like the original, " << tally.other_failures << " failed otherwise (not counted)";
+  for (const auto& [kind, count] : tally.failures_by_kind) out << "; " << kind << ": " << count;
+  out << ".\n\n## Files\n\n";
+  out << "- `graph.json` and `store/`: the minimized graph (`minify query` accepts this directory).\n";
+  out << "- `repro.py`: `python3 repro.py` reproduces the failure; exit code 1 when it does.\n";
+  out << "- `graph.dot`: `dot -Tsvg graph.dot -o graph.svg` draws it.\n";
+  out << "- `checkpoint.json`: the search's state, for `minify run --resume`.\n";
+  return out.str();
+}
+
+}  // namespace minifyd::run

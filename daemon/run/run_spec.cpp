@@ -1,0 +1,66 @@
+// Run specs as JSON.
+#include "daemon/run/run_spec.h"
+
+#include "common/sha256.h"
+
+namespace minifyd::run {
+
+nlohmann::json encode(const RunSpec& spec) {
+  nlohmann::json json{{"graph_dir", spec.graph_dir},
+                      {"evaluation", encode(spec.evaluation)},
+                      {"match", to_string(spec.match)},
+                      {"strategies", spec.strategies},
+                      {"skip_sanity", spec.skip_sanity}};
+  if (spec.max_granularity) json["max_granularity"] = *spec.max_granularity;
+  if (spec.max_queries) json["max_queries"] = *spec.max_queries;
+  if (spec.max_time_seconds) json["max_time_seconds"] = *spec.max_time_seconds;
+  return json;
+}
+
+Expected<RunSpec> decode_run_spec(const JsonView& view) {
+  RunSpec spec;
+  if (auto read = view.read("graph_dir", spec.graph_dir); !read) return read.error();
+  auto evaluation_view = view.field("evaluation");
+  if (!evaluation_view) return evaluation_view.error();
+  auto evaluation = decode_evaluation_spec(*evaluation_view);
+  if (!evaluation) return evaluation.error();
+  spec.evaluation = std::move(*evaluation);
+  std::string match;
+  if (auto read = view.read("match", match); !read) return read.error();
+  auto mode = parse_match_mode(match);
+  if (!mode) return view.error("match: " + mode.error().message);
+  spec.match = *mode;
+  auto strategies = view.field("strategies");
+  if (!strategies) return strategies.error();
+  auto count = strategies->array_size();
+  if (!count) return count.error();
+  for (std::size_t i = 0; i < *count; ++i) {
+    auto name = strategies->item(i).as_string();
+    if (!name) return name.error();
+    spec.strategies.push_back(*name);
+  }
+  if (auto read = view.read("skip_sanity", spec.skip_sanity); !read) return read.error();
+  for (auto [key, target] : {std::pair{"max_granularity", &spec.max_granularity},
+                             std::pair{"max_queries", &spec.max_queries}}) {
+    std::int64_t number = 0;
+    auto field = view.optional_field(key);
+    if (!field) return field.error();
+    if (!field->has_value()) continue;
+    if (auto read = view.read(key, number); !read) return read.error();
+    if (number <= 0) return view.error(std::string(key) + ": must be positive");
+    *target = static_cast<std::size_t>(number);
+  }
+  double seconds = 0;
+  if (auto read = view.read_optional("max_time_seconds", seconds); !read) return read.error();
+  if (seconds < 0) return view.error("max_time_seconds: must not be negative");
+  if (seconds > 0) spec.max_time_seconds = seconds;
+  return spec;
+}
+
+std::string evaluation_key(const RunSpec& spec) {
+  // nlohmann::json orders object keys, so equal specs give equal text.
+  std::string text = nlohmann::json{{"evaluation", encode(spec.evaluation)}, {"match", to_string(spec.match)}}.dump();
+  return sha256_hex(text.data(), text.size());
+}
+
+}  // namespace minifyd::run

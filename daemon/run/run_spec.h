@@ -1,0 +1,37 @@
+// What a minification run is asked to do, as data: saved in its checkpoint so `minify run --resume`
+// continues with the same settings (and, for the daemon, a job's spec). How many workers evaluate
+// is not part of it: the result is the same for every count.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/expected.h"
+#include "common/json_view.h"
+#include "daemon/query/evaluation_spec.h"
+#include "daemon/query/failure_judge.h"
+
+namespace minifyd::run {
+
+struct RunSpec {
+  std::string graph_dir;  // where the original came from (absolute), for the report
+  EvaluationSpec evaluation;
+  MatchMode match = MatchMode::same;
+  std::vector<std::string> strategies;  // by name; empty: all
+  std::optional<std::size_t> max_granularity;
+  bool skip_sanity = false;
+  std::optional<std::size_t> max_queries;   // over the whole run, resumed parts included
+  std::optional<double> max_time_seconds;   // likewise
+};
+
+nlohmann::json encode(const RunSpec& spec);
+Expected<RunSpec> decode_run_spec(const JsonView& view);
+
+// The verdict cache's key for everything besides the candidate: backend, options and check.
+std::string evaluation_key(const RunSpec& spec);
+
+}  // namespace minifyd::run

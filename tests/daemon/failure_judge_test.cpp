@@ -1,0 +1,97 @@
+// Failure signatures and the still-failing rule: the search must not slip onto another bug.
+#include <catch2/catch.hpp>
+
+#include "daemon/query/failure_judge.h"
+
+using namespace minifyd;
+
+namespace {
+
+protocol::Verdict exception(const std::string& type, const std::string& message) {
+  protocol::Verdict verdict;
+  verdict.pass = false;
+  verdict.kind = protocol::FailureKind::exception;
+  verdict.exception_type = type;
+  verdict.message = message;
+  return verdict;
+}
+
+protocol::Verdict crash(const std::string& signal) {
+  protocol::Verdict verdict;
+  verdict.pass = false;
+  verdict.kind = protocol::FailureKind::crash;
+  verdict.signal = signal;
+  verdict.message = "worker killed by " + signal;
+  return verdict;
+}
+
+}  // namespace
+
+TEST_CASE("messages are normalised to what survives shrinking the graph", "[failure_judge]") {
+  CHECK(normalise_message("shape '[20, 20]' is invalid for input of size 400") ==
+        "shape '[N, N]' is invalid for input of size N");
+  CHECK(normalise_message("bad pointer 0x7ffd1234abcd in conv2d at sin_19") == "bad pointer N in conv2d at sin_19");
+  CHECK(normalise_message("tolerance 1.5e-3 exceeded") == "tolerance Ne-N exceeded");
+  CHECK(normalise_message("first line\nException raised from foo at bar.cpp:12 (most recent call first)") ==
+        "first line");
+  CHECK(normalise_message("trailing space  ") == "trailing space");
+}
+
+TEST_CASE("signatures keep kind, signal, exception type and normalised message", "[failure_judge]") {
+  FailureSignature segv = signature_of(crash("SIGSEGV"));
+  CHECK(segv.kind == protocol::FailureKind::crash);
+  CHECK(segv.signal == "SIGSEGV");
+  CHECK(segv.message.empty());
+  CHECK(describe(segv) == "crash (SIGSEGV)");
+
+  FailureSignature thrown = signature_of(exception("c10::Error", "size 3 vs 4\nException raised from ..."));
+  CHECK(thrown.exception_type == "c10::Error");
+  CHECK(thrown.message == "size N vs N");
+  CHECK(describe(thrown) == "exception c10::Error: size N vs N");
+
+  protocol::Verdict accuracy;
+  accuracy.pass = false;
+  accuracy.kind = protocol::FailureKind::accuracy;
+  accuracy.message = "max abs error 0.25";
+  CHECK(signature_of(accuracy).message.empty());
+
+  auto decoded = decode_failure_signature(JsonView(encode(thrown)));
+  REQUIRE(decoded.has_value());
+  CHECK(*decoded == thrown);
+  auto bad = decode_failure_signature(JsonView(nlohmann::json{{"kind", "melted"}}));
+  REQUIRE_FALSE(bad.has_value());
+  CHECK(bad.error().message == "kind: unknown failure kind 'melted'");
+}
+
+TEST_CASE("by default only the original's failure counts", "[failure_judge]") {
+  FailureJudge judge(FailureCheck(), MatchMode::same);
+  // Before the sanity check sets the signature, any failure counts.
+  CHECK(judge.counts(exception("std::runtime_error", "boom")));
+  judge.expect(signature_of(crash("SIGSEGV")));
+  CHECK(judge.counts(crash("SIGSEGV")));
+  CHECK_FALSE(judge.counts(crash("SIGABRT")));
+  CHECK_FALSE(judge.counts(exception("std::runtime_error", "boom")));
+  CHECK(judge.why_not(crash("SIGABRT")) == "a different failure (crash (SIGABRT), not crash (SIGSEGV))");
+  CHECK_FALSE(judge.counts(protocol::Verdict::passed()));
+
+  FailureJudge thrown(FailureCheck(), MatchMode::same);
+  thrown.expect(signature_of(exception("c10::Error", "index 7 out of range")));
+  CHECK(thrown.counts(exception("c10::Error", "index 2 out of range")));
+  CHECK_FALSE(thrown.counts(exception("c10::Error", "division by zero")));
+}
+
+TEST_CASE("match mode any and the check-str regex", "[failure_judge]") {
+  FailureJudge any(FailureCheck(), MatchMode::any);
+  any.expect(signature_of(crash("SIGSEGV")));
+  CHECK(any.counts(exception("std::runtime_error", "boom")));
+
+  auto check = FailureCheck::with_check_str("boo+m");
+  REQUIRE(check.has_value());
+  FailureJudge checked(*check, MatchMode::any);
+  CHECK(checked.counts(exception("std::runtime_error", "booom")));
+  CHECK_FALSE(checked.counts(exception("std::runtime_error", "bang")));
+  CHECK(checked.why_not(exception("std::runtime_error", "bang")) == "it does not match --check-str");
+
+  CHECK(parse_match_mode("any").value() == MatchMode::any);
+  CHECK(parse_match_mode("some").error().message == "unknown match mode 'some' (same, any)");
+}

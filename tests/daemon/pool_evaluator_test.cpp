@@ -1,0 +1,109 @@
+// The search's evaluator on a real pool of fake workers: verdicts judged against the original's
+// signature, and abandoned evaluations cancelled without leaking a worker or calling back.
+#include <catch2/catch.hpp>
+
+#include <boost/asio/io_context.hpp>
+
+#include "common/graph_codec.h"
+#include "daemon/run/pool_evaluator.h"
+#include "tests/support/sample_documents.h"
+
+using namespace minifyd;
+using namespace std::chrono_literals;
+
+namespace {
+
+PoolConfig fake_pool(std::size_t slots) {
+  PoolConfig config;
+  config.worker.executable = MINIFYD_FAKE_WORKER;
+  config.worker.arguments = {std::string(MINIFYD_TRANSCRIPTS) + "/pass.transcript"};
+  config.worker.kill_grace = 200ms;
+  config.slots.assign(slots, PoolSlot{});
+  return config;
+}
+
+// The fake worker plays the backend option "fake" instead of running the graph.
+EvaluationSpec scripted(const std::string& script) {
+  EvaluationSpec spec;
+  spec.backend = "eager";
+  if (!script.empty()) spec.backend_options["fake"] = script;
+  spec.timeout = 30s;
+  return spec;
+}
+
+std::vector<search::Candidate> candidates(const std::vector<std::string>& hashes) {
+  auto document = decode_graph_document(test::sample_document());
+  REQUIRE(document.has_value());
+  auto shared = std::make_shared<const GraphDocument>(std::move(*document));
+  std::vector<search::Candidate> batch;
+  for (const std::string& hash : hashes) batch.push_back(search::Candidate{shared, hash});
+  return batch;
+}
+
+void run_for(boost::asio::io_context& io, std::chrono::milliseconds duration) {
+  io.restart();
+  io.run_for(duration);
+}
+
+}  // namespace
+
+TEST_CASE("the original's verdict sets the signature the others must match", "[pool_evaluator]") {
+  boost::asio::io_context io;
+  WorkerPool pool(io, fake_pool(1));
+  pool.start();
+  FailureJudge judge(FailureCheck(), MatchMode::same);
+  {
+    run::PoolEvaluator segfaults(io, pool, 1, scripted("!signal SEGV"), "/tmp", judge, "original");
+    std::map<std::size_t, bool> results;
+    segfaults.evaluate(candidates({"original", "smaller"}), [&](std::size_t index, search::EvaluationResult fails) {
+      REQUIRE(fails.has_value());
+      results[index] = *fails;
+    });
+    while (results.size() < 2) segfaults.wait();
+    CHECK(results == std::map<std::size_t, bool>{{0, true}, {1, true}});
+    REQUIRE(judge.expected().has_value());
+    CHECK(describe(*judge.expected()) == "crash (SIGSEGV)");
+    CHECK(segfaults.tally().failed == 2);
+  }
+  run::PoolEvaluator aborts(io, pool, 1, scripted("!signal ABRT"), "/tmp", judge, "original");
+  std::optional<bool> result;
+  aborts.evaluate(candidates({"other"}), [&](std::size_t, search::EvaluationResult fails) { result = *fails; });
+  aborts.wait();
+  CHECK(result == false);
+  CHECK(aborts.tally().other_failures == 1);
+  CHECK(aborts.tally().failures_by_kind.at("crash") == 1);
+  bool stopped = false;
+  pool.stop([&] { stopped = true; });
+  run_for(io, 5s);
+  CHECK(stopped);
+}
+
+TEST_CASE("cancelled evaluations never call back and leave the pool whole", "[pool_evaluator]") {
+  boost::asio::io_context io;
+  WorkerPool pool(io, fake_pool(2));
+  pool.start();
+  FailureJudge judge(FailureCheck(), MatchMode::any);
+  int hang_callbacks = 0;
+  {
+    run::PoolEvaluator hangs(io, pool, 2, scripted("!hang"), "/tmp", judge, "original");
+    hangs.evaluate(candidates({"a", "b", "c"}), [&](std::size_t, search::EvaluationResult) { ++hang_callbacks; });
+    run_for(io, 1500ms);  // workers up, two hangs running, one queued
+    hangs.cancel_pending();
+    run_for(io, 2s);  // the queued one dropped at once, the running ones killed after the grace period
+    CHECK(pool.stats().cancelled == 3);
+    CHECK(hang_callbacks == 0);
+  }
+  run::PoolEvaluator passes(io, pool, 2, scripted(""), "/tmp", judge, "original");
+  std::map<std::size_t, bool> results;
+  passes.evaluate(candidates({"d", "e"}), [&](std::size_t index, search::EvaluationResult fails) {
+    REQUIRE(fails.has_value());
+    results[index] = *fails;
+  });
+  while (results.size() < 2) passes.wait();
+  CHECK(results == std::map<std::size_t, bool>{{0, false}, {1, false}});
+  CHECK(hang_callbacks == 0);
+  bool stopped = false;
+  pool.stop([&] { stopped = true; });
+  run_for(io, 5s);
+  CHECK(stopped);
+}

@@ -1,0 +1,204 @@
+# End-to-end tests of `minify run` (label run): real worker processes, graphs exported from Debian's
+# torch with scripts/export_fx.py, the faulty plugin. One ctest per acceptance case of cases.py, each
+# run with --workers 1 and --workers 4 (the graphs must be byte-identical), plus resume after SIGKILL,
+# budgets and bad input.
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from cases import CASES, export_case  # noqa: E402
+
+EXIT_OK, EXIT_USAGE, EXIT_DOES_NOT_FAIL = 0, 2, 4
+
+
+def expect(condition, what):
+    if not condition:
+        raise AssertionError(what)
+
+
+def minify_run(minify, *args, timeout=600):
+    done = subprocess.run([minify, "run", *args, "--json"], capture_output=True, text=True, timeout=timeout)
+    try:
+        summary = json.loads(done.stdout)
+    except json.JSONDecodeError:
+        raise AssertionError(f"exit {done.returncode}, stdout is not JSON: {done.stdout!r}\n{done.stderr[-3000:]}")
+    return done.returncode, summary, done.stderr
+
+
+def read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def check_outputs(minify, case, out, args):
+    """The output directory of a minimized case: a valid graph that still fails, and the other files."""
+    done = subprocess.run([minify, "validate", "--check-store", out], capture_output=True, text=True)
+    expect(done.returncode == 0, f"minify validate --check-store {out}: {done.stdout}{done.stderr}")
+    done = subprocess.run([minify, "query", out, *args, "--json"], capture_output=True, text=True, timeout=300)
+    expect(done.returncode == 1, f"minify query on the result exits {done.returncode}, not 1 (fails): {done.stdout}")
+    verdict = json.loads(done.stdout)["verdict"]
+    expect(verdict["kind"] == case.expect.failure.kind, f"the result fails with {verdict}, not {case.expect.failure}")
+    for name in ("repro.py", "report.md", "graph.dot"):
+        expect(os.path.getsize(os.path.join(out, name)) > 0, f"{name} is missing or empty")
+    with open(os.path.join(out, "report.md")) as f:
+        report = f.read()
+    expect("## Accepted reductions" in report and "crashes contained" in report, f"report.md lacks its sections:\n{report}")
+    with open(os.path.join(out, "graph.dot")) as f:
+        expect(f.read().startswith("digraph"), "graph.dot is not a digraph")
+    repro = subprocess.run([sys.executable, os.path.join(out, "repro.py")], capture_output=True, text=True,
+                           timeout=300, env={**os.environ, "MINIFY": minify})
+    expect(repro.returncode == 1, f"repro.py exits {repro.returncode}, not 1 (reproduced):\n{repro.stdout}{repro.stderr}")
+
+
+def run_case(minify, faulty, work, name):
+    case = CASES[name]
+    graph = os.path.join(work, "graph")
+    shutil.rmtree(work, ignore_errors=True)
+    export_case(case, graph)
+    args = case.run_args(faulty)
+    results = {}
+    for workers in (1, 4):
+        out = os.path.join(work, f"out-{workers}")
+        code, summary, stderr = minify_run(minify, graph, "--out", out, *args, "--workers", str(workers))
+        print(f"--workers {workers}: exit {code}: {json.dumps(summary)}")
+        expect(summary["status"] == case.expect.status,
+               f"status {summary['status']}, expected {case.expect.status}\n{stderr[-3000:]}")
+        if case.expect.status == "does_not_fail":
+            expect(code == EXIT_DOES_NOT_FAIL, f"exit {code}, expected {EXIT_DOES_NOT_FAIL} (does not fail)")
+            continue
+        expect(code == EXIT_OK, f"exit {code}\n{stderr[-3000:]}")
+        expect(summary["stop"] == "finished", f"stopped: {summary['stop']}")
+        failure = case.expect.failure
+        signature = summary["signature"]
+        expect(signature["kind"] == failure.kind and failure.detail in (signature["signal"], signature["exception_type"], ""),
+               f"the original's failure is {signature}, expected {failure}")
+        with open(os.path.join(out, "graph.json")) as f:
+            problems = case.expect.problems(json.load(f))
+        expect(not problems, f"--workers {workers}: " + "; ".join(problems))
+        results[workers] = read(os.path.join(out, "graph.json"))
+    if results:
+        expect(results[1] == results[4], "--workers 1 and --workers 4 wrote different graph.json files")
+        check_outputs(minify, case, os.path.join(work, "out-4"), args)
+
+
+def wait_for_checkpoint_step(out, process, deadline):
+    """Waits until the run has checkpointed an accepted reduction."""
+    path = os.path.join(out, "checkpoint.json")
+    while time.monotonic() < deadline:
+        expect(process.poll() is None, f"minify run ended (exit {process.returncode}) before it could be killed")
+        try:
+            with open(path) as f:
+                if json.load(f)["steps"]:
+                    return
+        except (OSError, ValueError):
+            pass
+        time.sleep(0.05)
+    raise AssertionError("no reduction was checkpointed in time")
+
+
+def run_resume(minify, faulty, work):
+    case = CASES["chain1000_segfault"]
+    graph = os.path.join(work, "graph")
+    shutil.rmtree(work, ignore_errors=True)
+    export_case(case, graph)
+    args = case.run_args(faulty)
+    code, fresh, _ = minify_run(minify, graph, "--out", os.path.join(work, "fresh"), *args, "--workers", "2")
+    expect(code == EXIT_OK, f"the uninterrupted run exits {code}")
+
+    out = os.path.join(work, "killed")
+    process = subprocess.Popen([minify, "run", graph, "--out", out, *args, "--workers", "2", "--json"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        wait_for_checkpoint_step(out, process, time.monotonic() + 300)
+    finally:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+    with open(os.path.join(out, "checkpoint.json")) as f:
+        killed_at = json.load(f)
+    print(f"killed after {len(killed_at['steps'])} accepted reductions, {killed_at['totals']['queries']} queries")
+
+    code, resumed, stderr = minify_run(minify, "--resume", out, "--workers", "2")
+    print(f"uninterrupted: {json.dumps(fresh)}\nresumed: {json.dumps(resumed)}")
+    expect(code == EXIT_OK, f"--resume exits {code}\n{stderr[-3000:]}")
+    expect(read(os.path.join(out, "graph.json")) == read(os.path.join(work, "fresh", "graph.json")),
+           "the resumed run's graph.json differs from the uninterrupted run's")
+    expect(resumed["sessions"] == 2, f"{resumed['sessions']} sessions, expected 2")
+    expect(resumed["session_queries"] < fresh["queries"],
+           f"the resumed session made {resumed['session_queries']} queries, starting over takes {fresh['queries']}")
+    code, again, _ = minify_run(minify, "--resume", out)
+    expect(code == EXIT_USAGE and "nothing to resume" in again["error"], f"resuming a finished run: {code} {again}")
+
+
+def run_budget(minify, faulty, work):
+    case = CASES["chain1000_abort"]
+    graph = os.path.join(work, "graph")
+    shutil.rmtree(work, ignore_errors=True)
+    export_case(case, graph)
+    out = os.path.join(work, "out")
+    code, summary, stderr = minify_run(minify, graph, "--out", out, *case.run_args(faulty), "--max-queries", "6")
+    print(json.dumps(summary))
+    expect(code == EXIT_OK, f"exit {code}\n{stderr[-3000:]}")
+    expect(summary["stop"] == "query budget spent", f"stopped: {summary['stop']}")
+    expect(summary["queries"] <= 6, f"{summary['queries']} queries past a budget of 6")
+    expect(summary["nodes"] < 1000, "no reduction within the budget")
+    done = subprocess.run([minify, "validate", "--check-store", out], capture_output=True, text=True)
+    expect(done.returncode == 0, f"the budget-stopped result is not a valid graph: {done.stdout}{done.stderr}")
+
+
+def run_bad_input(minify, faulty, work):
+    shutil.rmtree(work, ignore_errors=True)
+    graph = os.path.join(work, "graph")
+    export_case(CASES["has_mul"], graph)
+    plugin = ["--backend", f"plugin:{faulty}", "--backend-opt", "op=aten::mul.Tensor", "--backend-opt", "fault=compile-error"]
+    refusals = [
+        ([os.path.join(work, "missing"), "--out", os.path.join(work, "o1"), *plugin], "missing/graph.json"),
+        ([graph, "--out", os.path.join(work, "o2"), "--backend", "eager", "--strategies", "bisect"],
+         "unknown strategy 'bisect'"),
+        ([graph, "--out", os.path.join(work, "o3"), *plugin, "--max-granularity", "6"], "not a power of two"),
+        ([graph, "--out", os.path.join(work, "o4"), *plugin, "--check-str", "(unclosed"], "not a valid regular expression"),
+        ([graph, "--out", os.path.join(work, "o5"), "--backend", "eager", "--backend-opt", "novalue"], "is not KEY=VALUE"),
+        ([graph, *plugin], "--out and --backend are required"),
+        (["--resume", os.path.join(work, "nowhere")], "checkpoint.json"),
+        (["--resume", os.path.join(work, "o1"), "--backend", "eager"], "--backend cannot be given with it"),
+    ]
+    for args, message in refusals:
+        code, summary, _ = minify_run(minify, *args)
+        expect(code == EXIT_USAGE, f"{args}: exit {code}, expected {EXIT_USAGE}: {summary}")
+        expect(message in summary.get("error", ""), f"{args}: error {summary.get('error')!r} does not say {message!r}")
+
+    out = os.path.join(work, "done")
+    code, _, _ = minify_run(minify, graph, "--out", out, *plugin)
+    expect(code == EXIT_OK, f"the valid run exits {code}")
+    code, summary, _ = minify_run(minify, graph, "--out", out, *plugin)
+    expect(code == EXIT_USAGE and "already holds a run" in summary["error"], f"reusing --out: {code} {summary}")
+
+    listed = subprocess.run([minify, "run", "--list-strategies"], capture_output=True, text=True)
+    names = [line.split("\t")[0] for line in listed.stdout.splitlines()]
+    expect(names == ["remove-outputs", "eliminate-dead-code", "remove-unused-inputs", "consolidate-inputs",
+                     "truncate-suffix", "delta-debugging"], f"--list-strategies: {names}")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--case", required=True, help="a case of cases.py, or resume, budget, bad_input")
+    parser.add_argument("--minify", required=True)
+    parser.add_argument("--faulty", required=True)
+    parser.add_argument("--work", required=True)
+    args = parser.parse_args()
+    special = {"resume": run_resume, "budget": run_budget, "bad_input": run_bad_input}
+    if args.case in special:
+        special[args.case](args.minify, args.faulty, args.work)
+    else:
+        run_case(args.minify, args.faulty, args.work, args.case)
+    print(f"run.{args.case}: ok")
+
+
+if __name__ == "__main__":
+    main()
