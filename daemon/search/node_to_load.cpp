@@ -54,6 +54,9 @@ bool convert_to_loads(SearchState& state, std::size_t begin, std::size_t end) {
     env[node] = *graph.create_node(OpCode::placeholder, node->name(), "");
     const EagerValue& value = state.eager->find(node->name())->second;
     TensorMeta tensor = value.tensor;
+    // Fed as data, as the seed's load_tensor does: a leaf that required grad would make in-place
+    // operators on it fail (a different failure from the one being chased).
+    tensor.requires_grad = false;
     // Its own storage even when another has equal bytes: distinct values must not alias.
     tensor.storage = document.storages.size();
     document.storages.push_back(value.storage);
