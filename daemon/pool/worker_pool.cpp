@@ -25,6 +25,8 @@ WorkerPool::WorkerPool(boost::asio::io_context& io, PoolConfig config) : io_(io)
 WorkerPool::~WorkerPool() { *alive_ = false; }
 
 void WorkerPool::start() {
+  if (std::size_t removed = remove_orphaned_scratch_dirs(config_.worker.scratch_root))
+    log::info("removed " + std::to_string(removed) + " scratch directories of workers whose coordinator died");
   for (std::size_t i = 0; i < slots_.size(); ++i) {
     launch(i, false);
     if (config_.warm_spares) launch(i, true);

@@ -76,14 +76,35 @@ bp::environment sandbox_environment(const WorkerConfig& config) {
   return environment;
 }
 
+constexpr std::string_view scratch_prefix = "minify-worker-";
+
+// Named after the coordinator, so that a later one can tell the directories of a dead one.
 Expected<std::filesystem::path> make_scratch_dir(const std::filesystem::path& root) {
-  std::string pattern = (root / "minify-worker-XXXXXX").string();
+  std::string pattern = (root / (std::string(scratch_prefix) + std::to_string(::getpid()) + "-XXXXXX")).string();
   if (::mkdtemp(pattern.data()) == nullptr)
     return make_error(ErrorKind::io, "creating a scratch directory in " + root.string() + ": " + std::strerror(errno));
   return std::filesystem::path(pattern);
 }
 
 }  // namespace
+
+std::size_t remove_orphaned_scratch_dirs(const std::filesystem::path& root) {
+  std::error_code error;
+  std::size_t removed = 0;
+  for (std::filesystem::directory_iterator it(root, error), end; !error && it != end; it.increment(error)) {
+    std::string name = it->path().filename().string();
+    if (name.rfind(scratch_prefix, 0) != 0) continue;
+    std::size_t digits_end = name.find('-', scratch_prefix.size());
+    if (digits_end == std::string::npos || digits_end == scratch_prefix.size()) continue;
+    std::string digits = name.substr(scratch_prefix.size(), digits_end - scratch_prefix.size());
+    if (digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 9) continue;
+    pid_t owner = static_cast<pid_t>(std::stol(digits));
+    if (::kill(owner, 0) == 0 || errno != ESRCH) continue;  // alive, or not ours to judge
+    std::error_code ignored;
+    if (std::filesystem::remove_all(it->path(), ignored) > 0) ++removed;
+  }
+  return removed;
+}
 
 std::string WorkerFault::describe() const {
   static constexpr const char* names[] = {"could not start", "crashed", "exited", "timed out",

@@ -7,6 +7,7 @@
 
 #include <array>
 #include <chrono>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -41,6 +42,10 @@ struct WorkerFault {
 
   std::string describe() const;
 };
+
+// Removes the scratch directories under `root` whose coordinator is dead: a coordinator killed with
+// SIGKILL takes its workers along (PR_SET_PDEATHSIG) but cannot clean up after them. Returns how many.
+std::size_t remove_orphaned_scratch_dirs(const std::filesystem::path& root);
 
 using WorkerStart = std::variant<protocol::WorkerHello, WorkerFault>;
 using WorkerOutcome = std::variant<protocol::WorkerReply, WorkerFault>;

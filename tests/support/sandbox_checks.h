@@ -61,8 +61,11 @@ inline void check_sandbox(WorkerConfig config) {
 
 // Forks a coordinator that starts the worker, SIGKILLs that coordinator once the worker said
 // hello, and checks the worker dies too.
-inline void check_dies_with_coordinator(const WorkerConfig& config) {
+// Also checks that the dead coordinator's scratch directory is swept by the next one.
+inline void check_dies_with_coordinator(WorkerConfig config) {
   using namespace std::chrono_literals;
+  TempDir scratch_root;
+  config.scratch_root = scratch_root.path();
   int pipe_fds[2];
   REQUIRE(::pipe(pipe_fds) == 0);
   pid_t coordinator = ::fork();
@@ -90,6 +93,13 @@ inline void check_dies_with_coordinator(const WorkerConfig& config) {
   auto deadline = std::chrono::steady_clock::now() + 5s;
   while (process_exists(worker_pid) && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(10ms);
   CHECK_FALSE(process_exists(worker_pid));
+
+  auto entries = [&] {
+    return std::distance(std::filesystem::directory_iterator(scratch_root.path()), std::filesystem::directory_iterator());
+  };
+  REQUIRE(entries() == 1);  // left behind: nobody was there to remove it
+  CHECK(remove_orphaned_scratch_dirs(scratch_root.path()) == 1);
+  CHECK(entries() == 0);
 }
 
 }  // namespace minifyd::test
