@@ -191,7 +191,7 @@ def load_graph(graph_dir):
     return torch.fx.GraphModule(constants, graph), inputs
 
 
-# ---- end of the loader: repro_from_graph.py embeds everything above this line into repro.py ----
+# ---- end of the loader: every repro.py (scripts/repro_main.py) embeds everything above this line ----
 
 
 def encode_value(value, node_name, where):
