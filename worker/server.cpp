@@ -11,19 +11,28 @@
 #include "protocol/line_buffer.h"
 
 namespace minifyd::worker {
-namespace {
 
-bool write_line(int fd, const std::string& text) {
-  std::string line = text + "\n";
+bool write_all(int fd, std::string_view bytes) {
   std::size_t written = 0;
-  while (written < line.size()) {
-    ssize_t put = ::write(fd, line.data() + written, line.size() - written);
+  while (written < bytes.size()) {
+    ssize_t put = ::write(fd, bytes.data() + written, bytes.size() - written);
     if (put < 0 && errno == EINTR) continue;
     if (put <= 0) return false;
     written += static_cast<std::size_t>(put);
   }
   return true;
 }
+
+bool write_line(int fd, const std::string& text) { return write_all(fd, text + "\n"); }
+
+std::string oversized_request_reply(std::size_t dropped_bytes, std::size_t max_line_bytes) {
+  return protocol::encode(protocol::WorkerReply(protocol::ErrorReply{
+                              0, "request of " + std::to_string(dropped_bytes) + " bytes is over the limit of " +
+                                     std::to_string(max_line_bytes)}))
+      .dump();
+}
+
+namespace {
 
 // The id of a request that failed to decode, when it has a readable one, so the error reply can
 // be matched to it.
@@ -56,9 +65,7 @@ std::string handle(const std::string& line, RequestHandler& handler, bool& shutd
 
 }  // namespace
 
-int serve(int in_fd, int out_fd, const protocol::WorkerHello& hello, RequestHandler& handler,
-          std::size_t max_line_bytes) {
-  if (!write_line(out_fd, protocol::encode(hello).dump())) return 1;
+int serve(int in_fd, int out_fd, RequestHandler& handler, std::size_t max_line_bytes) {
   protocol::LineBuffer lines(max_line_bytes);
   char buffer[1 << 16];
   while (true) {
@@ -70,10 +77,7 @@ int serve(int in_fd, int out_fd, const protocol::WorkerHello& hello, RequestHand
       std::string reply;
       bool shutdown = false;
       if (line->oversized) {
-        reply = protocol::encode(protocol::WorkerReply(protocol::ErrorReply{
-                    0, "request of " + std::to_string(line->dropped_bytes) + " bytes is over the limit of " +
-                           std::to_string(max_line_bytes)}))
-                    .dump();
+        reply = oversized_request_reply(line->dropped_bytes, max_line_bytes);
       } else {
         try {
           reply = handle(line->text, handler, shutdown);

@@ -1,17 +1,27 @@
-// The worker's side of the protocol: say hello, then read requests line by line and answer each
-// with one line, until shutdown or end of input. Malformed requests get an error reply; nothing a
+// The worker's side of the protocol: read requests line by line and answer each with one line,
+// until shutdown or end of input. Malformed requests get an error reply; nothing a
 // request contains ends the loop.
 #pragma once
 
 #include <cstddef>
+#include <string>
+#include <string_view>
 
 #include "protocol/worker_messages.h"
 #include "worker/request_handler.h"
 
 namespace minifyd::worker {
 
-// Returns the process exit code: 0 after shutdown or EOF, 1 when the pipes fail.
-int serve(int in_fd, int out_fd, const protocol::WorkerHello& hello, RequestHandler& handler,
-          std::size_t max_line_bytes);
+// Writes all the bytes (retrying short writes); false when the pipe fails.
+bool write_all(int fd, std::string_view bytes);
+// Writes text and a newline, whole; false when the pipe fails.
+bool write_line(int fd, const std::string& text);
+
+// The error reply to a request line over the length limit.
+std::string oversized_request_reply(std::size_t dropped_bytes, std::size_t max_line_bytes);
+
+// Serves requests until shutdown or end of input (the hello is the caller's). Returns the process
+// exit code: 0 after shutdown or EOF, 1 when the pipes fail.
+int serve(int in_fd, int out_fd, RequestHandler& handler, std::size_t max_line_bytes);
 
 }  // namespace minifyd::worker

@@ -14,6 +14,7 @@
 #include "common/sandbox_report.h"
 #include "protocol/line_buffer.h"
 #include "worker/cuda_devices.h"
+#include "worker/fork_server.h"
 #include "worker/server.h"
 
 namespace {
@@ -39,6 +40,8 @@ int main(int argc, char** argv) {
   app.add_option("--max-line-bytes", max_line_bytes, "longest request line accepted")->capture_default_str();
   app.add_option("--threads", threads, "intra-op threads (workers run side by side)")->capture_default_str();
   app.add_option("--blob-cache-mb", cache_mb, "verified tensor data kept across requests, in MiB")->capture_default_str();
+  bool no_fork_server = false;
+  app.add_flag("--no-fork-server", no_fork_server, "serve requests in this process, not in forked children");
   CLI11_PARSE(app, argc, argv);
 
   // The protocol gets a private copy of stdout; fd 1 becomes stderr, so anything a kernel, a
@@ -51,6 +54,18 @@ int main(int argc, char** argv) {
   at::set_num_threads(threads);
   std::optional<at::Device> cuda_device;
   if (at::hasCUDA() && at::detail::getCUDAHooks().getNumGPUs() > 0) cuda_device = at::Device(at::kCUDA, 0);
+  if (!minifyd::worker::write_line(protocol_fd, minifyd::protocol::encode(make_hello(std::move(sandbox))).dump()))
+    return 1;
+  // Built once, before forking: each child gets a copy, and serves request after request (its blob
+  // cache filling as it goes) until it dies.
   minifyd::worker::RequestHandler handler(cuda_device, cache_mb * 1024 * 1024);
-  return minifyd::worker::serve(STDIN_FILENO, protocol_fd, make_hello(std::move(sandbox)), handler, max_line_bytes);
+  // A child forked after CUDA was initialised cannot use CUDA: with a GPU, serve in this process.
+  int code = cuda_device || no_fork_server
+                 ? minifyd::worker::serve(STDIN_FILENO, protocol_fd, handler, max_line_bytes)
+                 : minifyd::worker::serve_forking(STDIN_FILENO, protocol_fd, max_line_bytes, [&](int request_fd, int reply_fd) {
+                     return minifyd::worker::serve(request_fd, reply_fd, handler, max_line_bytes);
+                   });
+  // Every reply is written (unbuffered); skipping LibTorch's static destructors saves a quarter of
+  // a second per worker at every pool shutdown.
+  ::_exit(code);
 }

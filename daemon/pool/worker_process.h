@@ -18,7 +18,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/process/async_pipe.hpp>
 
-#include "daemon/pool/exit_status.h"
+#include "common/exit_status.h"
 #include "daemon/pool/worker_config.h"
 #include "protocol/line_buffer.h"
 #include "protocol/worker_messages.h"

@@ -109,8 +109,8 @@ Expected<std::vector<protocol::PropagatedValue>> propagate(PoolRunner& runner, c
 class Session final : public search::SearchObserver {
  public:
   Session(Checkpoint& checkpoint, const RunSettings& settings, const search::VerdictCache& cache,
-          const WorkerPool& pool, const FailureJudge& judge, Clock::time_point started)
-      : checkpoint_(checkpoint), settings_(settings), cache_(cache), pool_(pool), judge_(judge),
+          const PoolEvaluator& evaluator, const FailureJudge& judge, Clock::time_point started)
+      : checkpoint_(checkpoint), settings_(settings), cache_(cache), evaluator_(evaluator), judge_(judge),
         prior_(checkpoint.totals), started_(started) {
     checkpoint_.totals.sessions = prior_.sessions + 1;
     checkpoint_.stop.clear();
@@ -135,8 +135,14 @@ class Session final : public search::SearchObserver {
   void update(std::uint64_t queries, std::uint64_t cache_hits) {
     checkpoint_.totals.queries = queries;
     checkpoint_.totals.cache_hits = cache_hits;
-    checkpoint_.totals.crashes_contained = prior_.crashes_contained + pool_.stats().crashes_contained;
-    checkpoint_.totals.timeouts = prior_.timeouts + pool_.stats().timeouts;
+    // Every crash and hang became a verdict, whether its worker died or only the worker's child.
+    const auto& failures = evaluator_.tally().failures_by_kind;
+    auto count = [&](protocol::FailureKind kind) {
+      auto it = failures.find(protocol::to_string(kind));
+      return it == failures.end() ? 0 : it->second;
+    };
+    checkpoint_.totals.crashes_contained = prior_.crashes_contained + count(protocol::FailureKind::crash);
+    checkpoint_.totals.timeouts = prior_.timeouts + count(protocol::FailureKind::timeout);
     checkpoint_.totals.wall_seconds = prior_.wall_seconds + seconds_since(started_);
     checkpoint_.signature = judge_.expected();
     checkpoint_.verdicts_key = cache_.evaluation_key();
@@ -154,7 +160,7 @@ class Session final : public search::SearchObserver {
   Checkpoint& checkpoint_;
   const RunSettings& settings_;
   const search::VerdictCache& cache_;
-  const WorkerPool& pool_;
+  const PoolEvaluator& evaluator_;
   const FailureJudge& judge_;
   RunTotals prior_;
   Clock::time_point started_;
@@ -203,7 +209,7 @@ Expected<RunResult> search_session(Checkpoint checkpoint, PoolRunner& runner, co
 
   PoolEvaluator evaluator(runner.io, runner.pool, settings.workers, spec.evaluation, store.root(), judge,
                           checkpoint.original_hash);
-  Session session(checkpoint, settings, cache, runner.pool, judge, started);
+  Session session(checkpoint, settings, cache, evaluator, judge, started);
   search::SteadyClock clock;
   std::uint64_t prior_queries = checkpoint.totals.queries;
   std::uint64_t prior_hits = checkpoint.totals.cache_hits;

@@ -1,5 +1,5 @@
 // waitpid() status decoding.
-#include "daemon/pool/exit_status.h"
+#include "common/exit_status.h"
 
 #include <sys/wait.h>
 
