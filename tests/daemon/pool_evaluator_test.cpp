@@ -55,7 +55,7 @@ TEST_CASE("the original's verdict sets the signature the others must match", "[p
   {
     run::PoolEvaluator segfaults(io, pool, 1, scripted("!signal SEGV"), "/tmp", judge, "original");
     std::map<std::size_t, bool> results;
-    segfaults.evaluate(candidates({"original", "smaller"}), [&](std::size_t index, search::EvaluationResult fails) {
+    segfaults.evaluate(candidates({"original", "smaller"}), [&](std::size_t index, const search::EvaluationResult& fails) {
       REQUIRE(fails.has_value());
       results[index] = *fails;
     });
@@ -67,7 +67,10 @@ TEST_CASE("the original's verdict sets the signature the others must match", "[p
   }
   run::PoolEvaluator aborts(io, pool, 1, scripted("!signal ABRT"), "/tmp", judge, "original");
   std::optional<bool> result;
-  aborts.evaluate(candidates({"other"}), [&](std::size_t, search::EvaluationResult fails) { result = *fails; });
+  aborts.evaluate(candidates({"other"}), [&](std::size_t, const search::EvaluationResult& fails) {
+    REQUIRE(fails.has_value());
+    result = *fails;
+  });
   aborts.wait();
   CHECK(result == false);
   CHECK(aborts.tally().other_failures == 1);
@@ -86,7 +89,7 @@ TEST_CASE("cancelled evaluations never call back and leave the pool whole", "[po
   int hang_callbacks = 0;
   {
     run::PoolEvaluator hangs(io, pool, 2, scripted("!hang"), "/tmp", judge, "original");
-    hangs.evaluate(candidates({"a", "b", "c"}), [&](std::size_t, search::EvaluationResult) { ++hang_callbacks; });
+    hangs.evaluate(candidates({"a", "b", "c"}), [&](std::size_t, const search::EvaluationResult&) { ++hang_callbacks; });
     run_for(io, 1500ms);  // workers up, two hangs running, one queued
     hangs.cancel_pending();
     run_for(io, 2s);  // the queued one dropped at once, the running ones killed after the grace period
@@ -95,7 +98,7 @@ TEST_CASE("cancelled evaluations never call back and leave the pool whole", "[po
   }
   run::PoolEvaluator passes(io, pool, 2, scripted(""), "/tmp", judge, "original");
   std::map<std::size_t, bool> results;
-  passes.evaluate(candidates({"d", "e"}), [&](std::size_t index, search::EvaluationResult fails) {
+  passes.evaluate(candidates({"d", "e"}), [&](std::size_t index, const search::EvaluationResult& fails) {
     REQUIRE(fails.has_value());
     results[index] = *fails;
   });
