@@ -380,9 +380,9 @@ Expected<GraphDocument> parse_graph_document(std::string_view text) {
 
 Expected<GraphDocument> load_graph_dir(const std::filesystem::path& dir) {
   std::filesystem::path file = dir / graph_file_name;
-  auto text = read_file(file);
-  if (!text) return text.error();
-  auto document = parse_graph_document(*text);
+  auto json = read_json_file(file);
+  if (!json) return json.error();
+  auto document = decode_graph_document(*json);
   if (!document) return document.error().with_context(file.string());
   return document;
 }

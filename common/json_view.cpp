@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "common/file_util.h"
+
 namespace minifyd {
 
 const char* describe_json_type(const nlohmann::json& value) {
@@ -109,11 +111,21 @@ Expected<void> JsonView::read(std::string_view key, std::string& out) const {
 Expected<void> JsonView::read(std::string_view key, std::int64_t& out) const {
   return read_member(*this, key, out, [](const JsonView& v) { return v.as_int(); });
 }
+Expected<void> JsonView::read(std::string_view key, std::uint64_t& out) const {
+  return read_member(*this, key, out, [](const JsonView& v) { return v.as_count(); });
+}
 Expected<void> JsonView::read(std::string_view key, bool& out) const {
   return read_member(*this, key, out, [](const JsonView& v) { return v.as_bool(); });
 }
 Expected<void> JsonView::read(std::string_view key, double& out) const {
   return read_member(*this, key, out, [](const JsonView& v) { return v.as_number(); });
+}
+
+Expected<std::uint64_t> JsonView::as_count() const {
+  if (value_->is_number_unsigned()) return value_->get<std::uint64_t>();
+  auto number = as_int();
+  if (!number) return number.error();
+  return error("must not be negative");
 }
 
 Expected<double> JsonView::as_float() const {
@@ -142,6 +154,14 @@ Expected<nlohmann::json> parse_json(std::string_view text) {
     return make_error(ErrorKind::invalid_input,
                       "invalid JSON at byte " + std::to_string(e.byte) + ": " + e.what());
   }
+}
+
+Expected<nlohmann::json> read_json_file(const std::filesystem::path& path) {
+  auto text = read_file(path);
+  if (!text) return text.error();
+  auto json = parse_json(*text);
+  if (!json) return json.error().with_context(path.string());
+  return json;
 }
 
 }  // namespace minifyd

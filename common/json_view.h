@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -32,6 +33,8 @@ class JsonView {
   Expected<std::size_t> array_size() const;
   Expected<std::string> as_string() const;
   Expected<std::int64_t> as_int() const;
+  // An int that is not negative: a count, a size, a limit.
+  Expected<std::uint64_t> as_count() const;
   Expected<bool> as_bool() const;
   // A JSON number, integer or not.
   Expected<double> as_number() const;
@@ -43,6 +46,7 @@ class JsonView {
   // Reads a required member into out (strings, ints, bools and numbers).
   Expected<void> read(std::string_view key, std::string& out) const;
   Expected<void> read(std::string_view key, std::int64_t& out) const;
+  Expected<void> read(std::string_view key, std::uint64_t& out) const;  // as_count()
   Expected<void> read(std::string_view key, bool& out) const;
   Expected<void> read(std::string_view key, double& out) const;
   // Reads a member when present; leaves out unchanged when absent or null.
@@ -52,6 +56,29 @@ class JsonView {
     if (!member) return member.error();
     if (!member->has_value()) return {};
     return read(key, out);
+  }
+  // Reads a member into an optional: set when present, left unset when absent or null.
+  template <class T>
+  Expected<void> read_optional(std::string_view key, std::optional<T>& out) const {
+    auto member = optional_field(key);
+    if (!member) return member.error();
+    if (!member->has_value()) return {};
+    T value{};
+    if (auto read_value = read(key, value); !read_value) return read_value.error();
+    out = std::move(value);
+    return {};
+  }
+  // Calls decode(item) for each element of the required array member `key`, in order; the first
+  // error ends it. decode returns Expected<void>.
+  template <class Decode>
+  Expected<void> for_each_item(std::string_view key, Decode decode) const {
+    auto array = field(key);
+    if (!array) return array.error();
+    auto count = array->array_size();
+    if (!count) return count.error();
+    for (std::size_t i = 0; i < *count; ++i)
+      if (auto decoded = decode(array->item(i)); !decoded) return decoded.error();
+    return {};
   }
 
   // An invalid_input error located at this view: "PATH: message" (or "message" at the root).
@@ -72,5 +99,7 @@ nlohmann::json encode_float(double number);
 
 // Parses text, turning a syntax error into an invalid_input error with its byte offset.
 Expected<nlohmann::json> parse_json(std::string_view text);
+// Reads and parses a JSON file; errors name the file.
+Expected<nlohmann::json> read_json_file(const std::filesystem::path& path);
 
 }  // namespace minifyd

@@ -37,6 +37,16 @@ std::optional<AccuracyMode> parse_accuracy_mode(const std::string& name) { retur
 const char* to_string(FailureKind kind) { return name_of(kind_names, kind); }
 std::optional<FailureKind> parse_failure_kind(const std::string& name) { return parse_name(kind_names, name); }
 
+Verdict crash_verdict(const ExitStatus& status, std::string stderr_tail) {
+  Verdict verdict;
+  verdict.pass = false;
+  verdict.kind = FailureKind::crash;
+  verdict.signal = status.signaled ? signal_name(status.signal) : "";
+  verdict.message = "worker " + describe(status);
+  verdict.stderr_tail = std::move(stderr_tail);
+  return verdict;
+}
+
 nlohmann::json encode(const Verdict& verdict) {
   if (verdict.pass) return {{"status", "pass"}};
   nlohmann::json json{{"status", "fail"}, {"kind", to_string(verdict.kind)}};

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/exit_status.h"
 #include "common/expected.h"
 
 namespace minifyd::protocol {
@@ -46,6 +47,10 @@ struct Verdict {
 
   static Verdict passed() { return Verdict{}; }
 };
+
+// The verdict on a candidate whose process died while running it: a crash, named by its signal
+// (or, for a process that exited, its exit code in the message).
+Verdict crash_verdict(const ExitStatus& status, std::string stderr_tail);
 
 nlohmann::json encode(const Verdict& verdict);
 Expected<Verdict> decode_verdict(const nlohmann::json& json);

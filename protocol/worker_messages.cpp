@@ -84,15 +84,13 @@ Expected<PropagateReply> decode_propagate_reply(const JsonView& view, std::uint6
   PropagateReply reply;
   reply.id = id;
   if (auto read = view.read("root", reply.root); !read) return read.error();
-  auto values = view.field("values");
-  if (!values) return values.error();
-  auto count = values->array_size();
-  if (!count) return count.error();
-  for (std::size_t i = 0; i < *count; ++i) {
-    auto value = decode_propagated_value(values->item(i));
+  auto values = view.for_each_item("values", [&](const JsonView& item) -> Expected<void> {
+    auto value = decode_propagated_value(item);
     if (!value) return value.error();
     reply.values.push_back(std::move(*value));
-  }
+    return {};
+  });
+  if (!values) return values.error();
   return reply;
 }
 

@@ -47,13 +47,9 @@ std::string death_reply(const Forwarded& request, const ExitStatus& status, cons
                                 request.id, "the worker's child " + describe(status) + " while serving a " +
                                                 (request.type.empty() ? std::string("request") : request.type)}))
         .dump();
-  protocol::Verdict verdict;
-  verdict.pass = false;
-  verdict.kind = protocol::FailureKind::crash;
-  verdict.signal = status.signaled ? signal_name(status.signal) : "";
-  verdict.message = "worker " + describe(status);
-  verdict.stderr_tail = stderr_tail;
-  return protocol::encode(protocol::WorkerReply(protocol::EvaluateReply{request.id, verdict, 0, 0})).dump();
+  return protocol::encode(protocol::WorkerReply(
+                              protocol::EvaluateReply{request.id, protocol::crash_verdict(status, stderr_tail), 0, 0}))
+      .dump();
 }
 
 struct Child {
@@ -120,6 +116,20 @@ bool read_some(int fd, std::string& out) {
   return true;
 }
 
+// Copies what the child wrote to stderr onto ours and into its tail; false (and the pipe closed)
+// at its end.
+bool relay_stderr(Child& child, std::string& tail) {
+  std::string bytes;
+  if (child.stderr_fd < 0 || !read_some(child.stderr_fd, bytes)) {
+    close_fd(child.stderr_fd);
+    return false;
+  }
+  write_all(STDERR_FILENO, bytes);
+  tail += bytes;
+  if (tail.size() > stderr_tail_bytes) tail.erase(0, tail.size() - stderr_tail_bytes);
+  return true;
+}
+
 }  // namespace
 
 int serve_forking(int in_fd, int out_fd, std::size_t max_line_bytes,
@@ -146,15 +156,7 @@ int serve_forking(int in_fd, int out_fd, std::size_t max_line_bytes,
         return 1;
       }
       std::string bytes;
-      if (fds[2].revents != 0) {
-        if (read_some(child.stderr_fd, bytes)) {
-          write_all(STDERR_FILENO, bytes);
-          stderr_tail += bytes;
-          if (stderr_tail.size() > stderr_tail_bytes) stderr_tail.erase(0, stderr_tail.size() - stderr_tail_bytes);
-        } else {
-          close_fd(child.stderr_fd);
-        }
-      }
+      if (fds[2].revents != 0) relay_stderr(child, stderr_tail);
       if (fds[0].revents != 0) {
         if (!read_some(in_fd, bytes)) {
           input_open = false;  // the coordinator is done: let the child finish and exit
@@ -183,13 +185,9 @@ int serve_forking(int in_fd, int out_fd, std::size_t max_line_bytes,
         }
       }
     }
-    while (child.stderr_fd >= 0) {  // the last words of a dying child belong in its verdict
-      std::string bytes;
-      if (!read_some(child.stderr_fd, bytes)) break;
-      write_all(STDERR_FILENO, bytes);
-      stderr_tail += bytes;
+    // The last words of a dying child belong in its verdict.
+    while (relay_stderr(child, stderr_tail)) {
     }
-    if (stderr_tail.size() > stderr_tail_bytes) stderr_tail.erase(0, stderr_tail.size() - stderr_tail_bytes);
     ExitStatus status = reap(child);
     if (!unanswered.empty() && unanswered.front().type == "shutdown") return 0;
     if (unanswered.empty()) {

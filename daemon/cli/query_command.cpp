@@ -2,14 +2,13 @@
 // it fails, and how, exactly as the search would see it.
 #include <iostream>
 
-#include <boost/asio/io_context.hpp>
 #include <nlohmann/json.hpp>
 
 #include "common/graph_codec.h"
 #include "daemon/cli/cli.h"
 #include "daemon/cli/commands.h"
 #include "daemon/cli/evaluation_options.h"
-#include "daemon/pool/worker_pool.h"
+#include "daemon/pool/pool_runner.h"
 #include "daemon/query/verdict_of_outcome.h"
 
 namespace minifyd::cli {
@@ -40,18 +39,10 @@ int query(const QueryOptions& options) {
   protocol::EvaluateRequest request =
       evaluate_request(*spec, *document, std::filesystem::absolute(std::filesystem::path(options.dir) / store_dir_name));
 
-  boost::asio::io_context io;
   PoolConfig pool_config{*worker, {PoolSlot{}}, /*warm_spares=*/false, 1};
-  WorkerPool pool(io, pool_config);
-  pool.start();
-  std::optional<WorkerOutcome> outcome;
-  pool.submit(request, spec->timeout, [&](WorkerOutcome result) {
-    outcome = std::move(result);
-    pool.stop([] {});
-  });
-  io.run();
+  WorkerOutcome outcome = PoolRunner(std::move(pool_config)).request(std::move(request), spec->timeout);
 
-  auto verdict = verdict_of(*outcome);
+  auto verdict = verdict_of(outcome);
   if (!verdict) {
     if (options.json) std::cout << nlohmann::json{{"error", verdict.error().message}}.dump() << "\n";
     else std::cerr << "minify query: " << verdict.error().message << "\n";
@@ -62,7 +53,7 @@ int query(const QueryOptions& options) {
   if (!verdict->pass && !fails) line = "pass (" + line + ", which does not match --check-str)";
   if (options.json) {
     nlohmann::json result{{"fails", fails}, {"verdict", protocol::encode(*verdict)}, {"summary", line}};
-    if (auto* reply = std::get_if<protocol::WorkerReply>(&*outcome))
+    if (auto* reply = std::get_if<protocol::WorkerReply>(&outcome))
       if (auto* evaluated = std::get_if<protocol::EvaluateReply>(reply)) {
         result["compile_ms"] = evaluated->compile_ms;
         result["run_ms"] = evaluated->run_ms;

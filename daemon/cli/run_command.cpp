@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -128,6 +129,14 @@ int run_command(RunOptions& options) {
     return fail("GRAPH_DIR, --out and --backend are required (or --resume OUT_DIR)", exit_usage, options.json);
   }
 
+  // A resumed run takes its spec from the checkpoint.
+  std::optional<run::RunSpec> spec;
+  if (!resuming) {
+    auto made = spec_of(options);
+    if (!made) return fail(made.error().message, exit_usage, options.json);
+    spec = std::move(*made);
+  }
+
   run::RunSettings settings;
   settings.out_dir = std::filesystem::absolute(resuming ? options.resume : options.out).lexically_normal();
   settings.workers = std::max<std::size_t>(options.workers, 1);
@@ -145,14 +154,7 @@ int run_command(RunOptions& options) {
     log::set_level(log::Level::warn);
   }
 
-  Expected<run::RunResult> result = make_error(ErrorKind::invalid_input, "not run");
-  if (resuming) {
-    result = run::resume_run(settings);
-  } else {
-    auto spec = spec_of(options);
-    if (!spec) return fail(spec.error().message, exit_usage, options.json);
-    result = run::start_run(*spec, settings);
-  }
+  Expected<run::RunResult> result = spec ? run::start_run(*spec, settings) : run::resume_run(settings);
   if (progress) progress->finish();
   if (!result) return fail(result.error().message, exit_code_of(result.error()), options.json);
 

@@ -4,19 +4,6 @@
 #include "common/graph_codec.h"
 
 namespace minifyd {
-namespace {
-
-template <class T>
-Expected<void> read_optional_number(const JsonView& view, std::string_view key, std::optional<T>& out) {
-  std::int64_t number = -1;
-  if (auto read = view.read_optional(key, number); !read) return read.error();
-  if (number < -1) return view.error(std::string(key) + ": must not be negative");
-  if (number >= 0) out = static_cast<T>(number);
-  return {};
-}
-
-}  // namespace
-
 Expected<FailureCheck> failure_check_of(const EvaluationSpec& spec) {
   if (!spec.check_str) return FailureCheck();
   return FailureCheck::with_check_str(*spec.check_str);
@@ -76,8 +63,8 @@ Expected<EvaluationSpec> decode_evaluation_spec(const JsonView& view) {
   std::string check_str;
   if (auto read = view.read_optional("check_str", check_str); !read) return read.error();
   if (!check_str.empty()) spec.check_str = check_str;
-  if (auto read = read_optional_number(view, "cpu_limit_seconds", spec.cpu_limit_seconds); !read) return read.error();
-  if (auto read = read_optional_number(view, "memory_limit_mb", spec.memory_limit_mb); !read) return read.error();
+  if (auto read = view.read_optional("cpu_limit_seconds", spec.cpu_limit_seconds); !read) return read.error();
+  if (auto read = view.read_optional("memory_limit_mb", spec.memory_limit_mb); !read) return read.error();
   return spec;
 }
 

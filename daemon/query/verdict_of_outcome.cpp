@@ -11,20 +11,18 @@ Expected<protocol::Verdict> verdict_of(const WorkerOutcome& outcome) {
     return make_error(ErrorKind::invalid_input, "the worker answered an evaluate request with a propagate reply");
   }
   const WorkerFault& fault = std::get<WorkerFault>(outcome);
-  protocol::Verdict verdict;
-  verdict.pass = false;
-  verdict.stderr_tail = fault.stderr_tail;
   switch (fault.kind) {
     case WorkerFault::Kind::crashed:
     case WorkerFault::Kind::exited:
-      verdict.kind = protocol::FailureKind::crash;
-      verdict.signal = fault.exit.signaled ? signal_name(fault.exit.signal) : "";
-      verdict.message = "worker " + describe(fault.exit);
-      return verdict;
-    case WorkerFault::Kind::timed_out:
+      return protocol::crash_verdict(fault.exit, fault.stderr_tail);
+    case WorkerFault::Kind::timed_out: {
+      protocol::Verdict verdict;
+      verdict.pass = false;
       verdict.kind = protocol::FailureKind::timeout;
       verdict.message = fault.detail;
+      verdict.stderr_tail = fault.stderr_tail;
       return verdict;
+    }
     case WorkerFault::Kind::protocol_error:
     case WorkerFault::Kind::spawn_failed:
     case WorkerFault::Kind::cancelled:

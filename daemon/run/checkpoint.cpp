@@ -14,21 +14,11 @@ nlohmann::json encode(const GraphShape& shape) {
   return {{"nodes", shape.nodes}, {"inputs", shape.inputs}, {"outputs", shape.outputs}};
 }
 
-Expected<std::size_t> read_count(const JsonView& view, std::string_view key) {
-  std::int64_t number = 0;
-  if (auto read = view.read(key, number); !read) return read.error();
-  if (number < 0) return view.error(std::string(key) + ": must not be negative");
-  return static_cast<std::size_t>(number);
-}
-
 Expected<GraphShape> decode_shape(const JsonView& view) {
   GraphShape shape;
   for (auto [key, target] : {std::pair{"nodes", &shape.nodes}, std::pair{"inputs", &shape.inputs},
-                             std::pair{"outputs", &shape.outputs}}) {
-    auto count = read_count(view, key);
-    if (!count) return count.error();
-    *target = *count;
-  }
+                             std::pair{"outputs", &shape.outputs}})
+    if (auto read = view.read(key, *target); !read) return read.error();
   return shape;
 }
 
@@ -42,25 +32,10 @@ Expected<RunTotals> decode_totals(const JsonView& view) {
   RunTotals totals;
   for (auto [key, target] : {std::pair{"queries", &totals.queries}, std::pair{"cache_hits", &totals.cache_hits},
                              std::pair{"crashes_contained", &totals.crashes_contained},
-                             std::pair{"timeouts", &totals.timeouts}, std::pair{"sessions", &totals.sessions}}) {
-    auto count = read_count(view, key);
-    if (!count) return count.error();
-    *target = *count;
-  }
+                             std::pair{"timeouts", &totals.timeouts}, std::pair{"sessions", &totals.sessions}})
+    if (auto read = view.read(key, *target); !read) return read.error();
   if (auto read = view.read("wall_seconds", totals.wall_seconds); !read) return read.error();
   return totals;
-}
-
-// Applies decode to each element of the array at view.key.
-template <class Decode>
-Expected<void> for_each_item(const JsonView& view, std::string_view key, Decode decode) {
-  auto array = view.field(key);
-  if (!array) return array.error();
-  auto count = array->array_size();
-  if (!count) return count.error();
-  for (std::size_t i = 0; i < *count; ++i)
-    if (auto decoded = decode(array->item(i)); !decoded) return decoded.error();
-  return {};
 }
 
 Expected<Checkpoint> decode_checkpoint(const nlohmann::json& json) {
@@ -98,7 +73,7 @@ Expected<Checkpoint> decode_checkpoint(const nlohmann::json& json) {
   auto document = decode_graph_document(graph_view->raw());
   if (!document) return document.error().with_context("graph");
   checkpoint.state.document = std::move(*document);
-  auto loads = for_each_item(view, "loads", [&](const JsonView& item) -> Expected<void> {
+  auto loads = view.for_each_item("loads", [&](const JsonView& item) -> Expected<void> {
     auto name = item.as_string();
     if (!name) return name.error();
     if (checkpoint.state.document.graph.find(*name) == nullptr)
@@ -107,7 +82,7 @@ Expected<Checkpoint> decode_checkpoint(const nlohmann::json& json) {
     return {};
   });
   if (!loads) return loads.error();
-  auto eager = for_each_item(view, "eager", [&](const JsonView& item) -> Expected<void> {
+  auto eager = view.for_each_item("eager", [&](const JsonView& item) -> Expected<void> {
     auto value = protocol::decode_propagated_value(item);
     if (!value) return value.error();
     checkpoint.eager.push_back(std::move(*value));
@@ -117,7 +92,7 @@ Expected<Checkpoint> decode_checkpoint(const nlohmann::json& json) {
   checkpoint.state.eager = std::make_shared<const search::EagerValues>(search::eager_values_from(checkpoint.eager));
 
   if (auto read = view.read("verdicts_key", checkpoint.verdicts_key); !read) return read.error();
-  auto verdicts = for_each_item(view, "verdicts", [&](const JsonView& item) -> Expected<void> {
+  auto verdicts = view.for_each_item("verdicts", [&](const JsonView& item) -> Expected<void> {
     std::string hash;
     bool fails = false;
     if (auto read = item.read("hash", hash); !read) return read.error();
@@ -126,15 +101,11 @@ Expected<Checkpoint> decode_checkpoint(const nlohmann::json& json) {
     return {};
   });
   if (!verdicts) return verdicts.error();
-  auto steps = for_each_item(view, "steps", [&](const JsonView& item) -> Expected<void> {
+  auto steps = view.for_each_item("steps", [&](const JsonView& item) -> Expected<void> {
     AcceptedStep step;
     if (auto read = item.read("strategy", step.strategy); !read) return read.error();
-    auto granularity = read_count(item, "granularity");
-    if (!granularity) return granularity.error();
-    step.granularity = *granularity;
-    auto queries = read_count(item, "queries");
-    if (!queries) return queries.error();
-    step.queries = *queries;
+    if (auto read = item.read("granularity", step.granularity); !read) return read.error();
+    if (auto read = item.read("queries", step.queries); !read) return read.error();
     auto shape = decode_shape(item);
     if (!shape) return shape.error();
     step.shape = *shape;
@@ -192,10 +163,8 @@ Expected<void> write_checkpoint(const Checkpoint& checkpoint, const std::filesys
 
 Expected<Checkpoint> read_checkpoint(const std::filesystem::path& out_dir) {
   std::filesystem::path path = out_dir / checkpoint_file_name;
-  auto text = read_file(path);
-  if (!text) return text.error();
-  auto json = parse_json(*text);
-  if (!json) return json.error().with_context(path.string());
+  auto json = read_json_file(path);
+  if (!json) return json.error();
   auto checkpoint = decode_checkpoint(*json);
   if (!checkpoint) return checkpoint.error().with_context(path.string());
   std::vector<std::string> problems = document_problems(checkpoint->state.document);

@@ -3,13 +3,11 @@
 
 #include <chrono>
 
-#include <boost/asio/io_context.hpp>
-
 #include "common/canonical_hash.h"
 #include "common/content_store.h"
 #include "common/graph_codec.h"
 #include "common/log.h"
-#include "daemon/pool/worker_pool.h"
+#include "daemon/pool/pool_runner.h"
 #include "daemon/run/output_writer.h"
 #include "daemon/search/minifier.h"
 #include "daemon/search/strategy_registry.h"
@@ -46,40 +44,14 @@ Expected<void> import_blobs(const GraphDocument& original, const std::filesystem
   return store.write_root(original_root, hashes);
 }
 
-// A pool and the io_context it runs on, driven from this thread.
-struct PoolRunner {
-  explicit PoolRunner(const RunSettings& settings, const EvaluationSpec& spec)
-      : pool(io, config(settings, spec)) {
-    pool.start();
-  }
-  ~PoolRunner() {
-    bool stopped = false;
-    pool.stop([&] { stopped = true; });
-    while (!stopped && io.run_one() != 0) {
-    }
-  }
-
-  static PoolConfig config(const RunSettings& settings, const EvaluationSpec& spec) {
-    PoolConfig config;
-    config.worker = settings.worker;
-    apply_limits(spec, config.worker);
-    config.slots.assign(std::max<std::size_t>(settings.workers, 1), PoolSlot{});
-    return config;
-  }
-
-  // One request, waited for.
-  WorkerOutcome request(protocol::WorkerRequest request, std::chrono::milliseconds timeout) {
-    std::optional<WorkerOutcome> outcome;
-    pool.submit(std::move(request), timeout, [&](WorkerOutcome result) { outcome = std::move(result); });
-    while (!outcome && io.run_one() != 0) {
-    }
-    if (!outcome) return WorkerFault{WorkerFault::Kind::cancelled, {}, "the worker pool stopped", {}};
-    return std::move(*outcome);
-  }
-
-  boost::asio::io_context io;
-  WorkerPool pool;
-};
+// The run's pool: one slot per worker, the spec's limits on each worker.
+PoolConfig pool_config(const RunSettings& settings, const EvaluationSpec& spec) {
+  PoolConfig config;
+  config.worker = settings.worker;
+  apply_limits(spec, config.worker);
+  config.slots.assign(std::max<std::size_t>(settings.workers, 1), PoolSlot{});
+  return config;
+}
 
 // The original's eager intermediates (fx_minifier's ConcreteProp), written into the run's store
 // by a worker and rooted under the run's own name.
@@ -256,7 +228,7 @@ Expected<RunResult> start_run(const RunSpec& spec, const RunSettings& settings) 
   if (auto imported = import_blobs(*original, graph_dir, *store); !imported)
     return imported.error().with_context("importing " + graph_dir.string());
 
-  PoolRunner runner(settings, spec.evaluation);
+  PoolRunner runner(pool_config(settings, spec.evaluation));
   auto eager = propagate(runner, *original, *store, spec.evaluation.timeout);
   if (!eager) return eager.error();
 
@@ -282,7 +254,7 @@ Expected<RunResult> resume_run(const RunSettings& settings) {
   if (!store) return store.error();
   log::info("resuming at " + std::to_string(checkpoint->state.document.graph.size()) + " nodes after " +
             std::to_string(checkpoint->totals.queries) + " queries");
-  PoolRunner runner(settings, checkpoint->spec.evaluation);
+  PoolRunner runner(pool_config(settings, checkpoint->spec.evaluation));
   return search_session(std::move(*checkpoint), runner, *store, settings, started);
 }
 

@@ -30,25 +30,18 @@ Expected<RunSpec> decode_run_spec(const JsonView& view) {
   auto mode = parse_match_mode(match);
   if (!mode) return view.error("match: " + mode.error().message);
   spec.match = *mode;
-  auto strategies = view.field("strategies");
-  if (!strategies) return strategies.error();
-  auto count = strategies->array_size();
-  if (!count) return count.error();
-  for (std::size_t i = 0; i < *count; ++i) {
-    auto name = strategies->item(i).as_string();
+  auto strategies = view.for_each_item("strategies", [&](const JsonView& item) -> Expected<void> {
+    auto name = item.as_string();
     if (!name) return name.error();
     spec.strategies.push_back(*name);
-  }
+    return {};
+  });
+  if (!strategies) return strategies.error();
   if (auto read = view.read("skip_sanity", spec.skip_sanity); !read) return read.error();
   for (auto [key, target] : {std::pair{"max_granularity", &spec.max_granularity},
                              std::pair{"max_queries", &spec.max_queries}}) {
-    std::int64_t number = 0;
-    auto field = view.optional_field(key);
-    if (!field) return field.error();
-    if (!field->has_value()) continue;
-    if (auto read = view.read(key, number); !read) return read.error();
-    if (number <= 0) return view.error(std::string(key) + ": must be positive");
-    *target = static_cast<std::size_t>(number);
+    if (auto read = view.read_optional(key, *target); !read) return read.error();
+    if (*target == 0u) return view.error(std::string(key) + ": must be positive");
   }
   double seconds = 0;
   if (auto read = view.read_optional("max_time_seconds", seconds); !read) return read.error();

@@ -14,6 +14,9 @@ import torch
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
 import export_fx  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "run"))
+from cases import CASES, export_case  # noqa: E402
+
 
 def with_relu(x, w):
     return (torch.relu(x @ w) * 2.0 + 1.0,)
@@ -23,20 +26,10 @@ def without_relu(x, w):
     return (torch.sigmoid(x @ w) * 2.0 + 1.0,)
 
 
-def nan_from_finite(x):
-    x = x * 3
-    x = x + 5
-    x = x.cos()
-    zero = x - x
-    r = zero / zero
-    r = r + 3
-    return (r * 2,)
-
-
-def export(fn, out_dir, shapes=((4, 8), (8, 3))):
+def export(fn, out_dir):
     shutil.rmtree(out_dir, ignore_errors=True)
     torch.manual_seed(0)
-    export_fx.export(fn, [torch.randn(*shape) for shape in shapes], out_dir)
+    export_fx.export(fn, [torch.randn(4, 8), torch.randn(8, 3)], out_dir)
     return out_dir
 
 
@@ -114,7 +107,10 @@ def test_several_faults(minify, faulty, work):
 
 
 def test_nan(minify, faulty, work):
-    graph = export(nan_from_finite, os.path.join(work, "nan"), shapes=((3,),))
+    # PyTorch's test_has_add_mul graph: NaN from finite inputs (zero / zero).
+    graph = os.path.join(work, "nan")
+    shutil.rmtree(graph, ignore_errors=True)
+    export_case(CASES["has_add_mul"], graph)
     code, result = query(minify, graph, "--backend", "eager", "--nan")
     verdict = result["verdict"]
     expect(code == 1 and result["fails"] and verdict["kind"] == "nan", f"--nan: exit {code}: {result}")

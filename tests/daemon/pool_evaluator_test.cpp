@@ -40,6 +40,17 @@ std::vector<search::Candidate> candidates(const std::vector<std::string>& hashes
   return batch;
 }
 
+// Evaluates candidates with these hashes and waits for every verdict, by candidate index.
+std::map<std::size_t, bool> evaluate_all(run::PoolEvaluator& evaluator, const std::vector<std::string>& hashes) {
+  std::map<std::size_t, bool> results;
+  evaluator.evaluate(candidates(hashes), [&](std::size_t index, const search::EvaluationResult& fails) {
+    REQUIRE(fails.has_value());
+    results[index] = *fails;
+  });
+  while (results.size() < hashes.size()) evaluator.wait();
+  return results;
+}
+
 void run_for(boost::asio::io_context& io, std::chrono::milliseconds duration) {
   io.restart();
   io.run_for(duration);
@@ -54,25 +65,13 @@ TEST_CASE("the original's verdict sets the signature the others must match", "[p
   FailureJudge judge(FailureCheck(), MatchMode::same);
   {
     run::PoolEvaluator segfaults(io, pool, 1, scripted("!signal SEGV"), "/tmp", judge, "original");
-    std::map<std::size_t, bool> results;
-    segfaults.evaluate(candidates({"original", "smaller"}), [&](std::size_t index, const search::EvaluationResult& fails) {
-      REQUIRE(fails.has_value());
-      results[index] = *fails;
-    });
-    while (results.size() < 2) segfaults.wait();
-    CHECK(results == std::map<std::size_t, bool>{{0, true}, {1, true}});
+    CHECK(evaluate_all(segfaults, {"original", "smaller"}) == std::map<std::size_t, bool>{{0, true}, {1, true}});
     REQUIRE(judge.expected().has_value());
     CHECK(describe(*judge.expected()) == "crash (SIGSEGV)");
     CHECK(segfaults.tally().failed == 2);
   }
   run::PoolEvaluator aborts(io, pool, 1, scripted("!signal ABRT"), "/tmp", judge, "original");
-  std::optional<bool> result;
-  aborts.evaluate(candidates({"other"}), [&](std::size_t, const search::EvaluationResult& fails) {
-    REQUIRE(fails.has_value());
-    result = *fails;
-  });
-  aborts.wait();
-  CHECK(result == false);
+  CHECK(evaluate_all(aborts, {"other"}) == std::map<std::size_t, bool>{{0, false}});
   CHECK(aborts.tally().other_failures == 1);
   CHECK(aborts.tally().failures_by_kind.at("crash") == 1);
   bool stopped = false;
@@ -97,13 +96,7 @@ TEST_CASE("cancelled evaluations never call back and leave the pool whole", "[po
     CHECK(hang_callbacks == 0);
   }
   run::PoolEvaluator passes(io, pool, 2, scripted(""), "/tmp", judge, "original");
-  std::map<std::size_t, bool> results;
-  passes.evaluate(candidates({"d", "e"}), [&](std::size_t index, const search::EvaluationResult& fails) {
-    REQUIRE(fails.has_value());
-    results[index] = *fails;
-  });
-  while (results.size() < 2) passes.wait();
-  CHECK(results == std::map<std::size_t, bool>{{0, false}, {1, false}});
+  CHECK(evaluate_all(passes, {"d", "e"}) == std::map<std::size_t, bool>{{0, false}, {1, false}});
   CHECK(hang_callbacks == 0);
   bool stopped = false;
   pool.stop([&] { stopped = true; });

@@ -1,0 +1,26 @@
+// Driving a pool from the calling thread.
+#include "daemon/pool/pool_runner.h"
+
+#include <optional>
+
+namespace minifyd {
+
+PoolRunner::PoolRunner(PoolConfig config) : pool(io, std::move(config)) { pool.start(); }
+
+PoolRunner::~PoolRunner() {
+  bool stopped = false;
+  pool.stop([&] { stopped = true; });
+  while (!stopped && io.run_one() != 0) {
+  }
+}
+
+WorkerOutcome PoolRunner::request(protocol::WorkerRequest request, std::chrono::milliseconds timeout) {
+  std::optional<WorkerOutcome> outcome;
+  pool.submit(std::move(request), timeout, [&](WorkerOutcome result) { outcome = std::move(result); });
+  while (!outcome && io.run_one() != 0) {
+  }
+  if (!outcome) return WorkerFault{WorkerFault::Kind::cancelled, {}, "the worker pool stopped", {}};
+  return std::move(*outcome);
+}
+
+}  // namespace minifyd

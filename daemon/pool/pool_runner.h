@@ -1,0 +1,28 @@
+// A WorkerPool and its io_context driven from the calling thread, for commands that do their work
+// on that thread (`minify query`, `minify run`) rather than on a service's event loop.
+#pragma once
+
+#include <chrono>
+
+#include <boost/asio/io_context.hpp>
+
+#include "daemon/pool/worker_pool.h"
+
+namespace minifyd {
+
+struct PoolRunner {
+  // Starts the pool's workers.
+  explicit PoolRunner(PoolConfig config);
+  // Stops the pool and runs it until every worker is reaped.
+  ~PoolRunner();
+  PoolRunner(const PoolRunner&) = delete;
+  PoolRunner& operator=(const PoolRunner&) = delete;
+
+  // Submits one request and runs the pool until it is answered.
+  WorkerOutcome request(protocol::WorkerRequest request, std::chrono::milliseconds timeout);
+
+  boost::asio::io_context io;
+  WorkerPool pool;
+};
+
+}  // namespace minifyd
