@@ -40,7 +40,8 @@ int query(const QueryOptions& options) {
       evaluate_request(*spec, *document, std::filesystem::absolute(std::filesystem::path(options.dir) / store_dir_name));
 
   PoolConfig pool_config{*worker, {PoolSlot{}}, /*warm_spares=*/false, 1};
-  WorkerOutcome outcome = PoolRunner(std::move(pool_config)).request(std::move(request), spec->timeout);
+  PoolRunner runner(std::move(pool_config));
+  WorkerOutcome outcome = request_and_wait(runner.access(), std::move(request), spec->timeout);
 
   auto verdict = verdict_of(outcome);
   if (!verdict) {

@@ -14,7 +14,7 @@
 #include "daemon/cli/commands.h"
 #include "daemon/cli/evaluation_options.h"
 #include "daemon/cli/progress_line.h"
-#include "daemon/run/minification.h"
+#include "daemon/run/out_dir_run.h"
 #include "daemon/run/output_writer.h"
 #include "daemon/search/strategy_registry.h"
 

@@ -14,10 +14,11 @@ PoolRunner::~PoolRunner() {
   }
 }
 
-WorkerOutcome PoolRunner::request(protocol::WorkerRequest request, std::chrono::milliseconds timeout) {
+WorkerOutcome request_and_wait(const PoolAccess& access, protocol::WorkerRequest request,
+                               std::chrono::milliseconds timeout) {
   std::optional<WorkerOutcome> outcome;
-  pool.submit(std::move(request), timeout, [&](WorkerOutcome result) { outcome = std::move(result); });
-  while (!outcome && io.run_one() != 0) {
+  access.pool.submit(std::move(request), timeout, [&](WorkerOutcome result) { outcome = std::move(result); });
+  while (!outcome && access.io.run_one() != 0) {
   }
   if (!outcome) return WorkerFault{WorkerFault::Kind::cancelled, {}, "the worker pool stopped", {}};
   return std::move(*outcome);

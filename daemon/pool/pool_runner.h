@@ -2,10 +2,11 @@
 // on that thread (`minify query`, `minify run`) rather than on a service's event loop.
 #pragma once
 
-#include <chrono>
+#include <cstddef>
 
 #include <boost/asio/io_context.hpp>
 
+#include "daemon/pool/request_pool.h"
 #include "daemon/pool/worker_pool.h"
 
 namespace minifyd {
@@ -18,8 +19,8 @@ struct PoolRunner {
   PoolRunner(const PoolRunner&) = delete;
   PoolRunner& operator=(const PoolRunner&) = delete;
 
-  // Submits one request and runs the pool until it is answered.
-  WorkerOutcome request(protocol::WorkerRequest request, std::chrono::milliseconds timeout);
+  // The pool as the calling thread drives it, one request in flight per slot.
+  PoolAccess access() { return PoolAccess{io, pool, pool.capacity()}; }
 
   boost::asio::io_context io;
   WorkerPool pool;

@@ -15,6 +15,7 @@
 
 #include <boost/asio/io_context.hpp>
 
+#include "daemon/pool/request_pool.h"
 #include "daemon/pool/worker_process.h"
 
 namespace minifyd {
@@ -40,26 +41,23 @@ struct PoolStats {
   std::uint64_t cancelled = 0;
 };
 
-class WorkerPool {
+class WorkerPool final : public RequestPool {
  public:
-  using Ticket = std::uint64_t;
-  using Handler = std::function<void(WorkerOutcome)>;
 
   WorkerPool(boost::asio::io_context& io, PoolConfig config);
-  ~WorkerPool();
+  ~WorkerPool() override;
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
 
   // Starts the workers (and spares). Requests submitted before they are ready wait.
   void start();
-  // Queues a request; the pool sets its id. The handler is called exactly once.
-  Ticket submit(protocol::WorkerRequest request, std::chrono::milliseconds timeout, Handler handler);
-  // A queued request is dropped; a running one has its worker killed (and replaced). Either way
-  // the handler gets a `cancelled` fault. Unknown or finished tickets are ignored.
-  void cancel(Ticket ticket);
-  // Drops the request if it is still queued (its handler gets a `cancelled` fault) and says so;
-  // false when it is running or finished, which cancel() would have to kill.
-  bool cancel_queued(Ticket ticket);
+  // RequestPool; the pool sets each request's id. cancel_queued() knows exactly whether a
+  // request is still queued.
+  Ticket submit(protocol::WorkerRequest request, std::chrono::milliseconds timeout, Handler handler) override;
+  void cancel(Ticket ticket) override;
+  bool cancel_queued(Ticket ticket) override;
+  // Slots, i.e. how many requests run at once.
+  std::size_t capacity() const { return slots_.size(); }
   // Stops every worker; queued requests get a `cancelled` fault. on_stopped runs when all are reaped.
   void stop(std::function<void()> on_stopped);
 

@@ -38,7 +38,7 @@ Expected<RunTotals> decode_totals(const JsonView& view) {
   return totals;
 }
 
-Expected<Checkpoint> decode_checkpoint(const nlohmann::json& json) {
+Expected<Checkpoint> decode_fields(const nlohmann::json& json) {
   JsonView view(json);
   std::string format;
   std::int64_t version = 0;
@@ -130,7 +130,7 @@ GraphShape shape_of(const search::SearchState& state) {
                     search::output_count(state.document.graph)};
 }
 
-Expected<void> write_checkpoint(const Checkpoint& checkpoint, const std::filesystem::path& out_dir) {
+nlohmann::json encode(const Checkpoint& checkpoint) {
   nlohmann::json eager = nlohmann::json::array();
   for (const auto& value : checkpoint.eager) eager.push_back(protocol::encode(value));
   nlohmann::json verdicts = nlohmann::json::array();
@@ -158,7 +158,19 @@ Expected<void> write_checkpoint(const Checkpoint& checkpoint, const std::filesys
                       {"totals", encode(checkpoint.totals)},
                       {"stop", checkpoint.stop},
                       {"finished", checkpoint.finished}};
-  return write_file_atomic(out_dir / checkpoint_file_name, json.dump());
+  return json;
+}
+
+Expected<Checkpoint> decode_checkpoint(const nlohmann::json& json) {
+  auto checkpoint = decode_fields(json);
+  if (!checkpoint) return checkpoint.error();
+  std::vector<std::string> problems = document_problems(checkpoint->state.document);
+  if (!problems.empty()) return make_error(ErrorKind::corrupt, "graph: " + problems.front());
+  return checkpoint;
+}
+
+Expected<void> write_checkpoint(const Checkpoint& checkpoint, const std::filesystem::path& out_dir) {
+  return write_file_atomic(out_dir / checkpoint_file_name, encode(checkpoint).dump());
 }
 
 Expected<Checkpoint> read_checkpoint(const std::filesystem::path& out_dir) {
@@ -167,8 +179,6 @@ Expected<Checkpoint> read_checkpoint(const std::filesystem::path& out_dir) {
   if (!json) return json.error();
   auto checkpoint = decode_checkpoint(*json);
   if (!checkpoint) return checkpoint.error().with_context(path.string());
-  std::vector<std::string> problems = document_problems(checkpoint->state.document);
-  if (!problems.empty()) return make_error(ErrorKind::corrupt, path.string() + ": graph: " + problems.front());
   return checkpoint;
 }
 

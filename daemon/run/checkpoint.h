@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "common/expected.h"
 #include "common/graph_document.h"
 #include "daemon/query/failure_signature.h"
@@ -63,6 +65,11 @@ struct Checkpoint {
   std::string stop;  // why the last session ended ("" while one is running)
   bool finished = false;  // the outputs are written; nothing to resume
 };
+
+// The checkpoint as JSON (format minifyd.checkpoint), for a file or the daemon's job store.
+nlohmann::json encode(const Checkpoint& checkpoint);
+// Errors name the field; an invalid graph is corrupt.
+Expected<Checkpoint> decode_checkpoint(const nlohmann::json& json);
 
 Expected<void> write_checkpoint(const Checkpoint& checkpoint, const std::filesystem::path& out_dir);
 // Errors name the file and the field; a directory without a checkpoint is not_found.

@@ -1,17 +1,18 @@
-// One minification run end to end (`minify run`): the original's blobs imported into OUT_DIR's
-// store, its intermediates propagated by a worker, the search on a worker pool with a checkpoint
-// after every accepted reduction, then the outputs (graph.json, store/, repro.py, report.md,
-// graph.dot). Runs on the calling thread, which drives the pool's io_context.
+// One minification run, wherever it lives: the original's blobs imported into the run's store, its
+// intermediates propagated by a worker, then the search on a pool with a checkpoint after every
+// accepted reduction. `minify run` keeps a run in OUT_DIR (run/out_dir_run.h); the daemon keeps each
+// job's in its state directory. Runs on the calling thread, which drives the pool's io_context.
 #pragma once
 
-#include <cstddef>
+#include <atomic>
 #include <cstdint>
-#include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 
+#include "common/content_store.h"
 #include "common/expected.h"
-#include "daemon/pool/worker_config.h"
+#include "daemon/pool/request_pool.h"
 #include "daemon/run/checkpoint.h"
 #include "daemon/run/pool_evaluator.h"
 #include "daemon/run/run_spec.h"
@@ -20,29 +21,48 @@
 
 namespace minifyd::run {
 
-struct RunSettings {
-  std::filesystem::path out_dir;
-  std::size_t workers = 1;
-  WorkerConfig worker;  // the executable and sandbox; the spec's limits are applied on top
-  std::string minify_executable;  // written into repro.py for backends plain PyTorch cannot run
-  search::SearchObserver* observer = nullptr;  // progress, on the calling thread
+// Where a run keeps its blobs and checkpoints.
+struct RunPlace {
+  ContentStore store;
+  // Names the run's store roots (PREFIX-original, PREFIX-intermediates, PREFIX-result), so that
+  // several runs can share one store.
+  std::string root_prefix;
+  std::function<Expected<void>(const Checkpoint&)> save_checkpoint;
+
+  std::string original_root() const { return root_prefix + "-original"; }
+  std::string intermediates_root() const { return root_prefix + "-intermediates"; }
+  std::string result_root() const { return root_prefix + "-result"; }
 };
 
 struct RunResult {
-  Checkpoint checkpoint;  // as written last: the best graph, the steps and the totals
+  Checkpoint checkpoint;  // as saved last: the best graph, the steps and the totals
   search::StopReason stop = search::StopReason::finished;
   std::optional<Error> error;  // why the search stopped early, when stop is error
   VerdictTally tally;          // this session's verdicts
   std::uint64_t session_queries = 0;  // made by this session (checkpoint.totals counts every session)
 };
 
-// Starts a run of `spec` (spec.graph_dir must be absolute) into settings.out_dir, which must not
-// hold a run already. Errors: unreadable or invalid input, bad options, a pool that cannot
-// propagate or check the original. An original that does not fail is a result (stop
-// original_passes), not an error.
-Expected<RunResult> start_run(const RunSpec& spec, const RunSettings& settings);
+// What a session reports to, and what stops it early.
+struct SessionHooks {
+  search::SearchObserver* observer = nullptr;  // progress, on the calling thread
+  // Set from any thread: the search stops before its next query (stop interrupted), leaving a
+  // checkpoint to continue from.
+  const std::atomic<bool>* interrupt = nullptr;
+};
 
-// Continues the run in settings.out_dir from its checkpoint, with the spec saved there.
-Expected<RunResult> resume_run(const RunSettings& settings);
+// Copies the blobs `original` names from `source` into the run's store, verified on the way, and
+// roots them as the run's original.
+Expected<void> import_original(const GraphDocument& original, const ContentStore& source, const RunPlace& place);
+
+// The run's first checkpoint, saved: the original (its blobs imported already) with its eager
+// intermediates, propagated by a worker of `pool` into the run's store.
+Expected<Checkpoint> begin_run(RunSpec spec, GraphDocument original, const RunPlace& place, const PoolAccess& pool);
+
+// The search from the checkpoint's state until it finishes, a budget runs out, the pool fails or
+// it is interrupted; the checkpoint is saved after every accepted reduction and at the end. A
+// finished run's store keeps only the result's blobs (rooted as PREFIX-result). An original that
+// does not fail is a result (stop original_passes), not an error.
+Expected<RunResult> continue_run(Checkpoint checkpoint, const RunPlace& place, const PoolAccess& pool,
+                                 const SessionHooks& hooks);
 
 }  // namespace minifyd::run

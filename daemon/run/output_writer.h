@@ -3,7 +3,10 @@
 #pragma once
 
 #include "common/expected.h"
-#include "daemon/run/minification.h"
+#include <filesystem>
+#include <string>
+
+#include "daemon/run/checkpoint.h"
 
 namespace minifyd::run {
 
@@ -11,7 +14,13 @@ inline constexpr const char* repro_file_name = "repro.py";
 inline constexpr const char* report_file_name = "report.md";
 inline constexpr const char* dot_file_name = "graph.dot";
 
-// Writes the outputs for checkpoint.state, each file atomically.
-Expected<void> write_outputs(const Checkpoint& checkpoint, const RunResult& result, const RunSettings& settings);
+struct OutputPlace {
+  std::filesystem::path out_dir;  // holds the run's store, or a store with the result's blobs
+  std::string minify_executable;  // written into repro.py for backends plain PyTorch cannot run
+};
+
+// Writes the outputs for checkpoint.state, each file atomically; `report` is report.md's text
+// (render_report()).
+Expected<void> write_outputs(const Checkpoint& checkpoint, const std::string& report, const OutputPlace& place);
 
 }  // namespace minifyd::run

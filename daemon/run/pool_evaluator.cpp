@@ -13,29 +13,28 @@ constexpr std::chrono::milliseconds abandon_grace{250};
 
 }  // namespace
 
-PoolEvaluator::PoolEvaluator(boost::asio::io_context& io, WorkerPool& pool, std::size_t parallelism,
-                             EvaluationSpec spec, std::filesystem::path store, FailureJudge& judge,
-                             std::string original_hash)
-    : io_(io),
-      pool_(pool),
-      parallelism_(std::max<std::size_t>(parallelism, 1)),
+PoolEvaluator::PoolEvaluator(const PoolAccess& access, EvaluationSpec spec, std::filesystem::path store,
+                             FailureJudge& judge, std::string original_hash)
+    : io_(access.io),
+      pool_(access.pool),
+      parallelism_(std::max<std::size_t>(access.parallelism, 1)),
       spec_(std::move(spec)),
       store_(std::move(store)),
       judge_(judge),
       original_hash_(std::move(original_hash)),
-      grace_timer_(io) {}
+      grace_timer_(access.io) {}
 
 PoolEvaluator::~PoolEvaluator() {
   alive_.reset();
   grace_timer_.cancel();
   for (const auto& [ticket, pending] : pending_) pool_.cancel(ticket);
-  for (WorkerPool::Ticket ticket : abandoned_) pool_.cancel(ticket);
+  for (RequestPool::Ticket ticket : abandoned_) pool_.cancel(ticket);
 }
 
 void PoolEvaluator::evaluate(std::vector<search::Candidate> batch, ResultCallback on_result) {
   auto shared_callback = std::make_shared<ResultCallback>(std::move(on_result));
   for (std::size_t i = 0; i < batch.size(); ++i) {
-    auto ticket = std::make_shared<WorkerPool::Ticket>();
+    auto ticket = std::make_shared<RequestPool::Ticket>();
     // submit() never calls the handler before returning, so *ticket is set by the time it runs.
     *ticket = pool_.submit(evaluate_request(spec_, *batch[i].document, store_), spec_.timeout,
                            [this, alive = std::weak_ptr<bool>(alive_), ticket](WorkerOutcome outcome) {
@@ -45,7 +44,7 @@ void PoolEvaluator::evaluate(std::vector<search::Candidate> batch, ResultCallbac
   }
 }
 
-void PoolEvaluator::on_outcome(WorkerPool::Ticket ticket, const WorkerOutcome& outcome) {
+void PoolEvaluator::on_outcome(RequestPool::Ticket ticket, const WorkerOutcome& outcome) {
   if (abandoned_.erase(ticket) != 0) return;
   auto it = pending_.find(ticket);
   if (it == pending_.end()) return;
@@ -85,7 +84,7 @@ void PoolEvaluator::wait() {
   while (!reported_) {
     if (io_.run_one() != 0) continue;
     // Nothing left to run: the pool can no longer answer. Fail what is pending rather than hang.
-    std::map<WorkerPool::Ticket, Pending> orphaned = std::move(pending_);
+    std::map<RequestPool::Ticket, Pending> orphaned = std::move(pending_);
     pending_.clear();
     for (auto& [ticket, pending] : orphaned)
       (*pending.on_result)(pending.index, make_error(ErrorKind::io, "the worker pool stopped answering"));
@@ -109,8 +108,8 @@ void PoolEvaluator::cancel_pending() {
 
 void PoolEvaluator::kill_abandoned() {
   // cancel() of a ticket that already finished is ignored by the pool.
-  std::set<WorkerPool::Ticket> still_running = abandoned_;
-  for (WorkerPool::Ticket ticket : still_running) pool_.cancel(ticket);
+  std::set<RequestPool::Ticket> still_running = abandoned_;
+  for (RequestPool::Ticket ticket : still_running) pool_.cancel(ticket);
 }
 
 }  // namespace minifyd::run

@@ -1,4 +1,4 @@
-// The search's CandidateEvaluator on a WorkerPool: each candidate becomes an evaluate request, each
+// The search's CandidateEvaluator on a RequestPool: each candidate becomes an evaluate request, each
 // verdict is judged by the FailureJudge. Single-threaded: the pool's io_context is run from wait(),
 // on the search's own thread, so pool handlers and search callbacks never race.
 #pragma once
@@ -14,7 +14,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 
-#include "daemon/pool/worker_pool.h"
+#include "daemon/pool/request_pool.h"
 #include "daemon/query/evaluation_spec.h"
 #include "daemon/query/failure_judge.h"
 #include "daemon/search/candidate_evaluator.h"
@@ -33,8 +33,8 @@ class PoolEvaluator final : public search::CandidateEvaluator {
  public:
   // `store` holds every blob a candidate names. The verdict on the candidate whose hash is
   // `original_hash` sets the judge's expected signature if none is set yet (the sanity check).
-  PoolEvaluator(boost::asio::io_context& io, WorkerPool& pool, std::size_t parallelism, EvaluationSpec spec,
-                std::filesystem::path store, FailureJudge& judge, std::string original_hash);
+  PoolEvaluator(const PoolAccess& access, EvaluationSpec spec, std::filesystem::path store, FailureJudge& judge,
+                std::string original_hash);
   ~PoolEvaluator() override;
 
   std::size_t parallelism() const override { return parallelism_; }
@@ -51,21 +51,21 @@ class PoolEvaluator final : public search::CandidateEvaluator {
     std::string hash;
   };
 
-  void on_outcome(WorkerPool::Ticket ticket, const WorkerOutcome& outcome);
+  void on_outcome(RequestPool::Ticket ticket, const WorkerOutcome& outcome);
   search::EvaluationResult judge(const std::string& hash, const WorkerOutcome& outcome);
   void kill_abandoned();
 
   boost::asio::io_context& io_;
-  WorkerPool& pool_;
+  RequestPool& pool_;
   std::size_t parallelism_;
   EvaluationSpec spec_;
   std::filesystem::path store_;
   FailureJudge& judge_;
   std::string original_hash_;
-  std::map<WorkerPool::Ticket, Pending> pending_;
+  std::map<RequestPool::Ticket, Pending> pending_;
   // Cancelled by the search while a worker was already running them: their answers are dropped,
   // and they are killed if they are still running after a grace period.
-  std::set<WorkerPool::Ticket> abandoned_;
+  std::set<RequestPool::Ticket> abandoned_;
   boost::asio::steady_timer grace_timer_;
   bool reported_ = false;
   VerdictTally tally_;

@@ -32,6 +32,7 @@ const char* to_string(StopReason reason) {
     case StopReason::original_passes: return "the original does not fail";
     case StopReason::query_budget: return "query budget spent";
     case StopReason::time_budget: return "time budget spent";
+    case StopReason::interrupted: return "interrupted";
     case StopReason::error: return "error";
   }
   return "unknown";
@@ -172,7 +173,9 @@ void SearchRunner::halt(StopReason reason, std::optional<Error> error) {
 
 bool SearchRunner::may_query(std::size_t pending) {
   if (stopped()) return false;
-  if (options_.budget.max_queries && counters_.queries + pending > *options_.budget.max_queries)
+  if (options_.interrupt != nullptr && options_.interrupt->load())
+    halt(StopReason::interrupted);
+  else if (options_.budget.max_queries && counters_.queries + pending > *options_.budget.max_queries)
     halt(StopReason::query_budget);
   else if (options_.budget.max_time && clock_.now() - started_ >= *options_.budget.max_time)
     halt(StopReason::time_budget);

@@ -3,6 +3,7 @@
 // and is re-verified; with the verdict cache, the query count and the budgets.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <optional>
@@ -27,6 +28,8 @@ struct RunnerOptions {
   // Evaluate an accepted candidate once more and drop it unless it fails again, as the seed does
   // (a guard against flaky failures; it costs one query per accepted reduction).
   bool reverify = true;
+  // Set from another thread to stop the search before its next query (StopReason::interrupted).
+  const std::atomic<bool>* interrupt = nullptr;
 };
 
 enum class StopReason {
@@ -34,6 +37,7 @@ enum class StopReason {
   original_passes,  // the sanity check found nothing to minimize
   query_budget,
   time_budget,
+  interrupted,  // RunnerOptions::interrupt was set
   error,
 };
 const char* to_string(StopReason reason);

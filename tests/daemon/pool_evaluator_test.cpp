@@ -5,6 +5,7 @@
 #include <boost/asio/io_context.hpp>
 
 #include "common/graph_codec.h"
+#include "daemon/pool/worker_pool.h"
 #include "daemon/run/pool_evaluator.h"
 #include "tests/support/sample_documents.h"
 
@@ -64,13 +65,13 @@ TEST_CASE("the original's verdict sets the signature the others must match", "[p
   pool.start();
   FailureJudge judge(FailureCheck(), MatchMode::same);
   {
-    run::PoolEvaluator segfaults(io, pool, 1, scripted("!signal SEGV"), "/tmp", judge, "original");
+    run::PoolEvaluator segfaults(PoolAccess{io, pool, 1}, scripted("!signal SEGV"), "/tmp", judge, "original");
     CHECK(evaluate_all(segfaults, {"original", "smaller"}) == std::map<std::size_t, bool>{{0, true}, {1, true}});
     REQUIRE(judge.expected().has_value());
     CHECK(describe(*judge.expected()) == "crash (SIGSEGV)");
     CHECK(segfaults.tally().failed == 2);
   }
-  run::PoolEvaluator aborts(io, pool, 1, scripted("!signal ABRT"), "/tmp", judge, "original");
+  run::PoolEvaluator aborts(PoolAccess{io, pool, 1}, scripted("!signal ABRT"), "/tmp", judge, "original");
   CHECK(evaluate_all(aborts, {"other"}) == std::map<std::size_t, bool>{{0, false}});
   CHECK(aborts.tally().other_failures == 1);
   CHECK(aborts.tally().failures_by_kind.at("crash") == 1);
@@ -87,7 +88,7 @@ TEST_CASE("cancelled evaluations never call back and leave the pool whole", "[po
   FailureJudge judge(FailureCheck(), MatchMode::any);
   int hang_callbacks = 0;
   {
-    run::PoolEvaluator hangs(io, pool, 2, scripted("!hang"), "/tmp", judge, "original");
+    run::PoolEvaluator hangs(PoolAccess{io, pool, 2}, scripted("!hang"), "/tmp", judge, "original");
     hangs.evaluate(candidates({"a", "b", "c"}), [&](std::size_t, const search::EvaluationResult&) { ++hang_callbacks; });
     run_for(io, 1500ms);  // workers up, two hangs running, one queued
     hangs.cancel_pending();
@@ -95,7 +96,7 @@ TEST_CASE("cancelled evaluations never call back and leave the pool whole", "[po
     CHECK(pool.stats().cancelled == 3);
     CHECK(hang_callbacks == 0);
   }
-  run::PoolEvaluator passes(io, pool, 2, scripted(""), "/tmp", judge, "original");
+  run::PoolEvaluator passes(PoolAccess{io, pool, 2}, scripted(""), "/tmp", judge, "original");
   CHECK(evaluate_all(passes, {"d", "e"}) == std::map<std::size_t, bool>{{0, false}, {1, false}});
   CHECK(hang_callbacks == 0);
   bool stopped = false;

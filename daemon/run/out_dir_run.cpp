@@ -1,0 +1,93 @@
+// A run in OUT_DIR.
+#include "daemon/run/out_dir_run.h"
+
+#include <algorithm>
+
+#include "common/graph_codec.h"
+#include "common/log.h"
+#include "daemon/pool/pool_runner.h"
+#include "daemon/run/output_writer.h"
+#include "daemon/run/report.h"
+
+namespace minifyd::run {
+namespace {
+
+RunPlace out_dir_place(ContentStore store, const std::filesystem::path& out_dir) {
+  return RunPlace{std::move(store), "run",
+                  [out_dir](const Checkpoint& checkpoint) { return write_checkpoint(checkpoint, out_dir); }};
+}
+
+// The run's pool: one slot per worker, the spec's limits on each worker.
+PoolConfig pool_config(const RunSettings& settings, const EvaluationSpec& spec) {
+  PoolConfig config;
+  config.worker = settings.worker;
+  apply_limits(spec, config.worker);
+  config.slots.assign(std::max<std::size_t>(settings.workers, 1), PoolSlot{});
+  return config;
+}
+
+// The outputs of a run that minimized something (a failing original), its best graph so far when
+// the search stopped early.
+Expected<RunResult> with_outputs(RunResult result, const RunSettings& settings) {
+  if (result.stop == search::StopReason::original_passes) return result;
+  std::string report = render_report(result.checkpoint, result, settings.workers);
+  if (auto written = write_outputs(result.checkpoint, report, OutputPlace{settings.out_dir, settings.minify_executable});
+      !written)
+    return written.error();
+  return result;
+}
+
+}  // namespace
+
+Expected<RunResult> start_run(const RunSpec& spec, const RunSettings& settings) {
+  std::filesystem::path graph_dir(spec.graph_dir);
+  auto original = load_graph_dir(graph_dir);
+  if (!original) return original.error();
+  std::error_code error;
+  if (std::filesystem::exists(settings.out_dir / checkpoint_file_name, error))
+    return make_error(ErrorKind::invalid_input, settings.out_dir.string() +
+                                                    " already holds a run: resume it with --resume, or choose another --out");
+  std::filesystem::create_directories(settings.out_dir, error);
+  if (error) return make_error(ErrorKind::io, "creating " + settings.out_dir.string() + ": " + error.message());
+  auto store = ContentStore::open(settings.out_dir / store_dir_name, true);
+  if (!store) return store.error();
+  auto source = ContentStore::open(graph_dir / store_dir_name, false);
+  if (!source) return source.error().with_context("importing " + graph_dir.string());
+  RunPlace place = out_dir_place(std::move(*store), settings.out_dir);
+  if (auto imported = import_original(*original, *source, place); !imported)
+    return imported.error().with_context("importing " + graph_dir.string());
+
+  PoolRunner runner(pool_config(settings, spec.evaluation));
+  auto checkpoint = begin_run(spec, std::move(*original), place, runner.access());
+  if (!checkpoint) return checkpoint.error();
+  auto result = continue_run(std::move(*checkpoint), place, runner.access(), SessionHooks{settings.observer});
+  if (!result) return result.error();
+  return with_outputs(std::move(*result), settings);
+}
+
+Expected<RunResult> resume_run(const RunSettings& settings) {
+  auto checkpoint = read_checkpoint(settings.out_dir);
+  if (!checkpoint) return checkpoint.error();
+  if (checkpoint->finished) {
+    bool original_passed = checkpoint->stop == search::to_string(search::StopReason::original_passes);
+    if (original_passed || std::filesystem::exists(settings.out_dir / graph_file_name))
+      return make_error(ErrorKind::invalid_input, settings.out_dir.string() + " holds a finished run (" +
+                                                      checkpoint->stop + "): nothing to resume");
+    // Killed between the search's end and its outputs: write them now.
+    RunResult result;
+    result.stop = search::StopReason::finished;
+    result.checkpoint = std::move(*checkpoint);
+    return with_outputs(std::move(result), settings);
+  }
+  auto store = ContentStore::open(settings.out_dir / store_dir_name, false);
+  if (!store) return store.error();
+  log::info("resuming at " + std::to_string(checkpoint->state.document.graph.size()) + " nodes after " +
+            std::to_string(checkpoint->totals.queries) + " queries");
+  RunPlace place = out_dir_place(std::move(*store), settings.out_dir);
+  PoolRunner runner(pool_config(settings, checkpoint->spec.evaluation));
+  auto result = continue_run(std::move(*checkpoint), place, runner.access(), SessionHooks{settings.observer});
+  if (!result) return result.error();
+  return with_outputs(std::move(*result), settings);
+}
+
+}  // namespace minifyd::run

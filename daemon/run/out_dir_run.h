@@ -1,0 +1,34 @@
+// `minify run`'s runs: one run in OUT_DIR, which holds its store, its checkpoint.json and, at the
+// end, its outputs (graph.json, repro.py, report.md, graph.dot), on a pool of its own.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <string>
+
+#include "common/expected.h"
+#include "daemon/pool/worker_config.h"
+#include "daemon/run/minification.h"
+#include "daemon/run/run_spec.h"
+#include "daemon/search/search_observer.h"
+
+namespace minifyd::run {
+
+struct RunSettings {
+  std::filesystem::path out_dir;
+  std::size_t workers = 1;
+  WorkerConfig worker;  // the executable and sandbox; the spec's limits are applied on top
+  std::string minify_executable;  // written into repro.py for backends plain PyTorch cannot run
+  search::SearchObserver* observer = nullptr;  // progress, on the calling thread
+};
+
+// Starts a run of `spec` (spec.graph_dir must be absolute) into settings.out_dir, which must not
+// hold a run already. Errors: unreadable or invalid input, bad options, a pool that cannot
+// propagate or check the original.
+Expected<RunResult> start_run(const RunSpec& spec, const RunSettings& settings);
+
+// Continues the run in settings.out_dir from its checkpoint, with the spec saved there. A run whose
+// search had finished only gets its outputs (re)written.
+Expected<RunResult> resume_run(const RunSettings& settings);
+
+}  // namespace minifyd::run
