@@ -15,5 +15,6 @@ void add_validate_command(CLI::App& app, Action& action);
 void add_store_commands(CLI::App& app, Action& action);
 void add_query_command(CLI::App& app, Action& action);
 void add_run_command(CLI::App& app, Action& action);
+void add_daemon_commands(CLI::App& app, Action& action);
 
 }  // namespace minifyd::cli

@@ -14,13 +14,19 @@ class ProgressLine final : public search::SearchObserver {
   explicit ProgressLine(std::FILE* terminal) : terminal_(terminal) {}
   ~ProgressLine() override { finish(); }
 
-  void on_progress(const search::SearchProgress& progress) override { draw(progress); }
-  void on_accepted(const search::SearchState&, const search::SearchProgress& progress) override { draw(progress); }
+  void on_progress(const search::SearchProgress& progress) override { draw(progress, elapsed()); }
+  void on_accepted(const search::SearchState&, const search::SearchProgress& progress) override {
+    draw(progress, elapsed());
+  }
+  // Redraws the line; `elapsed_seconds` since the search began (`minify watch` gets it from the daemon).
+  void draw(const search::SearchProgress& progress, double elapsed_seconds);
   // Ends the line so that later output starts on a fresh one.
   void finish();
 
  private:
-  void draw(const search::SearchProgress& progress);
+  double elapsed() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+  }
 
   std::FILE* terminal_;
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();

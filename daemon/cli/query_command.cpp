@@ -7,9 +7,11 @@
 #include "common/graph_codec.h"
 #include "daemon/cli/cli.h"
 #include "daemon/cli/commands.h"
+#include "daemon/cli/daemon_options.h"
 #include "daemon/cli/evaluation_options.h"
+#include "daemon/cli/query_output.h"
 #include "daemon/pool/pool_runner.h"
-#include "daemon/query/verdict_of_outcome.h"
+#include "daemon/query/query_result.h"
 
 namespace minifyd::cli {
 namespace {
@@ -18,7 +20,20 @@ struct QueryOptions {
   std::string dir;
   EvaluationOptions evaluation;
   bool json = false;
+  bool through_daemon = false;  // --daemon
+  DaemonOptions daemon;
 };
+
+// The same query on one of the daemon's workers, sharing its pool with the daemon's jobs.
+int query_through_daemon(QueryOptions options, const EvaluationSpec& spec) {
+  options.daemon.json = options.json;
+  auto client = options.daemon.connect();
+  if (!client) return options.daemon.fail("query", client.error());
+  std::filesystem::path dir = std::filesystem::absolute(options.dir).lexically_normal();
+  auto reply = client->request(nlohmann::json{{"type", "query"}, {"graph_dir", dir.string()}, {"evaluation", encode(spec)}});
+  if (!reply) return options.daemon.fail("query", reply.error());
+  return print_query_result((*reply)["result"], options.json);
+}
 
 int fail_usage(const std::string& message, bool json) {
   if (json) std::cout << nlohmann::json{{"error", message}}.dump() << "\n";
@@ -33,6 +48,7 @@ int query(const QueryOptions& options) {
   if (!spec) return fail_usage(spec.error().message, options.json);
   auto check = failure_check_of(*spec);
   if (!check) return fail_usage(check.error().message, options.json);
+  if (options.through_daemon) return query_through_daemon(options, *spec);
   auto worker = options.evaluation.worker_config();
   if (!worker) return fail_usage(worker.error().message, options.json);
   apply_limits(*spec, *worker);
@@ -43,27 +59,13 @@ int query(const QueryOptions& options) {
   PoolRunner runner(std::move(pool_config));
   WorkerOutcome outcome = request_and_wait(runner.access(), std::move(request), spec->timeout);
 
-  auto verdict = verdict_of(outcome);
-  if (!verdict) {
-    if (options.json) std::cout << nlohmann::json{{"error", verdict.error().message}}.dump() << "\n";
-    else std::cerr << "minify query: " << verdict.error().message << "\n";
+  auto result = query_result(outcome, *check);
+  if (!result) {
+    if (options.json) std::cout << nlohmann::json{{"error", result.error().message}}.dump() << "\n";
+    else std::cerr << "minify query: " << result.error().message << "\n";
     return exit_worker_error;
   }
-  bool fails = check->counts(*verdict);
-  std::string line = protocol::describe(*verdict);
-  if (!verdict->pass && !fails) line = "pass (" + line + ", which does not match --check-str)";
-  if (options.json) {
-    nlohmann::json result{{"fails", fails}, {"verdict", protocol::encode(*verdict)}, {"summary", line}};
-    if (auto* reply = std::get_if<protocol::WorkerReply>(&outcome))
-      if (auto* evaluated = std::get_if<protocol::EvaluateReply>(reply)) {
-        result["compile_ms"] = evaluated->compile_ms;
-        result["run_ms"] = evaluated->run_ms;
-      }
-    std::cout << result.dump() << "\n";
-  } else {
-    std::cout << line << "\n";
-  }
-  return fails ? exit_failed : exit_ok;
+  return print_query_result(*result, options.json);
 }
 
 }  // namespace
@@ -74,6 +76,8 @@ void add_query_command(CLI::App& app, Action& action) {
   command->add_option("dir", options->dir, "graph directory (graph.json + store/)")->required();
   options->evaluation.add_to(*command);
   command->add_flag("--json", options->json, "print the verdict as JSON");
+  command->add_flag("--daemon", options->through_daemon, "run it on a worker of the running minifyd");
+  options->daemon.add_to(*command, /*with_json=*/false);
   command->callback([options, &action] { action = [options] { return query(*options); }; });
 }
 

@@ -12,7 +12,7 @@
 #include "common/log.h"
 #include "daemon/cli/cli.h"
 #include "daemon/cli/commands.h"
-#include "daemon/cli/evaluation_options.h"
+#include "daemon/cli/search_spec_options.h"
 #include "daemon/cli/progress_line.h"
 #include "daemon/run/out_dir_run.h"
 #include "daemon/run/output_writer.h"
@@ -25,18 +25,11 @@ struct RunOptions {
   std::string dir;
   std::string out;
   std::string resume;
-  EvaluationOptions evaluation;
-  std::string match = "same";
+  // --resume takes these from the checkpoint instead.
+  SearchSpecOptions search;
   std::size_t workers = std::max(1u, std::thread::hardware_concurrency());
-  std::vector<std::string> strategies;
   bool list_strategies = false;
-  std::size_t max_granularity = 0;
-  bool skip_sanity = false;
-  std::size_t max_queries = 0;
-  double max_time_seconds = 0;
   bool json = false;
-  // Options that shape the search; --resume takes them from the checkpoint instead.
-  std::vector<CLI::Option*> spec_options;
 };
 
 int fail(const std::string& message, int code, bool json) {
@@ -53,23 +46,6 @@ int list_strategies() {
   for (const search::Strategy& strategy : search::all_strategies())
     std::cout << strategy.name << "\t" << strategy.summary << "\n";
   return exit_ok;
-}
-
-Expected<run::RunSpec> spec_of(const RunOptions& options) {
-  run::RunSpec spec;
-  spec.graph_dir = std::filesystem::absolute(options.dir).lexically_normal().string();
-  auto evaluation = options.evaluation.spec();
-  if (!evaluation) return evaluation.error();
-  spec.evaluation = std::move(*evaluation);
-  auto match = parse_match_mode(options.match);
-  if (!match) return match.error().with_context("--match");
-  spec.match = *match;
-  spec.strategies = options.strategies;
-  if (options.max_granularity > 0) spec.max_granularity = options.max_granularity;
-  spec.skip_sanity = options.skip_sanity;
-  if (options.max_queries > 0) spec.max_queries = options.max_queries;
-  if (options.max_time_seconds > 0) spec.max_time_seconds = options.max_time_seconds;
-  return spec;
 }
 
 nlohmann::json summary_json(const run::RunResult& result, const std::filesystem::path& out, bool minimized) {
@@ -118,21 +94,21 @@ int run_command(RunOptions& options) {
   if (options.list_strategies) return list_strategies();
   bool resuming = !options.resume.empty();
   if (resuming) {
-    for (const CLI::Option* option : options.spec_options)
+    for (const CLI::Option* option : options.search.registered)
       if (option->count() > 0)
         return fail("--resume continues with the settings saved in the checkpoint; " + option->get_name() +
                         " cannot be given with it",
                     exit_usage, options.json);
     if (!options.dir.empty() || !options.out.empty())
       return fail("--resume OUT_DIR takes neither GRAPH_DIR nor --out", exit_usage, options.json);
-  } else if (options.dir.empty() || options.out.empty() || options.evaluation.backend.empty()) {
+  } else if (options.dir.empty() || options.out.empty() || options.search.evaluation.backend.empty()) {
     return fail("GRAPH_DIR, --out and --backend are required (or --resume OUT_DIR)", exit_usage, options.json);
   }
 
   // A resumed run takes its spec from the checkpoint.
   std::optional<run::RunSpec> spec;
   if (!resuming) {
-    auto made = spec_of(options);
+    auto made = options.search.spec(options.dir);
     if (!made) return fail(made.error().message, exit_usage, options.json);
     spec = std::move(*made);
   }
@@ -140,7 +116,7 @@ int run_command(RunOptions& options) {
   run::RunSettings settings;
   settings.out_dir = std::filesystem::absolute(resuming ? options.resume : options.out).lexically_normal();
   settings.workers = std::max<std::size_t>(options.workers, 1);
-  auto worker = options.evaluation.worker_config();
+  auto worker = options.search.evaluation.worker_config();
   if (!worker) return fail(worker.error().message, exit_usage, options.json);
   settings.worker = std::move(*worker);
   std::error_code error;
@@ -179,26 +155,11 @@ void add_run_command(CLI::App& app, Action& action) {
   command->add_option("dir", options->dir, "graph directory (graph.json + store/)");
   command->add_option("--out", options->out, "output directory: graph.json, store/, repro.py, report.md, graph.dot");
   command->add_option("--resume", options->resume, "continue the run whose output directory this is");
-  options->evaluation.add_to(*command, /*backend_required=*/false);
-  auto& spec = options->spec_options;
-  spec.push_back(command->add_option("--match", options->match,
-                                     "same: only the original's failure counts; any: every failure counts")
-                     ->check(CLI::IsMember({"same", "any"})));
+  options->search.add_to(*command, /*backend_required=*/false);
   command->add_option("--workers", options->workers, "workers evaluating candidates at once (default: cores)")
       ->check(CLI::PositiveNumber);
-  spec.push_back(command->add_option("--strategies", options->strategies, "strategies to run (default: all)")
-                     ->delimiter(','));
   command->add_flag("--list-strategies", options->list_strategies, "list the strategies and exit");
-  spec.push_back(command->add_option("--max-granularity", options->max_granularity,
-                                     "start each round at this granularity at most (a power of two)"));
-  spec.push_back(command->add_flag("--skip-sanity", options->skip_sanity,
-                                   "do not check first that the original fails (any failure then counts)"));
-  spec.push_back(command->add_option("--max-queries", options->max_queries, "stop after this many queries"));
-  spec.push_back(command->add_option("--max-time", options->max_time_seconds, "stop after this many seconds"));
   command->add_flag("--json", options->json, "print the summary as JSON");
-  for (const char* name : {"--backend", "--backend-opt", "--accuracy", "--strict-accuracy", "--nan", "--check-str",
-                           "--timeout", "--cpu-limit", "--memory-limit"})
-    spec.push_back(command->get_option(name));
   command->callback([options, &action] { action = [options] { return run_command(*options); }; });
 }
 

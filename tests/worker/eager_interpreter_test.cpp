@@ -74,7 +74,7 @@ TEST_CASE("kwargs and schema defaults bind by name", "[eager]") {
   CHECK(at::equal(run_unary("aten::sum.dim_IntList", x, {1}), at::sum(x, {1})));
 }
 
-TEST_CASE("Scalar parameters take int, float and bool; float parameters take int", "[eager]") {
+TEST_CASE("Scalar parameters take int, float and bool, and float parameters take int", "[eager]") {
   at::Tensor x = sample({4});
   CHECK(at::equal(run_unary("aten::mul.Scalar", x, {2}), at::mul(x, 2)));
   CHECK(at::equal(run_unary("aten::mul.Scalar", x, {2.5}), at::mul(x, 2.5)));

@@ -1,0 +1,42 @@
+// The search options.
+#include "daemon/cli/search_spec_options.h"
+
+#include <filesystem>
+
+namespace minifyd::cli {
+
+void SearchSpecOptions::add_to(CLI::App& command, bool backend_required) {
+  evaluation.add_to(command, backend_required);
+  registered.push_back(command.add_option("--match", match,
+                                          "same: only the original's failure counts; any: every failure counts")
+                           ->check(CLI::IsMember({"same", "any"})));
+  registered.push_back(command.add_option("--strategies", strategies, "strategies to run (default: all)")->delimiter(','));
+  registered.push_back(command.add_option("--max-granularity", max_granularity,
+                                          "start each round at this granularity at most (a power of two)"));
+  registered.push_back(command.add_flag("--skip-sanity", skip_sanity,
+                                        "do not check first that the original fails (any failure then counts)"));
+  registered.push_back(command.add_option("--max-queries", max_queries, "stop after this many queries"));
+  registered.push_back(command.add_option("--max-time", max_time_seconds, "stop after this many seconds"));
+  for (const char* name : {"--backend", "--backend-opt", "--accuracy", "--strict-accuracy", "--nan", "--check-str",
+                           "--timeout", "--cpu-limit", "--memory-limit"})
+    registered.push_back(command.get_option(name));
+}
+
+Expected<run::RunSpec> SearchSpecOptions::spec(const std::string& graph_dir) const {
+  run::RunSpec spec;
+  spec.graph_dir = std::filesystem::absolute(graph_dir).lexically_normal().string();
+  auto made = evaluation.spec();
+  if (!made) return made.error();
+  spec.evaluation = std::move(*made);
+  auto mode = parse_match_mode(match);
+  if (!mode) return mode.error().with_context("--match");
+  spec.match = *mode;
+  spec.strategies = strategies;
+  if (max_granularity > 0) spec.max_granularity = max_granularity;
+  spec.skip_sanity = skip_sanity;
+  if (max_queries > 0) spec.max_queries = max_queries;
+  if (max_time_seconds > 0) spec.max_time_seconds = max_time_seconds;
+  return spec;
+}
+
+}  // namespace minifyd::cli

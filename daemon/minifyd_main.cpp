@@ -1,0 +1,123 @@
+// The `minifyd` executable: the daemon (docs/daemon.md).
+#include <unistd.h>
+
+#include <csignal>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include <CLI/CLI.hpp>
+
+#include "common/log.h"
+#include "daemon/cli/cli.h"
+#include "daemon/pool/worker_executable.h"
+#include "daemon/service/daemon.h"
+#include "daemon/transport/daemon_location.h"
+
+namespace {
+
+using namespace minifyd;
+
+struct Options {
+  std::string state_dir;
+  std::string socket;
+  std::size_t workers = std::max(1u, std::thread::hardware_concurrency());
+  std::string gpus;
+  std::size_t workers_per_gpu = 1;
+  std::size_t max_running_jobs = 2;
+  std::string worker;
+  std::uint64_t cpu_limit_seconds = 0;
+  std::uint64_t memory_limit_mb = 0;
+  std::string log_level = "info";
+};
+
+// One slot per worker: --workers N on the CPU, or K per GPU of --gpus, each pinned to its GPU.
+Expected<std::vector<PoolSlot>> slots_of(const Options& options) {
+  std::vector<PoolSlot> slots;
+  if (options.gpus.empty()) {
+    slots.assign(std::max<std::size_t>(options.workers, 1), PoolSlot{});
+    return slots;
+  }
+  std::stringstream list(options.gpus);
+  std::string gpu;
+  while (std::getline(list, gpu, ',')) {
+    if (gpu.empty() || gpu.find_first_not_of("0123456789") != std::string::npos)
+      return make_error(ErrorKind::invalid_input, "--gpus: '" + gpu + "' is not a GPU index (e.g. --gpus 0,1)");
+    for (std::size_t k = 0; k < std::max<std::size_t>(options.workers_per_gpu, 1); ++k) slots.push_back(PoolSlot{gpu});
+  }
+  return slots;
+}
+
+Expected<service::DaemonConfig> config_of(const Options& options) {
+  service::DaemonConfig config;
+  transport::DaemonLocation location = transport::locate_daemon(options.state_dir, options.socket);
+  config.state_dir = location.state_dir;
+  config.socket_path = location.socket;
+  auto slots = slots_of(options);
+  if (!slots) return slots.error();
+  config.pool.slots = std::move(*slots);
+  if (options.worker.empty()) {
+    auto found = default_worker_executable();
+    if (!found) return found.error();
+    config.pool.worker.executable = *found;
+  } else {
+    config.pool.worker.executable = options.worker;
+  }
+  if (options.cpu_limit_seconds > 0) config.pool.worker.cpu_seconds = options.cpu_limit_seconds;
+  if (options.memory_limit_mb > 0) config.pool.worker.address_space_bytes = options.memory_limit_mb * 1024 * 1024;
+  config.max_running_jobs = std::max<std::size_t>(options.max_running_jobs, 1);
+  std::error_code error;
+  // repro.py of a plugin backend re-runs `minify query`, which lives beside minifyd.
+  config.minify_executable =
+      (std::filesystem::read_symlink("/proc/self/exe", error).parent_path() / "minify").string();
+  return config;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options options;
+  CLI::App app{"minifyd: the minifier daemon. Serves minify jobs, queries and their results on a Unix socket."};
+  app.add_option("--state-dir", options.state_dir,
+                 "jobs.sqlite, store/ and the socket (default: $MINIFYD_STATE_DIR, $XDG_STATE_HOME/minifyd or "
+                 "~/.local/state/minifyd)");
+  app.add_option("--socket", options.socket, "the socket's path (default: STATE_DIR/minifyd.sock)");
+  auto* workers = app.add_option("--workers", options.workers, "CPU workers (default: cores)")->check(CLI::PositiveNumber);
+  auto* gpus = app.add_option("--gpus", options.gpus, "GPUs to pin workers to, e.g. 0,1")->excludes(workers);
+  app.add_option("--workers-per-gpu", options.workers_per_gpu, "workers per GPU of --gpus")
+      ->needs(gpus)
+      ->check(CLI::PositiveNumber);
+  app.add_option("--max-running-jobs", options.max_running_jobs, "jobs searching at once; the rest wait")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--worker", options.worker, "the minify-worker executable (default: beside minifyd)");
+  app.add_option("--cpu-limit", options.cpu_limit_seconds, "RLIMIT_CPU of each worker, in seconds (0: none)");
+  app.add_option("--memory-limit", options.memory_limit_mb, "RLIMIT_AS of each worker, in MiB (0: none)");
+  app.add_option("--log-level", options.log_level, "debug, info, warn, error or off")->capture_default_str();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? cli::exit_ok : cli::exit_usage;
+  }
+  log::Level level;
+  if (!log::parse_level(options.log_level, level)) {
+    std::cerr << "minifyd: --log-level: unknown level '" << options.log_level << "'\n";
+    return cli::exit_usage;
+  }
+  log::set_level(level);
+  ::signal(SIGPIPE, SIG_IGN);
+
+  auto config = config_of(options);
+  if (!config) {
+    std::cerr << "minifyd: " << config.error().message << "\n";
+    return cli::exit_usage;
+  }
+  auto daemon = service::Daemon::open(std::move(*config));
+  if (!daemon) {
+    std::cerr << "minifyd: " << daemon.error().message << "\n";
+    return daemon.error().kind == ErrorKind::io ? cli::exit_worker_error : cli::exit_usage;
+  }
+  (*daemon)->serve();
+  return cli::exit_ok;
+}

@@ -1,0 +1,169 @@
+// The daemon's lifecycle and its jobs.
+#include "daemon/service/daemon.h"
+
+#include <sys/stat.h>
+
+#include <csignal>
+#include <set>
+
+#include <boost/asio/post.hpp>
+
+#include "common/log.h"
+#include "daemon/service/job_spec.h"
+
+namespace minifyd::service {
+namespace {
+
+// How often a running job's progress is written to the job store (status reads it from memory
+// while the daemon runs; the store keeps it for listings after a restart).
+constexpr std::chrono::seconds progress_save_interval{2};
+
+// Roots of job prefixes no job names: left by a submit that died between importing its graph and
+// recording the job. Their blobs go with the next gc.
+Expected<std::size_t> sweep_orphan_roots(const ContentStore& store, JobStore& jobs) {
+  auto listed = jobs.list();
+  if (!listed) return listed.error();
+  std::set<std::string> known;
+  for (const JobSummary& job : *listed) {
+    auto record = jobs.get(job.id);
+    if (!record) return record.error();
+    auto spec = decode_job_spec(record->spec_json);
+    if (!spec) return spec.error().with_context("job " + std::to_string(job.id));
+    known.insert(spec->store_prefix);
+  }
+  auto roots = store.root_names();
+  if (!roots) return roots.error();
+  std::size_t removed = 0;
+  for (const std::string& root : *roots) {
+    std::string prefix = store_prefix_of_root(root);
+    if (prefix.empty() || known.count(prefix) != 0) continue;
+    if (auto gone = store.remove_root(root); !gone) return gone.error();
+    ++removed;
+  }
+  if (removed > 0)
+    if (auto collected = store.gc(); !collected) return collected.error();
+  return removed;
+}
+
+}  // namespace
+
+Expected<std::unique_ptr<Daemon>> Daemon::open(DaemonConfig config) {
+  std::error_code error;
+  std::filesystem::create_directories(config.state_dir, error);
+  if (error) return make_error(ErrorKind::io, "creating the state directory " + config.state_dir.string() + ": " + error.message());
+  // Only its owner may read the state (graphs, tensors) or reach the socket inside it.
+  ::chmod(config.state_dir.c_str(), 0700);
+  auto store = ContentStore::open(config.state_dir / "store", true);
+  if (!store) return store.error();
+  auto jobs = JobStore::open(config.state_dir / job_database_name);
+  if (!jobs) return jobs.error();
+  auto requeued = jobs->requeue_interrupted();
+  if (!requeued) return requeued.error();
+  if (*requeued > 0) log::info("resuming " + std::to_string(*requeued) + " job(s) a previous daemon left running");
+  auto listed = jobs->list();
+  if (!listed) return listed.error();
+  for (const JobSummary& job : *listed)
+    if (job.cancel_requested && job.state == JobState::queued)
+      if (auto cancelled = jobs->request_cancel(job.id); !cancelled) return cancelled.error();
+  auto swept = sweep_orphan_roots(*store, *jobs);
+  if (!swept) return swept.error().with_context("sweeping the store");
+
+  std::unique_ptr<Daemon> daemon(new Daemon(std::move(config), std::move(*store), std::move(*jobs)));
+  if (auto listening = daemon->server_->listen(); !listening) return listening.error();
+  return daemon;
+}
+
+Daemon::Daemon(DaemonConfig config, ContentStore store, JobStore jobs)
+    : config_(std::move(config)),
+      store_(std::move(store)),
+      jobs_(std::move(jobs)),
+      pool_(io_, config_.pool),
+      scheduler_(io_, pool_),
+      queries_(scheduler_.add_client()),
+      job_context_{jobs_, store_, io_, scheduler_, pool_.capacity()},
+      server_(std::make_unique<transport::SocketServer>(io_, config_.socket_path, *this, transport::ServerLimits{})),
+      signals_(io_, SIGTERM, SIGINT) {}
+
+Daemon::~Daemon() { blocking_.join(); }
+
+void Daemon::serve() {
+  pool_.start();
+  signals_.async_wait([this](const boost::system::error_code& error, int signal) {
+    if (!error) begin_shutdown(signal == SIGTERM ? "SIGTERM" : "SIGINT");
+  });
+  log::info("minifyd serving " + config_.socket_path.string() + " with " + std::to_string(pool_.capacity()) +
+            " worker(s), at most " + std::to_string(config_.max_running_jobs) + " running job(s)");
+  start_jobs();
+  io_.run();
+  log::info("minifyd stopped");
+}
+
+void Daemon::start_jobs() {
+  while (!stopping_ && runners_.size() < config_.max_running_jobs) {
+    auto claimed = jobs_.claim_next();
+    if (!claimed) {
+      log::error("claiming the next job: " + claimed.error().message);
+      return;
+    }
+    if (!*claimed) return;
+    std::int64_t id = (*claimed)->summary.id;
+    log::info("job " + std::to_string(id) + ": running (session " + std::to_string((*claimed)->summary.sessions) + ")");
+    runners_[id] = std::make_unique<JobRunner>(job_context_, std::move(**claimed),
+                                               [this](std::int64_t job, nlohmann::json event) {
+                                                 on_job_event(job, std::move(event));
+                                               });
+  }
+}
+
+void Daemon::on_job_event(std::int64_t id, nlohmann::json event) {
+  bool ended = event.value("event", "") == "end";
+  if (auto watchers = watchers_.find(id); watchers != watchers_.end()) {
+    auto& list = watchers->second;
+    for (auto& weak : list)
+      if (auto connection = weak.lock()) connection->send(event);
+    if (ended) watchers_.erase(watchers);
+  }
+  if (!ended) {
+    auto now = std::chrono::steady_clock::now();
+    auto& saved = progress_saved_[id];
+    if (now - saved >= progress_save_interval) {
+      saved = now;
+      if (auto written = jobs_.save_progress(id, event.dump()); !written) log::warn(written.error().message);
+    }
+    progress_[id] = std::move(event);
+    return;
+  }
+  log::info("job " + std::to_string(id) + ": " + event.value("state", std::string()));
+  // Listings of a finished job show where it ended: its result's figures, else its last progress.
+  nlohmann::json last = event.contains("nodes") ? event : progress_[id];
+  if (!last.is_null())
+    if (auto written = jobs_.save_progress(id, last.dump()); !written) log::warn(written.error().message);
+  progress_.erase(id);
+  progress_saved_.erase(id);
+  // The runner's thread posted this as its last act; joining it here is immediate.
+  runners_.erase(id);
+  start_jobs();
+  finish_shutdown_when_idle();
+}
+
+void Daemon::begin_shutdown(const std::string& why) {
+  if (stopping_) return;
+  stopping_ = true;
+  log::info("minifyd: stopping (" + why + "); " + std::to_string(runners_.size()) +
+            " running job(s) checkpoint and resume at the next start");
+  for (auto& [id, runner] : runners_) runner->stop(StopCause::shutdown);
+  finish_shutdown_when_idle();
+}
+
+void Daemon::finish_shutdown_when_idle() {
+  if (!stopping_ || !runners_.empty() || pool_stopped_) return;
+  pool_stopped_ = true;
+  signals_.cancel();
+  scheduler_.remove_client(queries_);
+  pool_.stop([this] {
+    server_->stop();
+    io_.stop();
+  });
+}
+
+}  // namespace minifyd::service

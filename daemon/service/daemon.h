@@ -1,0 +1,104 @@
+// minifyd: the long-running coordinator. One io thread serves the socket, the shared worker pool
+// and the scheduler; every running job searches on a thread of its own (job_runner.h) and blocking
+// file work (importing a submitted graph, exporting a result) runs on a small thread pool, so that
+// status and list are answered while the pool is saturated. State lives in the state directory:
+// jobs.sqlite (the job store) and store/ (the content store every job shares).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <nlohmann/json.hpp>
+
+#include "common/content_store.h"
+#include "common/expected.h"
+#include "daemon/pool/worker_pool.h"
+#include "daemon/service/fair_scheduler.h"
+#include "daemon/service/job_runner.h"
+#include "daemon/service/job_store.h"
+#include "daemon/transport/socket_server.h"
+
+namespace minifyd::service {
+
+inline constexpr const char* job_database_name = "jobs.sqlite";
+
+struct DaemonConfig {
+  std::filesystem::path state_dir;
+  std::filesystem::path socket_path;
+  PoolConfig pool;  // the worker and one slot per worker (per GPU and k with --gpus)
+  std::size_t max_running_jobs = 2;
+  std::string minify_executable;  // written into repro.py for plugin backends
+};
+
+class Daemon final : public transport::RequestHandler {
+ public:
+  // Opens (or creates) the state directory, puts jobs a killed daemon left running back in the
+  // queue, sweeps blobs of submits that died half-way, and binds the socket. Errors name the path.
+  static Expected<std::unique_ptr<Daemon>> open(DaemonConfig config);
+  ~Daemon() override;
+
+  // Serves until a shutdown request, SIGTERM or SIGINT, then stops gracefully: running jobs stop
+  // before their next query (their checkpoints stay, to resume at the next start), the pool stops.
+  void serve();
+
+  void on_request(const std::shared_ptr<transport::ClientConnection>& connection,
+                  transport::DecodedRequest request) override;
+  void on_closed(transport::ClientConnection& connection) override;
+
+ private:
+  explicit Daemon(DaemonConfig config, ContentStore store, JobStore jobs);
+
+  // Requests (daemon_requests.cpp). Each replies on `connection`, at once or when its work is done.
+  using Connection = std::shared_ptr<transport::ClientConnection>;
+  void submit(const Connection& connection, const nlohmann::json& request);
+  void status(const Connection& connection, const nlohmann::json& request);
+  void list(const Connection& connection, const nlohmann::json& request);
+  void watch(const Connection& connection, const nlohmann::json& request);
+  void result(const Connection& connection, const nlohmann::json& request);
+  void cancel(const Connection& connection, const nlohmann::json& request);
+  void query(const Connection& connection, const nlohmann::json& request);
+  void stats(const Connection& connection, const nlohmann::json& request);
+  void shutdown(const Connection& connection, const nlohmann::json& request);
+
+  // Sends `reply`, with the request's tag when it had one.
+  void reply(const Connection& connection, const nlohmann::json& request, nlohmann::json reply);
+  // Runs `work` on the blocking pool and `done` with its result back on the io thread.
+  void off_thread(std::function<nlohmann::json()> work, std::function<void(nlohmann::json)> done);
+  nlohmann::json describe(const JobSummary& job) const;
+
+  // Jobs (daemon.cpp).
+  void start_jobs();
+  void on_job_event(std::int64_t id, nlohmann::json event);
+  void begin_shutdown(const std::string& why);
+  void finish_shutdown_when_idle();
+
+  DaemonConfig config_;
+  boost::asio::io_context io_;
+  ContentStore store_;
+  JobStore jobs_;
+  WorkerPool pool_;
+  FairScheduler scheduler_;
+  FairScheduler::ClientId queries_;  // the scheduler's client for one-off queries
+  JobContext job_context_;
+  std::unique_ptr<transport::SocketServer> server_;
+  boost::asio::signal_set signals_;
+  boost::asio::thread_pool blocking_{2};
+  std::map<std::int64_t, std::unique_ptr<JobRunner>> runners_;
+  std::map<std::int64_t, nlohmann::json> progress_;  // the latest progress event of each running job
+  std::map<std::int64_t, std::chrono::steady_clock::time_point> progress_saved_;
+  std::map<std::int64_t, std::vector<std::weak_ptr<transport::ClientConnection>>> watchers_;
+  bool stopping_ = false;
+  bool pool_stopped_ = false;
+};
+
+}  // namespace minifyd::service

@@ -1,0 +1,173 @@
+// A job's thread.
+#include "daemon/service/job_runner.h"
+
+#include <chrono>
+
+#include <boost/asio/post.hpp>
+
+#include "common/graph_codec.h"
+#include "common/log.h"
+#include "daemon/run/report.h"
+#include "daemon/service/shared_pool_client.h"
+
+namespace minifyd::service {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+nlohmann::json progress_event(std::int64_t id, const search::SearchProgress& progress, Clock::time_point started) {
+  return nlohmann::json{{"event", "progress"},
+                        {"job", id},
+                        {"strategy", std::string(progress.strategy)},
+                        {"granularity", progress.granularity},
+                        {"nodes", progress.nodes},
+                        {"start_nodes", progress.start_nodes},
+                        {"queries", progress.queries},
+                        {"cache_hits", progress.cache_hits},
+                        {"elapsed_seconds", std::chrono::duration<double>(Clock::now() - started).count()}};
+}
+
+// Forwards the search's progress to the daemon's io thread.
+class ProgressForwarder final : public search::SearchObserver {
+ public:
+  ProgressForwarder(boost::asio::io_context& daemon_io, std::int64_t id, JobRunner::EventSink sink)
+      : daemon_io_(daemon_io), id_(id), sink_(std::move(sink)) {}
+
+  void on_progress(const search::SearchProgress& progress) override { forward(progress); }
+  void on_accepted(const search::SearchState&, const search::SearchProgress& progress) override { forward(progress); }
+
+ private:
+  void forward(const search::SearchProgress& progress) {
+    boost::asio::post(daemon_io_, [sink = sink_, id = id_, event = progress_event(id_, progress, started_)] {
+      sink(id, event);
+    });
+  }
+
+  boost::asio::io_context& daemon_io_;
+  std::int64_t id_;
+  JobRunner::EventSink sink_;
+  Clock::time_point started_ = Clock::now();
+};
+
+// The stop reason a checkpoint recorded (search::to_string's text).
+search::StopReason stop_of(const std::string& text) {
+  for (auto reason : {search::StopReason::finished, search::StopReason::original_passes,
+                      search::StopReason::query_budget, search::StopReason::time_budget,
+                      search::StopReason::interrupted})
+    if (text == search::to_string(reason)) return reason;
+  return search::StopReason::error;
+}
+
+nlohmann::json result_json(const run::RunResult& result, std::size_t workers) {
+  const run::Checkpoint& checkpoint = result.checkpoint;
+  run::GraphShape shape = run::shape_of(checkpoint.state);
+  const run::RunTotals& totals = checkpoint.totals;
+  return nlohmann::json{{"stop", search::to_string(result.stop)},
+                        {"nodes", shape.nodes},
+                        {"inputs", shape.inputs},
+                        {"outputs", shape.outputs},
+                        {"start_nodes", checkpoint.original.nodes},
+                        {"queries", totals.queries},
+                        {"cache_hits", totals.cache_hits},
+                        {"crashes_contained", totals.crashes_contained},
+                        {"timeouts", totals.timeouts},
+                        {"wall_seconds", totals.wall_seconds},
+                        {"sessions", totals.sessions},
+                        {"report", run::render_report(checkpoint, result, workers)}};
+}
+
+}  // namespace
+
+run::RunPlace job_place(const JobContext& context, std::int64_t id, const std::string& store_prefix) {
+  JobStore& jobs = context.jobs;
+  return run::RunPlace{context.store, store_prefix, [&jobs, id](const run::Checkpoint& checkpoint) {
+                         return jobs.save_checkpoint(id, run::encode(checkpoint).dump());
+                       }};
+}
+
+JobRunner::JobRunner(const JobContext& context, JobRecord job, EventSink on_event)
+    : context_(context), id_(job.summary.id), on_event_(std::move(on_event)) {
+  thread_ = std::thread([this, job = std::move(job)]() mutable { run(std::move(job)); });
+}
+
+JobRunner::~JobRunner() {
+  if (thread_.joinable()) thread_.join();
+}
+
+void JobRunner::stop(StopCause cause) {
+  if (cause == StopCause::cancel) cancelled_ = true;
+  interrupt_ = true;
+}
+
+void JobRunner::run(JobRecord job) {
+  auto result = [&]() -> Expected<run::RunResult> {
+    auto spec = decode_job_spec(job.spec_json);
+    if (!spec) return spec.error();
+    run::RunPlace place = job_place(context_, id_, spec->store_prefix);
+    SharedPoolClient pool(context_.daemon_io, context_.scheduler, context_.parallelism);
+    Expected<run::Checkpoint> checkpoint = make_error(ErrorKind::not_found, "no checkpoint");
+    if (job.checkpoint_json) {
+      nlohmann::json json = nlohmann::json::parse(*job.checkpoint_json, nullptr, false);
+      if (json.is_discarded()) return make_error(ErrorKind::corrupt, "the job's checkpoint is not JSON");
+      checkpoint = run::decode_checkpoint(json);
+      if (!checkpoint) return checkpoint.error().with_context("the job's checkpoint");
+      log::info("job " + std::to_string(id_) + ": resuming at " +
+                std::to_string(checkpoint->state.document.graph.size()) + " nodes after " +
+                std::to_string(checkpoint->totals.queries) + " queries");
+    } else {
+      auto original = parse_graph_document(job.graph_json);
+      if (!original) return original.error().with_context("the job's graph");
+      checkpoint = run::begin_run(spec->run, std::move(*original), place, pool.access());
+      if (!checkpoint) return checkpoint.error();
+    }
+    if (checkpoint->finished) {
+      // The previous daemon finished the search but died before recording the end.
+      run::RunResult ended;
+      ended.stop = stop_of(checkpoint->stop);
+      ended.checkpoint = std::move(*checkpoint);
+      return ended;
+    }
+    ProgressForwarder progress(context_.daemon_io, id_, on_event_);
+    return run::continue_run(std::move(*checkpoint), place, pool.access(), run::SessionHooks{&progress, &interrupt_});
+  }();
+  nlohmann::json end = record_end(result);
+  boost::asio::post(context_.daemon_io, [sink = on_event_, id = id_, end = std::move(end)] { sink(id, end); });
+}
+
+nlohmann::json JobRunner::record_end(const Expected<run::RunResult>& result) {
+  auto finish = [&](JobState state, const std::string& text, nlohmann::json event) {
+    if (auto recorded = context_.jobs.finish(id_, state, text); !recorded)
+      log::error("job " + std::to_string(id_) + ": " + recorded.error().message);
+    event["event"] = "end";
+    event["job"] = id_;
+    event["state"] = to_string(state);
+    return event;
+  };
+  if (!result) {
+    log::warn("job " + std::to_string(id_) + " failed: " + result.error().message);
+    return finish(JobState::failed, result.error().message, {{"error", result.error().message}});
+  }
+  switch (result->stop) {
+    case search::StopReason::interrupted:
+      if (cancelled_) return finish(JobState::cancelled, "cancelled", nlohmann::json::object());
+      // A shutdown: the job stays running in the store and resumes at the next start.
+      return nlohmann::json{{"event", "end"}, {"job", id_}, {"state", "interrupted"},
+                            {"message", "the daemon is stopping; the job resumes from its checkpoint when it starts again"}};
+    case search::StopReason::original_passes: {
+      std::string message = "the input graph does not fail: there is nothing to minimize";
+      return finish(JobState::failed, message, {{"error", message}});
+    }
+    case search::StopReason::error: {
+      std::string message = result->error ? result->error->message : "the search stopped on an error";
+      return finish(JobState::failed, message, {{"error", message}});
+    }
+    default: {
+      nlohmann::json summary = result_json(*result, context_.parallelism);
+      nlohmann::json event = summary;
+      event.erase("report");
+      return finish(JobState::done, summary.dump(), std::move(event));
+    }
+  }
+}
+
+}  // namespace minifyd::service

@@ -1,0 +1,72 @@
+// One daemon job's run, on a thread of its own: it begins the run (or continues it from the
+// checkpoint in the job store) on the job's share of the daemon's pool, saves a checkpoint to the
+// job store after every accepted reduction, and records how the job ended. Progress and the end are
+// reported to the daemon's io thread.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <thread>
+
+#include <boost/asio/io_context.hpp>
+#include <nlohmann/json.hpp>
+
+#include "common/content_store.h"
+#include "daemon/run/minification.h"
+#include "daemon/service/fair_scheduler.h"
+#include "daemon/service/job_spec.h"
+#include "daemon/service/job_store.h"
+
+namespace minifyd::service {
+
+// What every job of a daemon shares.
+struct JobContext {
+  JobStore& jobs;
+  const ContentStore& store;  // the state directory's
+  boost::asio::io_context& daemon_io;
+  FairScheduler& scheduler;
+  std::size_t parallelism = 1;  // the pool's slots: how many candidates a job keeps in flight
+};
+
+// Where a job's run keeps its blobs (the shared store, under its prefix) and checkpoints (the job store).
+run::RunPlace job_place(const JobContext& context, std::int64_t id, const std::string& store_prefix);
+
+// Why a job is stopped before it ends by itself.
+enum class StopCause { cancel, shutdown };
+
+class JobRunner {
+ public:
+  // Called on the daemon's io thread: a progress event ({"event":"progress",...}) while the job
+  // runs, then once {"event":"end",...} after the job store has recorded the end (or, for a
+  // shutdown, left the job to be resumed).
+  using EventSink = std::function<void(std::int64_t id, nlohmann::json event)>;
+
+  // Starts the thread. `job` was claimed (state running) from context.jobs.
+  JobRunner(const JobContext& context, JobRecord job, EventSink on_event);
+  // Joins the thread: call after the end event arrived, or after stop(), from a thread other than
+  // the daemon's io thread while the job may still wait for the pool.
+  ~JobRunner();
+  JobRunner(const JobRunner&) = delete;
+  JobRunner& operator=(const JobRunner&) = delete;
+
+  // The search stops before its next query; evaluations already running finish first.
+  void stop(StopCause cause);
+  std::int64_t id() const { return id_; }
+
+ private:
+  void run(JobRecord job);
+  // The job's final state in the job store, and the end event's fields.
+  nlohmann::json record_end(const Expected<run::RunResult>& result);
+
+  JobContext context_;
+  std::int64_t id_;
+  EventSink on_event_;
+  std::atomic<bool> interrupt_{false};
+  std::atomic<bool> cancelled_{false};
+  std::thread thread_;
+};
+
+}  // namespace minifyd::service

@@ -1,0 +1,53 @@
+// The job spec's JSON.
+#include "daemon/service/job_spec.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+
+#include "common/json_view.h"
+
+namespace minifyd::service {
+namespace {
+
+constexpr const char* prefix_head = "job-";
+
+}  // namespace
+
+nlohmann::json encode(const JobSpec& spec) {
+  return nlohmann::json{{"run", run::encode(spec.run)}, {"store_prefix", spec.store_prefix}};
+}
+
+Expected<JobSpec> decode_job_spec(const std::string& text) {
+  nlohmann::json json = nlohmann::json::parse(text, nullptr, false);
+  if (json.is_discarded()) return make_error(ErrorKind::corrupt, "job spec: not JSON");
+  JsonView view(json);
+  JobSpec spec;
+  if (auto read = view.read("store_prefix", spec.store_prefix); !read) return read.error().with_context("job spec");
+  auto run = view.field("run");
+  if (!run) return run.error().with_context("job spec");
+  auto decoded = run::decode_run_spec(*run);
+  if (!decoded) return decoded.error().with_context("job spec");
+  spec.run = std::move(*decoded);
+  return spec;
+}
+
+std::string new_store_prefix() {
+  static std::atomic<std::uint64_t> counter{0};
+  auto now = std::chrono::duration_cast<std::chrono::microseconds>(
+      std::chrono::system_clock::now().time_since_epoch()).count();
+  return prefix_head + std::to_string(now) + "-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+}
+
+std::string store_prefix_of_root(const std::string& root) {
+  if (root.rfind(prefix_head, 0) != 0) return {};
+  for (const char* suffix : {"-original", "-intermediates", "-result"}) {
+    std::string tail(suffix);
+    if (root.size() > tail.size() && root.compare(root.size() - tail.size(), tail.size(), tail) == 0)
+      return root.substr(0, root.size() - tail.size());
+  }
+  return {};
+}
+
+}  // namespace minifyd::service

@@ -1,0 +1,126 @@
+// The scheduler that shares the daemon's pool among jobs, on a real pool of fake workers: clients
+// take turns, a removed client's requests are cancelled, and a job thread's SharedPoolClient gets
+// its answers on its own io_context.
+#include <catch2/catch.hpp>
+
+#include <boost/asio/io_context.hpp>
+#include <thread>
+
+#include "common/graph_codec.h"
+#include "daemon/query/evaluation_spec.h"
+#include "daemon/service/fair_scheduler.h"
+#include "daemon/service/shared_pool_client.h"
+#include "tests/support/sample_documents.h"
+
+using namespace minifyd;
+using namespace minifyd::service;
+using namespace std::chrono_literals;
+
+namespace {
+
+PoolConfig fake_pool(std::size_t slots) {
+  PoolConfig config;
+  config.worker.executable = MINIFYD_FAKE_WORKER;
+  config.worker.arguments = {std::string(MINIFYD_TRANSCRIPTS) + "/pass.transcript"};
+  config.worker.kill_grace = 200ms;
+  config.slots.assign(slots, PoolSlot{});
+  return config;
+}
+
+protocol::WorkerRequest passing_request() {
+  auto document = decode_graph_document(test::sample_document());
+  REQUIRE(document.has_value());
+  EvaluationSpec spec;
+  spec.backend = "eager";
+  return evaluate_request(spec, *document, "/tmp");
+}
+
+bool is_pass(const WorkerOutcome& outcome) {
+  auto* reply = std::get_if<protocol::WorkerReply>(&outcome);
+  return reply != nullptr && std::holds_alternative<protocol::EvaluateReply>(*reply);
+}
+
+bool is_cancelled(const WorkerOutcome& outcome) {
+  auto* fault = std::get_if<WorkerFault>(&outcome);
+  return fault != nullptr && fault->kind == WorkerFault::Kind::cancelled;
+}
+
+}  // namespace
+
+TEST_CASE("clients with waiting requests take turns on the pool") {
+  boost::asio::io_context io;
+  WorkerPool pool(io, fake_pool(1));
+  pool.start();
+  FairScheduler scheduler(io, pool);
+  auto busy = scheduler.add_client();
+  auto light = scheduler.add_client();
+  std::vector<char> order;
+  for (int i = 0; i < 8; ++i)
+    scheduler.submit(busy, passing_request(), 10s, [&](WorkerOutcome outcome) {
+      CHECK(is_pass(outcome));
+      order.push_back('b');
+    });
+  for (int i = 0; i < 2; ++i)
+    scheduler.submit(light, passing_request(), 10s, [&](WorkerOutcome outcome) {
+      CHECK(is_pass(outcome));
+      order.push_back('l');
+    });
+  while (order.size() < 10) REQUIRE(io.run_one_for(10s) != 0);
+  // The busy client queued eight first; the light one still gets every other slot.
+  CHECK(std::string(order.begin(), order.begin() + 4) == "blbl");
+  CHECK(scheduler.waiting() == 0);
+  bool stopped = false;
+  pool.stop([&] { stopped = true; });
+  while (!stopped) io.run_one_for(10s);
+}
+
+TEST_CASE("removing a client cancels what it has waiting") {
+  boost::asio::io_context io;
+  WorkerPool pool(io, fake_pool(1));
+  pool.start();
+  FairScheduler scheduler(io, pool);
+  auto client = scheduler.add_client();
+  int passed = 0, cancelled = 0;
+  for (int i = 0; i < 5; ++i)
+    scheduler.submit(client, passing_request(), 10s, [&](WorkerOutcome outcome) {
+      if (is_pass(outcome)) ++passed;
+      if (is_cancelled(outcome)) ++cancelled;
+    });
+  scheduler.remove_client(client);
+  while (passed + cancelled < 5) REQUIRE(io.run_one_for(10s) != 0);
+  CHECK(cancelled >= 4);
+  CHECK(scheduler.clients() == 0);
+  bool answered = false;
+  scheduler.submit(client, passing_request(), 10s, [&](WorkerOutcome outcome) { answered = is_cancelled(outcome); });
+  while (!answered) REQUIRE(io.run_one_for(10s) != 0);
+  bool stopped = false;
+  pool.stop([&] { stopped = true; });
+  while (!stopped) io.run_one_for(10s);
+}
+
+TEST_CASE("a job thread's requests are answered on its own io_context") {
+  boost::asio::io_context daemon_io;
+  auto guard = boost::asio::make_work_guard(daemon_io);
+  WorkerPool pool(daemon_io, fake_pool(2));
+  FairScheduler scheduler(daemon_io, pool);
+  std::thread daemon_thread([&] { daemon_io.run(); });
+  boost::asio::post(daemon_io, [&] { pool.start(); });
+
+  std::thread::id answered_on;
+  int passes = 0;
+  std::thread job([&] {
+    SharedPoolClient client(daemon_io, scheduler, 2);
+    PoolAccess access = client.access();
+    for (int i = 0; i < 3; ++i) {
+      WorkerOutcome outcome = request_and_wait(access, passing_request(), 10s);
+      if (is_pass(outcome)) ++passes;
+    }
+    access.pool.submit(passing_request(), 10s, [&](WorkerOutcome) { answered_on = std::this_thread::get_id(); });
+    while (answered_on == std::thread::id()) access.io.run_one();
+    CHECK(answered_on == std::this_thread::get_id());
+  });
+  job.join();
+  CHECK(passes == 3);
+  boost::asio::post(daemon_io, [&] { pool.stop([&] { guard.reset(); }); });
+  daemon_thread.join();
+}
