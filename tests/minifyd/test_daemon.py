@@ -209,16 +209,26 @@ def scenario_client(tools, work):
         code, status, _ = daemon.client("status", str(first))
         expect(code == 0 and status["state"] == "done" and status["id"] == first, f"status --json: {status}")
 
-        # A slow job holds the one running slot; the next waits in the queue and is cancelled there.
+        # A slow job holds the one running slot while others queue: one is cancelled there, the
+        # higher priority runs first, and one whose graph directory is deleted after submit still
+        # runs, from the copy the daemon took.
         hang_kind, hang_case, hang_args = JOB_KINDS[3]
         slow = daemon.submit(graphs[hang_case], job_args(hang_args, tools))
         queued = daemon.submit(graphs[case], job_args(args, tools))
+        transient = os.path.join(work, "transient_graph")
+        shutil.copytree(graphs[case], transient)
+        low = daemon.submit(transient, job_args(args, tools))
+        shutil.rmtree(transient)
+        high = daemon.submit(graphs[case], job_args(args, tools), "--priority", "5")
         code, reply, _ = daemon.client("cancel", str(queued))
         expect(code == 0 and reply["state"] == "cancelled", f"cancel a queued job: {reply}")
         code, reply, _ = daemon.client("cancel", str(slow))
         expect(code == 0, f"cancel the running job: {reply}")
-        jobs = wait_all_final(daemon, [slow, queued], 120)
+        jobs = wait_all_final(daemon, [slow, queued, low, high], 300)
         expect(jobs[slow]["state"] == "cancelled", f"the running job after cancel: {jobs[slow]}")
+        expect(jobs[low]["state"] == "done", f"the job whose graph was deleted after submit: {jobs[low]}")
+        expect(jobs[high]["started_at"] < jobs[low]["started_at"],
+               f"priority 5 started after priority 0: {jobs[high]} {jobs[low]}")
         code, reply, stderr = daemon.client("result", str(queued), "--out", os.path.join(work, "nothing"))
         expect(code != 0 and "cancelled" in json.dumps(reply), f"result of a cancelled job: {code} {reply}")
 
