@@ -3,13 +3,12 @@
 
 #include <csignal>
 #include <iostream>
-#include <sstream>
-#include <thread>
 
 #include <CLI/CLI.hpp>
 
 #include "common/log.h"
 #include "daemon/cli/cli.h"
+#include "daemon/cli/pool_options.h"
 #include "daemon/pool/worker_executable.h"
 #include "daemon/service/daemon.h"
 #include "daemon/transport/daemon_location.h"
@@ -21,9 +20,7 @@ using namespace minifyd;
 struct Options {
   std::string state_dir;
   std::string socket;
-  std::size_t workers = std::max(1u, std::thread::hardware_concurrency());
-  std::string gpus;
-  std::size_t workers_per_gpu = 1;
+  cli::PoolOptions pool;
   std::size_t max_running_jobs = 2;
   std::string worker;
   std::uint64_t cpu_limit_seconds = 0;
@@ -31,29 +28,12 @@ struct Options {
   std::string log_level = "info";
 };
 
-// One slot per worker: --workers N on the CPU, or K per GPU of --gpus, each pinned to its GPU.
-Expected<std::vector<PoolSlot>> slots_of(const Options& options) {
-  std::vector<PoolSlot> slots;
-  if (options.gpus.empty()) {
-    slots.assign(std::max<std::size_t>(options.workers, 1), PoolSlot{});
-    return slots;
-  }
-  std::stringstream list(options.gpus);
-  std::string gpu;
-  while (std::getline(list, gpu, ',')) {
-    if (gpu.empty() || gpu.find_first_not_of("0123456789") != std::string::npos)
-      return make_error(ErrorKind::invalid_input, "--gpus: '" + gpu + "' is not a GPU index (e.g. --gpus 0,1)");
-    for (std::size_t k = 0; k < std::max<std::size_t>(options.workers_per_gpu, 1); ++k) slots.push_back(PoolSlot{gpu});
-  }
-  return slots;
-}
-
 Expected<service::DaemonConfig> config_of(const Options& options) {
   service::DaemonConfig config;
   transport::DaemonLocation location = transport::locate_daemon(options.state_dir, options.socket);
   config.state_dir = location.state_dir;
   config.socket_path = location.socket;
-  auto slots = slots_of(options);
+  auto slots = options.pool.slots();
   if (!slots) return slots.error();
   config.pool.slots = std::move(*slots);
   if (options.worker.empty()) {
@@ -82,11 +62,7 @@ int main(int argc, char** argv) {
                  "jobs.sqlite, store/ and the socket (default: $MINIFYD_STATE_DIR, $XDG_STATE_HOME/minifyd or "
                  "~/.local/state/minifyd)");
   app.add_option("--socket", options.socket, "the socket's path (default: STATE_DIR/minifyd.sock)");
-  auto* workers = app.add_option("--workers", options.workers, "CPU workers (default: cores)")->check(CLI::PositiveNumber);
-  auto* gpus = app.add_option("--gpus", options.gpus, "GPUs to pin workers to, e.g. 0,1")->excludes(workers);
-  app.add_option("--workers-per-gpu", options.workers_per_gpu, "workers per GPU of --gpus")
-      ->needs(gpus)
-      ->check(CLI::PositiveNumber);
+  options.pool.add_to(app);
   app.add_option("--max-running-jobs", options.max_running_jobs, "jobs searching at once; the rest wait")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();

@@ -14,7 +14,8 @@ constexpr std::pair<FailureKind, const char*> kind_names[] = {{FailureKind::cras
                                                               {FailureKind::exception, "exception"},
                                                               {FailureKind::accuracy, "accuracy"},
                                                               {FailureKind::timeout, "timeout"},
-                                                              {FailureKind::nan, "nan"}};
+                                                              {FailureKind::nan, "nan"},
+                                                              {FailureKind::cuda_error, "cuda_error"}};
 
 template <class Enum, std::size_t N>
 const char* name_of(const std::pair<Enum, const char*> (&names)[N], Enum value) {
@@ -119,7 +120,8 @@ std::string describe(const Verdict& verdict) {
                 std::to_string(verdict.accuracy->rmse_eager) + ")";
       break;
     case FailureKind::timeout:
-    case FailureKind::nan: text += " (" + verdict.message + ")"; break;
+    case FailureKind::nan:
+    case FailureKind::cuda_error: text += " (" + verdict.message + ")"; break;
   }
   if (!verdict.node.empty()) text += " at node '" + verdict.node + "'";
   return text;

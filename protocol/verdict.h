@@ -19,6 +19,8 @@ enum class FailureKind {
   accuracy,   // outputs differ from the eager and fp64 references (accuracy holds the figures)
   timeout,    // no answer within the query's time limit; the worker was killed
   nan,        // the compiled output holds NaN or Inf while no input does (message names the output)
+  cuda_error, // CUDA reported an error (message: CUDA's); the worker's CUDA context is poisoned, so
+              // it answers this and retires
 };
 
 const char* to_string(AccuracyMode mode);

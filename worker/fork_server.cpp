@@ -193,7 +193,7 @@ int serve_forking(int in_fd, int out_fd, std::size_t max_line_bytes,
     if (unanswered.empty()) {
       if (!input_open) return status.signaled || status.code != 0 ? 1 : 0;
       if (!status.signaled && status.code == 0) return 0;  // served a shutdown we relayed
-      continue;  // died between requests: serve the next one with a fresh child
+      continue;  // retired after a CUDA error, or died between requests: a fresh child serves the next
     }
     if (!write_line(out_fd, death_reply(unanswered.front(), status, stderr_tail))) return 1;
     unanswered.pop_front();

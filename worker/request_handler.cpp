@@ -9,6 +9,7 @@
 #include "common/content_store.h"
 #include "worker/accuracy.h"
 #include "worker/backends/backend_registry.h"
+#include "worker/device_sync.h"
 #include "worker/loaded_graph.h"
 #include "worker/nan_check.h"
 #include "worker/tensor_writer.h"
@@ -22,10 +23,18 @@ double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
+// CUDA's errors, whichever C++ type carries them (c10::Error in 1.x, c10::CUDAError or
+// c10::AcceleratorError in 2.x): their message says "CUDA error".
+bool is_cuda_failure(const NodeFailure& failure) {
+  return failure.exception_type.find("CUDAError") != std::string::npos ||
+         failure.exception_type.find("AcceleratorError") != std::string::npos ||
+         failure.message.find("CUDA error") != std::string::npos;
+}
+
 protocol::Verdict exception_verdict(const NodeFailure& failure) {
   protocol::Verdict verdict;
   verdict.pass = false;
-  verdict.kind = protocol::FailureKind::exception;
+  verdict.kind = is_cuda_failure(failure) ? protocol::FailureKind::cuda_error : protocol::FailureKind::exception;
   // Failures the interpreter detects itself (unknown operator, unbindable argument) have no C++
   // exception; they get a type of their own so signatures still tell them apart.
   verdict.exception_type = failure.exception_type.empty() ? std::string("minifyd::") + to_string(failure.kind)
@@ -89,6 +98,8 @@ protocol::WorkerReply RequestHandler::evaluate(const protocol::EvaluateRequest& 
   }
   start = Clock::now();
   EagerResult result = compiled.compiled->run(compiled_arguments.inputs);
+  // Kernels run asynchronously: their errors surface here, inside the query's time limit.
+  if (!result.failure && cuda_device_) result.failure = synchronize_device();
   reply.run_ms = ms_since(start);
   if (result.failure) {
     reply.verdict = exception_verdict(*result.failure);
@@ -108,12 +119,18 @@ protocol::WorkerReply RequestHandler::evaluate(const protocol::EvaluateRequest& 
   RunArguments eager_arguments = fresh_arguments(*loaded);
   EagerResult eager = EagerInterpreter(graph, eager_options).run(eager_arguments.inputs, eager_arguments.constants);
   if (eager.failure) {
-    std::cerr << "accuracy check skipped, eager reference failed: " << eager.failure->to_string() << std::endl;
+    // The compiled graph's kernels may have broken the context the references run in.
+    if (is_cuda_failure(*eager.failure)) reply.verdict = exception_verdict(*eager.failure);
+    else std::cerr << "accuracy check skipped, eager reference failed: " << eager.failure->to_string() << std::endl;
     return reply;
   }
   RunArguments fp64_arguments = fresh_arguments(*loaded, true);
   EagerResult fp64 = EagerInterpreter(graph, EagerOptions{cuda_device_, true}).run(fp64_arguments.inputs, fp64_arguments.constants);
   bool strict = request.accuracy == protocol::AccuracyMode::strict_accuracy;
+  if (fp64.failure && is_cuda_failure(*fp64.failure)) {
+    reply.verdict = exception_verdict(*fp64.failure);
+    return reply;
+  }
   if (fp64.failure) {
     std::cerr << "fp64 reference failed: " << fp64.failure->to_string() << std::endl;
     if (!strict) return reply;

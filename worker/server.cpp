@@ -42,8 +42,14 @@ std::uint64_t salvage_id(const nlohmann::json& message) {
   return 0;
 }
 
-// Decodes and handles one line; returns the reply line, and sets `shutdown` when asked to stop.
-std::string handle(const std::string& line, RequestHandler& handler, bool& shutdown) {
+bool is_cuda_error(const protocol::WorkerReply& reply) {
+  auto* evaluated = std::get_if<protocol::EvaluateReply>(&reply);
+  return evaluated != nullptr && !evaluated->verdict.pass && evaluated->verdict.kind == protocol::FailureKind::cuda_error;
+}
+
+// Decodes and handles one line; returns the reply line. Sets `shutdown` when asked to stop, and
+// `retire` after a CUDA error, which leaves this process's CUDA context unusable.
+std::string handle(const std::string& line, RequestHandler& handler, bool& shutdown, bool& retire) {
   auto json = parse_json(line);
   if (!json) return protocol::encode(protocol::WorkerReply(protocol::ErrorReply{0, json.error().message})).dump();
   auto request = protocol::decode_request(*json);
@@ -60,6 +66,7 @@ std::string handle(const std::string& line, RequestHandler& handler, bool& shutd
         }
       },
       *request);
+  retire = is_cuda_error(reply);
   return protocol::encode(reply).dump();
 }
 
@@ -76,17 +83,19 @@ int serve(int in_fd, int out_fd, RequestHandler& handler, std::size_t max_line_b
     while (auto line = lines.next()) {
       std::string reply;
       bool shutdown = false;
+      bool retire = false;
       if (line->oversized) {
         reply = oversized_request_reply(line->dropped_bytes, max_line_bytes);
       } else {
         try {
-          reply = handle(line->text, handler, shutdown);
+          reply = handle(line->text, handler, shutdown, retire);
         } catch (const std::exception& e) {  // e.g. bad_alloc building a reply; the worker lives on
           reply = protocol::encode(protocol::WorkerReply(protocol::ErrorReply{0, std::string("internal error: ") + e.what()})).dump();
         }
       }
       if (shutdown) return 0;
       if (!write_line(out_fd, reply)) return 1;
+      if (retire) return exit_retired;
     }
   }
 }

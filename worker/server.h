@@ -20,8 +20,12 @@ bool write_line(int fd, const std::string& text);
 // The error reply to a request line over the length limit.
 std::string oversized_request_reply(std::size_t dropped_bytes, std::size_t max_line_bytes);
 
-// Serves requests until shutdown or end of input (the hello is the caller's). Returns the process
-// exit code: 0 after shutdown or EOF, 1 when the pipes fail.
+// serve()'s exit code after it answered a CUDA error: the process must not serve again.
+inline constexpr int exit_retired = 3;
+
+// Serves requests until shutdown or end of input (the hello is the caller's), or until it has
+// answered a cuda_error verdict. Returns the process exit code: 0 after shutdown or EOF,
+// exit_retired after a CUDA error, 1 when the pipes fail.
 int serve(int in_fd, int out_fd, RequestHandler& handler, std::size_t max_line_bytes);
 
 }  // namespace minifyd::worker

@@ -14,6 +14,7 @@
 #include "daemon/cli/commands.h"
 #include "daemon/cli/search_spec_options.h"
 #include "daemon/cli/progress_line.h"
+#include "daemon/cli/pool_options.h"
 #include "daemon/run/out_dir_run.h"
 #include "daemon/run/output_writer.h"
 #include "daemon/search/strategy_registry.h"
@@ -27,7 +28,7 @@ struct RunOptions {
   std::string resume;
   // --resume takes these from the checkpoint instead.
   SearchSpecOptions search;
-  std::size_t workers = std::max(1u, std::thread::hardware_concurrency());
+  PoolOptions pool;
   bool list_strategies = false;
   bool json = false;
 };
@@ -115,7 +116,9 @@ int run_command(RunOptions& options) {
 
   run::RunSettings settings;
   settings.out_dir = std::filesystem::absolute(resuming ? options.resume : options.out).lexically_normal();
-  settings.workers = std::max<std::size_t>(options.workers, 1);
+  auto slots = options.pool.slots();
+  if (!slots) return fail(slots.error().message, exit_usage, options.json);
+  settings.slots = std::move(*slots);
   auto worker = options.search.evaluation.worker_config();
   if (!worker) return fail(worker.error().message, exit_usage, options.json);
   settings.worker = std::move(*worker);
@@ -156,8 +159,7 @@ void add_run_command(CLI::App& app, Action& action) {
   command->add_option("--out", options->out, "output directory: graph.json, store/, repro.py, report.md, graph.dot");
   command->add_option("--resume", options->resume, "continue the run whose output directory this is");
   options->search.add_to(*command, /*backend_required=*/false);
-  command->add_option("--workers", options->workers, "workers evaluating candidates at once (default: cores)")
-      ->check(CLI::PositiveNumber);
+  options->pool.add_to(*command);
   command->add_flag("--list-strategies", options->list_strategies, "list the strategies and exit");
   command->add_flag("--json", options->json, "print the summary as JSON");
   command->callback([options, &action] { action = [options] { return run_command(*options); }; });

@@ -1,6 +1,8 @@
 // Slot bookkeeping, dispatch and replacement of workers.
 #include "daemon/pool/worker_pool.h"
 
+#include <algorithm>
+
 #include <boost/asio/post.hpp>
 
 #include "common/log.h"
@@ -10,6 +12,11 @@ namespace {
 
 void set_id(protocol::WorkerRequest& request, std::uint64_t id) {
   std::visit([id](auto& r) { r.id = id; }, request);
+}
+
+bool reports_cuda_error(const protocol::WorkerReply& reply) {
+  auto* evaluated = std::get_if<protocol::EvaluateReply>(&reply);
+  return evaluated != nullptr && !evaluated->verdict.pass && evaluated->verdict.kind == protocol::FailureKind::cuda_error;
 }
 
 WorkerFault cancelled_fault(const std::string& detail) {
@@ -69,11 +76,7 @@ void WorkerPool::on_started(std::size_t slot_index, const std::shared_ptr<Worker
     return fail_queue_if_hopeless();
   }
   if (stopping_ || (!is_active && !is_spare)) {
-    retiring_.push_back(worker);
-    worker->stop([this, alive = std::weak_ptr<bool>(alive_)] {
-      if (!alive.expired()) check_stopped();
-    });
-    return;
+    return retire(worker);
   }
   slot.start_failures = 0;
   worker->on_death([this, alive = std::weak_ptr<bool>(alive_), slot_index, weak = std::weak_ptr<WorkerProcess>(worker)](
@@ -146,6 +149,14 @@ void WorkerPool::on_outcome(std::size_t slot_index, WorkerOutcome outcome) {
     log::debug("slot " + std::to_string(slot_index) + ": " + fault->describe());
     slot.active = nullptr;
     slot.active_ready = false;
+  } else if (reports_cuda_error(std::get<protocol::WorkerReply>(outcome))) {
+    // Its CUDA context is poisoned: it serves nothing more (it exits by itself too).
+    ++stats_.retired_after_cuda_error;
+    log::info("slot " + std::to_string(slot_index) + ": worker " + std::to_string(slot.active->pid()) +
+              " retired after a CUDA error");
+    retire(slot.active);
+    slot.active = nullptr;
+    slot.active_ready = false;
   }
   // The handler first: if it stops the pool, no replacement is started in vain.
   job.handler(std::move(outcome));
@@ -196,14 +207,22 @@ void WorkerPool::stop(std::function<void()> on_stopped) {
   for (Slot& slot : slots_) {
     for (auto* worker : {&slot.active, &slot.spare}) {
       if (!*worker) continue;
-      retiring_.push_back(*worker);
-      (*worker)->stop([this, alive = std::weak_ptr<bool>(alive_)] {
-        if (!alive.expired()) check_stopped();
-      });
+      retire(*worker);
       *worker = nullptr;
     }
   }
   check_stopped();
+}
+
+void WorkerPool::retire(const std::shared_ptr<WorkerProcess>& worker) {
+  // A long-running pool retires workers again and again: keep only those not reaped yet.
+  retiring_.erase(std::remove_if(retiring_.begin(), retiring_.end(),
+                                 [](const auto& old) { return old->state() == WorkerProcess::State::dead; }),
+                  retiring_.end());
+  retiring_.push_back(worker);
+  worker->stop([this, alive = std::weak_ptr<bool>(alive_)] {
+    if (!alive.expired()) check_stopped();
+  });
 }
 
 void WorkerPool::check_stopped() {

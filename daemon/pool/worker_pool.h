@@ -39,6 +39,7 @@ struct PoolStats {
   std::uint64_t timeouts = 0;
   std::uint64_t protocol_errors = 0;
   std::uint64_t cancelled = 0;
+  std::uint64_t retired_after_cuda_error = 0;  // workers never used again after reporting one
 };
 
 class WorkerPool final : public RequestPool {
@@ -90,6 +91,8 @@ class WorkerPool final : public RequestPool {
   void dispatch();
   void on_outcome(std::size_t slot_index, WorkerOutcome outcome);
   void fail_queue_if_hopeless();
+  // Stops a worker that serves nothing more, keeping it until it is reaped.
+  void retire(const std::shared_ptr<WorkerProcess>& worker);
   void check_stopped();
 
   boost::asio::io_context& io_;

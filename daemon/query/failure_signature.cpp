@@ -41,6 +41,9 @@ FailureSignature signature_of(const protocol::Verdict& failing) {
     signature.exception_type = failing.exception_type;
     signature.message = normalise_message(failing.message);
   }
+  // An illegal address and a device-side assert are different bugs; the C++ type of CUDA's error
+  // differs between PyTorch versions, its message does not.
+  if (failing.kind == protocol::FailureKind::cuda_error) signature.message = normalise_message(failing.message);
   return signature;
 }
 

@@ -74,13 +74,15 @@ class Session final : public search::SearchObserver {
   void update(std::uint64_t queries, std::uint64_t cache_hits) {
     checkpoint_.totals.queries = queries;
     checkpoint_.totals.cache_hits = cache_hits;
-    // Every crash and hang became a verdict, whether its worker died or only the worker's child.
+    // Every crash, CUDA error and hang became a verdict, whether its worker died or only the
+    // worker's child.
     const auto& failures = evaluator_.tally().failures_by_kind;
     auto count = [&](protocol::FailureKind kind) {
       auto it = failures.find(protocol::to_string(kind));
       return it == failures.end() ? 0 : it->second;
     };
-    checkpoint_.totals.crashes_contained = prior_.crashes_contained + count(protocol::FailureKind::crash);
+    checkpoint_.totals.crashes_contained =
+        prior_.crashes_contained + count(protocol::FailureKind::crash) + count(protocol::FailureKind::cuda_error);
     checkpoint_.totals.timeouts = prior_.timeouts + count(protocol::FailureKind::timeout);
     checkpoint_.totals.wall_seconds = prior_.wall_seconds + seconds_since(started_);
     checkpoint_.signature = judge_.expected();

@@ -17,12 +17,12 @@ RunPlace out_dir_place(ContentStore store, const std::filesystem::path& out_dir)
                   [out_dir](const Checkpoint& checkpoint) { return write_checkpoint(checkpoint, out_dir); }};
 }
 
-// The run's pool: one slot per worker, the spec's limits on each worker.
+// The run's pool: its slots, the spec's limits on each worker.
 PoolConfig pool_config(const RunSettings& settings, const EvaluationSpec& spec) {
   PoolConfig config;
   config.worker = settings.worker;
   apply_limits(spec, config.worker);
-  config.slots.assign(std::max<std::size_t>(settings.workers, 1), PoolSlot{});
+  config.slots = settings.slots;
   return config;
 }
 
@@ -30,7 +30,7 @@ PoolConfig pool_config(const RunSettings& settings, const EvaluationSpec& spec) 
 // the search stopped early.
 Expected<RunResult> with_outputs(RunResult result, const RunSettings& settings) {
   if (result.stop == search::StopReason::original_passes) return result;
-  std::string report = render_report(result.checkpoint, result, settings.workers);
+  std::string report = render_report(result.checkpoint, result, settings.slots.size());
   if (auto written = write_outputs(result.checkpoint, report, OutputPlace{settings.out_dir, settings.minify_executable});
       !written)
     return written.error();

@@ -5,9 +5,11 @@
 #include <cstddef>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "common/expected.h"
 #include "daemon/pool/worker_config.h"
+#include "daemon/pool/worker_pool.h"
 #include "daemon/run/minification.h"
 #include "daemon/run/run_spec.h"
 #include "daemon/search/search_observer.h"
@@ -16,7 +18,7 @@ namespace minifyd::run {
 
 struct RunSettings {
   std::filesystem::path out_dir;
-  std::size_t workers = 1;
+  std::vector<PoolSlot> slots{PoolSlot{}};  // one per worker (pool_slots.h)
   WorkerConfig worker;  // the executable and sandbox; the spec's limits are applied on top
   std::string minify_executable;  // written into repro.py for backends plain PyTorch cannot run
   search::SearchObserver* observer = nullptr;  // progress, on the calling thread

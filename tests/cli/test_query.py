@@ -56,6 +56,7 @@ FAULTS = {
     "oom": (["--memory-limit", "16384"], None, {}),  # kind checked below: exception or crash
     "wrong": (["--accuracy"], "accuracy", {}),
     "compile-error": ([], "exception", {}),
+    "cuda-error": ([], "cuda_error", {"node": "relu"}),
 }
 
 

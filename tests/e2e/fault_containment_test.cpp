@@ -3,6 +3,8 @@
 // through all of it and leaves no worker behind.
 #include <catch2/catch.hpp>
 
+#include <set>
+
 #include <boost/asio/io_context.hpp>
 
 #include "common/graph_codec.h"
@@ -30,6 +32,8 @@ struct Tally {
   int faulty_as_expected = 0;
   int passes_after = 0;
   std::vector<std::string> surprises;
+  PoolStats stats;
+  std::set<int> pids_serving_after;  // the worker that served each passing query
 };
 
 // Alternates faulty and passing queries `rounds` times on one pool.
@@ -56,6 +60,7 @@ Tally run_rounds(const std::string& fault, std::chrono::milliseconds timeout,
       else tally.surprises.push_back(verdict ? protocol::describe(*verdict) : verdict.error().message);
     });
     pool.submit(passing, 60s, [&, remaining](WorkerOutcome outcome) {
+      for (const auto& hello : pool.hellos()) tally.pids_serving_after.insert(hello.pid);
       auto verdict = verdict_of(outcome);
       if (verdict && verdict->pass) ++tally.passes_after;
       else tally.surprises.push_back("after: " + (verdict ? protocol::describe(*verdict) : verdict.error().message));
@@ -65,6 +70,7 @@ Tally run_rounds(const std::string& fault, std::chrono::milliseconds timeout,
   };
   round(rounds);
   io.run();
+  tally.stats = pool.stats();
   return tally;
 }
 
@@ -110,4 +116,17 @@ TEST_CASE("wrong numbers are caught by the accuracy check 50 times in a row", "[
   check(run_rounds("wrong", 60s, [](const protocol::Verdict& v) {
     return !v.pass && v.kind == protocol::FailureKind::accuracy;
   }));
+}
+
+TEST_CASE("a worker that reports a CUDA error is retired, 50 times in a row", "[e2e][faults]") {
+  Tally tally = run_rounds("cuda-error", 60s, [](const protocol::Verdict& v) {
+    return !v.pass && v.kind == protocol::FailureKind::cuda_error &&
+           v.message.rfind("CUDA error: an illegal memory access", 0) == 0;
+  });
+  check(tally);
+  // Each CUDA error retired its worker before anything else was sent to it: every passing query
+  // ran on a worker of its own.
+  CHECK(tally.stats.retired_after_cuda_error == rounds);
+  CHECK(tally.pids_serving_after.size() == rounds);
+  CHECK(tally.stats.crashes_contained == 0);
 }

@@ -1,6 +1,8 @@
 // The faulty backend plugin for tests: computes like eager, and injects chosen faults (a crash, an
 // exception, a hang, wrong numbers, out of memory, a compile error) at chosen operators, one fault
-// per operator.
+// per operator. `cuda-error` throws what LibTorch throws after a kernel's illegal memory access,
+// without a GPU, so that the worker's retirement after CUDA errors is tested on every machine; the
+// CUDA plugin (issue 6) makes the real fault on a GPU.
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -48,7 +50,7 @@ using minifyd::worker::EagerResult;
 using minifyd::worker::FailureKind;
 using minifyd::worker::NodeFailure;
 
-enum class Fault { segfault, abort, throw_, hang, wrong, oom, compile_error, output_is_input, precise };
+enum class Fault { segfault, abort, throw_, hang, wrong, oom, compile_error, output_is_input, precise, cuda_error };
 
 const std::pair<const char*, Fault> fault_names[] = {
     {"segfault", Fault::segfault},
@@ -60,6 +62,7 @@ const std::pair<const char*, Fault> fault_names[] = {
     {"compile-error", Fault::compile_error},
     {"output-is-input", Fault::output_is_input},
     {"precise", Fault::precise},
+    {"cuda-error", Fault::cuda_error},
 };
 
 // Which fault each operator gets, by node target, matched exactly.
@@ -226,6 +229,9 @@ void inject(Fault fault, const Node& node, const c10::IValue& value) {
     case Fault::throw_:
       throw std::runtime_error("faulty backend: injected exception in " + node.target() + " at node '" +
                                node.name() + "'");
+    case Fault::cuda_error:
+      throw std::runtime_error("CUDA error: an illegal memory access was encountered (reported by the faulty plugin in " +
+                               node.target() + ")");
     case Fault::hang: hang_forever(); break;
     case Fault::wrong: perturb(value); break;
     case Fault::oom: exhaust_memory(); break;

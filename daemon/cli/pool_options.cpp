@@ -1,0 +1,36 @@
+// The pool's slots from the command line.
+#include "daemon/cli/pool_options.h"
+
+#include <algorithm>
+#include <sstream>
+
+namespace minifyd::cli {
+
+void PoolOptions::add_to(CLI::App& command) {
+  auto* cpu = command.add_option("--workers", workers, "workers evaluating candidates at once (default: cores)")
+                  ->check(CLI::PositiveNumber);
+  auto* gpu_list = command.add_option("--gpus", gpus, "GPUs to pin workers to, e.g. 0,1 (instead of --workers)")
+                       ->excludes(cpu);
+  command.add_option("--workers-per-gpu", workers_per_gpu, "workers per GPU of --gpus")
+      ->needs(gpu_list)
+      ->check(CLI::PositiveNumber);
+}
+
+Expected<std::vector<PoolSlot>> PoolOptions::slots() const {
+  std::vector<PoolSlot> result;
+  if (gpus.empty()) {
+    result.assign(std::max<std::size_t>(workers, 1), PoolSlot{});
+    return result;
+  }
+  std::stringstream list(gpus);
+  std::string gpu;
+  while (std::getline(list, gpu, ',')) {
+    if (gpu.empty() || gpu.find_first_not_of("0123456789") != std::string::npos)
+      return make_error(ErrorKind::invalid_input, "--gpus: '" + gpu + "' is not a GPU index (e.g. --gpus 0,1)");
+    for (std::size_t k = 0; k < std::max<std::size_t>(workers_per_gpu, 1); ++k) result.push_back(PoolSlot{gpu});
+  }
+  if (result.empty()) return make_error(ErrorKind::invalid_input, "--gpus: no GPU index given");
+  return result;
+}
+
+}  // namespace minifyd::cli

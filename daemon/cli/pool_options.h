@@ -1,0 +1,27 @@
+// How many workers, and where: --workers N CPU slots, or --gpus 0,1 --workers-per-gpu K, K slots
+// per listed GPU, each pinned to it with CUDA_VISIBLE_DEVICES. Shared by `minify run` and minifyd.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "common/expected.h"
+#include "daemon/pool/worker_pool.h"
+
+namespace minifyd::cli {
+
+struct PoolOptions {
+  std::size_t workers = std::max(1u, std::thread::hardware_concurrency());
+  std::string gpus;
+  std::size_t workers_per_gpu = 1;
+
+  void add_to(CLI::App& command);
+  // Errors name a bad GPU index.
+  Expected<std::vector<PoolSlot>> slots() const;
+};
+
+}  // namespace minifyd::cli
