@@ -2,7 +2,8 @@
 // exception, a hang, wrong numbers, out of memory, a compile error) at chosen operators, one fault
 // per operator. `cuda-error` throws what LibTorch throws after a kernel's illegal memory access,
 // without a GPU, so that the worker's retirement after CUDA errors is tested on every machine; the
-// CUDA plugin (issue 6) makes the real fault on a GPU.
+// real faults, `cuda-illegal-address` and `cuda-assert`, launch broken kernels on the GPU holding
+// the operator's output (faulty_cuda_kernels.h; only where the plugin was built with nvcc).
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -28,6 +29,9 @@
 
 #include "common/expected.h"
 #include "worker/backend.h"
+#ifdef MINIFYD_FAULTY_CUDA
+#include "tests/plugins/faulty_cuda_kernels.h"
+#endif
 
 namespace faulty {
 
@@ -50,7 +54,10 @@ using minifyd::worker::EagerResult;
 using minifyd::worker::FailureKind;
 using minifyd::worker::NodeFailure;
 
-enum class Fault { segfault, abort, throw_, hang, wrong, oom, compile_error, output_is_input, precise, cuda_error };
+enum class Fault {
+  segfault, abort, throw_, hang, wrong, oom, compile_error, output_is_input, precise, cuda_error,
+  cuda_illegal_address, cuda_assert,
+};
 
 const std::pair<const char*, Fault> fault_names[] = {
     {"segfault", Fault::segfault},
@@ -63,6 +70,8 @@ const std::pair<const char*, Fault> fault_names[] = {
     {"output-is-input", Fault::output_is_input},
     {"precise", Fault::precise},
     {"cuda-error", Fault::cuda_error},
+    {"cuda-illegal-address", Fault::cuda_illegal_address},
+    {"cuda-assert", Fault::cuda_assert},
 };
 
 // Which fault each operator gets, by node target, matched exactly.
@@ -222,6 +231,21 @@ void exhaust_memory() {
   throw std::runtime_error("faulty backend: allocating " + std::to_string(2 * headroom) + " bytes never failed");
 }
 
+// Launches the broken kernel; it fails asynchronously, after the operator has returned.
+void break_the_gpu(Fault fault, const Node& node, const c10::IValue& value) {
+#ifdef MINIFYD_FAULTY_CUDA
+  if (!value.isTensor() || !value.toTensor().is_cuda())
+    throw std::runtime_error("faulty backend: " + node.target() + " at node '" + node.name() +
+                             "' has no CUDA output to break the GPU with");
+  if (fault == Fault::cuda_illegal_address) launch_illegal_address(value.toTensor().data_ptr());
+  else launch_device_assert();
+#else
+  (void)fault;
+  (void)value;
+  throw std::runtime_error("faulty backend: built without CUDA, it cannot break a GPU at node '" + node.name() + "'");
+#endif
+}
+
 void inject(Fault fault, const Node& node, const c10::IValue& value) {
   switch (fault) {
     case Fault::segfault: write_to_null(); break;
@@ -232,6 +256,8 @@ void inject(Fault fault, const Node& node, const c10::IValue& value) {
     case Fault::cuda_error:
       throw std::runtime_error("CUDA error: an illegal memory access was encountered (reported by the faulty plugin in " +
                                node.target() + ")");
+    case Fault::cuda_illegal_address:
+    case Fault::cuda_assert: break_the_gpu(fault, node, value); break;
     case Fault::hang: hang_forever(); break;
     case Fault::wrong: perturb(value); break;
     case Fault::oom: exhaust_memory(); break;
