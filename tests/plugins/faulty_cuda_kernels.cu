@@ -1,6 +1,8 @@
 // CUDA faults for the faulty plugin.
 #include "tests/plugins/faulty_cuda_kernels.h"
 
+// A release build defines NDEBUG, which would compile the device-side assert away.
+#undef NDEBUG
 #include <cassert>
 #include <cstddef>
 
