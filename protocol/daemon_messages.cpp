@@ -4,15 +4,29 @@
 #include <algorithm>
 
 #include "common/json_view.h"
+#include "protocol/json_nesting.h"
 
 namespace minifyd::protocol {
 namespace {
+
+constexpr const char* greeting_role = "daemon";  // the value of the greeting's "minifyd"
 
 ErrorKind parse_error_kind(const std::string& text) {
   for (ErrorKind kind : {ErrorKind::invalid_input, ErrorKind::io, ErrorKind::corrupt, ErrorKind::not_found,
                          ErrorKind::unsupported})
     if (text == to_string(kind)) return kind;
   return ErrorKind::io;
+}
+
+// A peer's text inside our error messages: at most `limit` bytes of it.
+std::string excerpt(std::string_view text, std::size_t limit) {
+  return text.size() <= limit ? std::string(text) : std::string(text.substr(0, limit)) + "...";
+}
+
+std::string known_types() {
+  std::string list;
+  for (const std::string& type : daemon_request_types()) list += (list.empty() ? "" : ", ") + type;
+  return list;
 }
 
 }  // namespace
@@ -24,50 +38,87 @@ const std::vector<std::string>& daemon_request_types() {
 }
 
 nlohmann::json encode(const DaemonGreeting& greeting) {
-  return nlohmann::json{{"protocol", daemon_protocol_name}, {"version", greeting.version}, {"pid", greeting.pid}};
+  return nlohmann::json{{"minifyd", greeting_role}, {"protocol", greeting.protocol}, {"pid", greeting.pid}};
+}
+
+std::string to_line(const nlohmann::json& message) {
+  return message.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+Expected<nlohmann::json> parse_daemon_line(std::string_view line) {
+  if (std::size_t depth = json_nesting_depth(line); depth > daemon_max_nesting)
+    return make_error(ErrorKind::invalid_input, "the line nests " + std::to_string(depth) +
+                                                    " levels deep, more than the " +
+                                                    std::to_string(daemon_max_nesting) + " allowed");
+  auto json = parse_json(line);
+  if (!json) return make_error(ErrorKind::invalid_input, "the line is not JSON: " + json.error().message);
+  return json;
 }
 
 Expected<DaemonGreeting> decode_daemon_greeting(std::string_view line) {
-  auto json = parse_json(line);
-  std::string name;
+  auto json = parse_daemon_line(line);
+  std::string role;
+  if (!json || !json->is_object() || !JsonView(*json).read("minifyd", role) || role != greeting_role)
+    return make_error(ErrorKind::unsupported,
+                      "the socket's peer is not minifyd (it greeted with: " + excerpt(line, 200) + ")");
   DaemonGreeting greeting;
-  if (!json || !json->is_object() || !JsonView(*json).read("protocol", name) || name != daemon_protocol_name)
-    return make_error(ErrorKind::unsupported, "the socket's peer is not minifyd (it greeted with: " +
-                                                  std::string(line.substr(0, 200)) + ")");
-  if (auto read = JsonView(*json).read("version", greeting.version); !read) return read.error().with_context("greeting");
-  if (greeting.version != daemon_protocol_version)
-    return make_error(ErrorKind::unsupported, "minifyd speaks protocol version " + std::to_string(greeting.version) +
-                                                  ", this client " + std::to_string(daemon_protocol_version) +
+  JsonView view(*json, "greeting");
+  if (auto read = view.read("protocol", greeting.protocol); !read) return read.error();
+  if (greeting.protocol != daemon_protocol_version)
+    return make_error(ErrorKind::unsupported, "minifyd speaks protocol version " + std::to_string(greeting.protocol) +
+                                                  ", this client version " + std::to_string(daemon_protocol_version) +
                                                   ": use the minify that came with that minifyd");
-  if (auto read = JsonView(*json).read_optional("pid", greeting.pid); !read) return read.error().with_context("greeting");
+  if (auto read = view.read("pid", greeting.pid); !read) return read.error();
   return greeting;
 }
 
-Expected<DaemonRequest> decode_daemon_request(std::string_view line) {
-  auto json = parse_json(line);
-  if (!json) return make_error(ErrorKind::invalid_input, "the request is not JSON: " + json.error().message);
-  if (!json->is_object()) return make_error(ErrorKind::invalid_input, "the request is not a JSON object");
-  auto type = json->find("type");
-  if (type == json->end() || !type->is_string())
-    return make_error(ErrorKind::invalid_input, "the request has no string \"type\"");
-  const auto& known = daemon_request_types();
-  std::string name = type->get<std::string>();
-  if (std::find(known.begin(), known.end(), name) == known.end()) {
-    std::string list;
-    for (const std::string& each : known) list += (list.empty() ? "" : ", ") + each;
-    return make_error(ErrorKind::invalid_input, "unknown request type \"" + name + "\" (known: " + list + ")");
-  }
-  return DaemonRequest{std::move(name), std::move(*json)};
+Expected<nlohmann::json> parse_request_line(std::string_view line) {
+  auto json = parse_daemon_line(line);
+  if (!json) return json.error();
+  if (!json->is_object())
+    return make_error(ErrorKind::invalid_input,
+                      std::string("the request is not a JSON object but ") + json->type_name());
+  return json;
 }
 
-nlohmann::json error_reply(const Error& error) {
-  return nlohmann::json{{"ok", false}, {"error", {{"kind", to_string(error.kind)}, {"message", error.message}}}};
+Expected<DaemonRequest> decode_request_object(nlohmann::json object) {
+  auto type = object.find("type");
+  if (type == object.end())
+    return make_error(ErrorKind::invalid_input, "the request has no \"type\" (one of: " + known_types() + ")");
+  if (!type->is_string())
+    return make_error(ErrorKind::invalid_input,
+                      std::string("the request's \"type\" is ") + type->type_name() + ", not a string");
+  std::string name = type->get<std::string>();
+  const auto& known = daemon_request_types();
+  if (std::find(known.begin(), known.end(), name) == known.end())
+    return make_error(ErrorKind::invalid_input,
+                      "unknown request type \"" + excerpt(name, 100) + "\" (known: " + known_types() + ")");
+  return DaemonRequest{std::move(name), std::move(object)};
 }
+
+Expected<DaemonRequest> decode_daemon_request(std::string_view line) {
+  auto object = parse_request_line(line);
+  if (!object) return object.error();
+  return decode_request_object(std::move(*object));
+}
+
+nlohmann::json request_tag(const nlohmann::json& request) {
+  auto tag = request.find("tag");
+  return tag == request.end() ? nlohmann::json() : *tag;
+}
+
+nlohmann::json error_reply(const Error& error, const nlohmann::json& tag) {
+  nlohmann::json reply{{"ok", false}, {"error", {{"kind", to_string(error.kind)}, {"message", error.message}}}};
+  if (!tag.is_null()) reply["tag"] = tag;
+  return reply;
+}
+
+bool is_reply(const nlohmann::json& message) { return message.is_object() && message.contains("ok"); }
 
 Expected<nlohmann::json> reply_value(nlohmann::json reply) {
-  if (!reply.is_object() || !reply.contains("ok"))
-    return make_error(ErrorKind::io, "minifyd sent a malformed reply: " + reply.dump().substr(0, 200));
-  if (reply.value("ok", false)) return reply;
+  if (!is_reply(reply) || !reply["ok"].is_boolean())
+    return make_error(ErrorKind::io, "minifyd sent a malformed reply: " + excerpt(reply.dump(), 200));
+  if (reply["ok"].get<bool>()) return reply;
   const nlohmann::json& error = reply["error"];
   std::string kind = error.is_object() ? error.value("kind", std::string("io")) : "io";
   std::string message = error.is_object() ? error.value("message", std::string("no message")) : error.dump();

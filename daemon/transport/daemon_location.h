@@ -14,7 +14,9 @@ struct DaemonLocation {
 };
 
 // State dir: `state_dir` if given, else $MINIFYD_STATE_DIR, else $XDG_STATE_HOME/minifyd, else
-// $HOME/.local/state/minifyd. Socket: `socket` if given, else STATE_DIR/minifyd.sock. Absolute.
+// ~/.local/state/minifyd (~ from $HOME, else the password database). Socket: `socket` if given,
+// else STATE_DIR/minifyd.sock. Both absolute. Reads the environment: call it before other threads
+// may change it.
 DaemonLocation locate_daemon(const std::string& state_dir, const std::string& socket);
 
 }  // namespace minifyd::transport

@@ -1,113 +1,76 @@
 // minifyd's socket: a Boost.Asio Unix-socket server of JSON lines. It owns the framing and
-// everything a hostile or broken peer can do (another uid, malformed or over-long lines, never
-// sending, never reading); the RequestHandler sees only well-formed requests of known types. All
-// of it runs on the io_context's thread, and nothing there blocks.
+// everything a hostile or broken peer can do (another uid, malformed, deeply nested or over-long
+// lines, never sending, never reading); the RequestHandler sees only well-formed requests of known
+// types. Everything runs on the io_context's thread, and nothing there blocks.
 #pragma once
 
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <array>
-#include <deque>
-#include <map>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <nlohmann/json.hpp>
 
 #include "common/expected.h"
+#include "daemon/transport/client_connection.h"
+#include "daemon/transport/request_handler.h"
 #include "protocol/daemon_messages.h"
 #include "protocol/line_buffer.h"
 
 namespace minifyd::transport {
 
-using DecodedRequest = protocol::DaemonRequest;
-
 struct ServerLimits {
+  // A longer request line gets an error reply, and then the connection is closed: a peer that
+  // sends one is broken or hostile, and reading on would only discard more.
   std::size_t max_line_bytes = protocol::daemon_max_request_bytes;
-  // A connection with nothing streaming that sends nothing and is sent nothing for this long is closed.
-  std::chrono::seconds idle_timeout{600};
-  // A peer that does not read its replies is dropped once this much is waiting for it.
+  // A connection with no request in flight and not streaming that reads and writes nothing for
+  // this long is closed.
+  std::chrono::milliseconds idle_timeout = std::chrono::minutes(10);
+  // A peer that does not read is dropped once this much waits to be written to it.
   std::size_t max_pending_output_bytes = 16 * 1024 * 1024;
+  // Connections beyond this many get one error line and are closed.
   std::size_t max_connections = 512;
 };
 
 struct ServerStats {
-  std::uint64_t accepted = 0;
-  std::uint64_t refused = 0;  // another uid, or over max_connections
   std::uint64_t open = 0;
+  std::uint64_t accepted = 0;
+  std::uint64_t refused = 0;    // another uid, or beyond max_connections
   std::uint64_t requests = 0;   // well-formed, handed to the handler
   std::uint64_t malformed = 0;  // answered with an error by the server itself
   std::uint64_t dropped = 0;    // closed for not reading or for idling
 };
 
-class SocketServer;
-
-class ClientConnection : public std::enable_shared_from_this<ClientConnection> {
- public:
-  ClientConnection(SocketServer& server, boost::asio::local::stream_protocol::socket socket, std::uint64_t id);
-
-  // Queues one line; safe from any thread (it is posted to the io thread).
-  void send(nlohmann::json message);
-  // Exempts the connection from the idle timeout while it streams events (watch). io thread.
-  void set_streaming(bool streaming) { streaming_ = streaming; }
-  // Closes the connection once everything queued is written. io thread.
-  void close_after_sending();
-  std::uint64_t id() const { return id_; }
-
- private:
-  friend class SocketServer;
-  void start(const std::string& first_line);
-  void read();
-  void on_bytes(std::size_t count);
-  void queue(std::string line);
-  void write();
-  void arm_idle_timer();
-  void close();
-
-  SocketServer& server_;
-  boost::asio::local::stream_protocol::socket socket_;
-  std::uint64_t id_;
-  protocol::LineBuffer lines_;
-  std::array<char, 64 * 1024> buffer_{};
-  std::deque<std::string> outgoing_;
-  std::size_t pending_bytes_ = 0;
-  bool writing_ = false;
-  bool streaming_ = false;
-  bool closed_ = false;
-  bool close_when_sent_ = false;
-  boost::asio::steady_timer idle_timer_;
-};
-
-class RequestHandler {
- public:
-  virtual ~RequestHandler() = default;
-  virtual void on_request(const std::shared_ptr<ClientConnection>& connection, DecodedRequest request) = 0;
-  // The connection is gone; drop what refers to it.
-  virtual void on_closed(ClientConnection& connection) = 0;
-};
-
+// Every method runs on the io_context's thread (listen() may also run before the io_context does).
+// Destroy the server only once its io_context has stopped or has no handler of it left to run.
 class SocketServer {
  public:
-  SocketServer(boost::asio::io_context& io, std::filesystem::path path, RequestHandler& handler, ServerLimits limits);
+  SocketServer(boost::asio::io_context& io, std::filesystem::path path, RequestHandler& handler,
+               ServerLimits limits = {});
   ~SocketServer();
+  SocketServer(const SocketServer&) = delete;
+  SocketServer& operator=(const SocketServer&) = delete;
 
-  // Binds the socket (mode 0600) and starts accepting. Refuses a path where another daemon
-  // answers; replaces a stale socket file whose daemon is gone.
+  // Binds the socket, mode 0600 from the moment the file exists, and starts accepting. Refuses a
+  // path too long for a Unix socket, a file that is not a socket, and a socket another daemon
+  // answers on; replaces a stale socket file whose daemon is gone.
   Expected<void> listen();
-  // Stops accepting, closes every connection and removes the socket file.
+  // Stops accepting, closes every connection (the handler hears of each) and removes the socket.
   void stop();
-  const ServerStats& stats() const { return stats_; }
+  ServerStats stats() const { return stats_; }
 
  private:
   friend class ClientConnection;
   void accept();
   void on_accepted(boost::asio::local::stream_protocol::socket socket);
+  void refuse(ClientConnection& connection, const std::string& why);
   void on_line(const std::shared_ptr<ClientConnection>& connection, protocol::Line line);
+  void reject(ClientConnection& connection, const nlohmann::json& reply);
   void on_closed(ClientConnection& connection);
 
   boost::asio::io_context& io_;
@@ -115,6 +78,7 @@ class SocketServer {
   RequestHandler& handler_;
   ServerLimits limits_;
   boost::asio::local::stream_protocol::acceptor acceptor_;
+  boost::asio::steady_timer accept_retry_;
   std::map<std::uint64_t, std::shared_ptr<ClientConnection>> connections_;
   std::uint64_t next_id_ = 1;
   ServerStats stats_;

@@ -72,7 +72,10 @@ def send_raw(path, payload, read_reply=True, timeout=5):
         s.settimeout(timeout)
         s.connect(path)
         greeting = s.makefile("rb").readline()
-        s.sendall(payload)
+        try:
+            s.sendall(payload)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the daemon hangs up on an over-long line once it has answered it; the answer waits
         if not read_reply:
             return greeting, b""
         reply = b""

@@ -1,0 +1,78 @@
+// One peer of minifyd's socket: reads its request lines into the server, writes replies and events
+// back in order, and closes itself when the peer idles or stops reading. The SocketServer makes it.
+#pragma once
+
+#include <sys/types.h>
+
+#include <array>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <nlohmann/json.hpp>
+
+#include "protocol/line_buffer.h"
+
+namespace minifyd::transport {
+
+class SocketServer;
+
+// The public methods are safe from any thread for as long as the io_context exists: those that act
+// are posted to the io thread and run there in call order (job threads push watch events with
+// send()), and do nothing once the connection is closed; id() and peer_pid() are fixed.
+class ClientConnection : public std::enable_shared_from_this<ClientConnection> {
+ public:
+  ClientConnection(SocketServer& server, boost::asio::local::stream_protocol::socket socket, std::uint64_t id,
+                   pid_t peer_pid);
+
+  // Queues one message. A reply (a message with "ok") answers one request in flight.
+  void send(const nlohmann::json& message);
+  // While streaming (watch) the connection is exempt from the idle timeout.
+  void set_streaming(bool streaming);
+  // Closes the connection once everything queued before this call is written.
+  void close_after_sending();
+
+  // Unique among this server's connections.
+  std::uint64_t id() const { return id_; }
+  pid_t peer_pid() const { return peer_pid_; }
+
+ private:
+  friend class SocketServer;
+  using Clock = std::chrono::steady_clock;
+
+  // The rest runs on the io thread.
+  void start(std::string greeting);
+  void read();
+  void on_bytes(std::size_t count);
+  void queue(std::string line);
+  void write();
+  void watch_idleness();
+  void close_when_written();
+  void drop(const std::string& why);
+  void close();
+
+  SocketServer& server_;
+  boost::asio::io_context& io_;
+  boost::asio::local::stream_protocol::socket socket_;
+  std::uint64_t id_;
+  pid_t peer_pid_;
+  protocol::LineBuffer lines_;
+  std::array<char, 64 * 1024> buffer_{};
+  std::deque<std::string> outgoing_;  // each ends in '\n'; the front one is being written
+  std::size_t pending_bytes_ = 0;     // bytes of outgoing_
+  std::size_t in_flight_ = 0;         // requests handed to the handler and not answered yet
+  bool writing_ = false;
+  bool streaming_ = false;
+  bool closing_ = false;  // reads nothing more; closes once outgoing_ is written
+  bool closed_ = false;
+  Clock::time_point last_activity_;  // the last byte read or written, or the last time it was busy
+  boost::asio::steady_timer idle_timer_;
+};
+
+}  // namespace minifyd::transport
