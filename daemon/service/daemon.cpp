@@ -120,7 +120,11 @@ void Daemon::on_job_event(std::int64_t id, nlohmann::json event) {
   if (auto watchers = watchers_.find(id); watchers != watchers_.end()) {
     auto& list = watchers->second;
     for (auto& weak : list)
-      if (auto connection = weak.lock()) connection->send(event);
+      if (auto connection = weak.lock()) {
+        connection->send(event);
+        // The stream is over: the connection idles out like any other if its client stays.
+        if (ended) connection->set_streaming(false);
+      }
     if (ended) watchers_.erase(watchers);
   }
   if (!ended) {

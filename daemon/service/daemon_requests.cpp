@@ -119,9 +119,6 @@ Expected<PreparedQuery> prepare_query(const nlohmann::json& request, const std::
   return PreparedQuery{std::move(*spec), std::move(*check), std::move(worker_request)};
 }
 
-nlohmann::json error_json(const Error& error) {
-  return nlohmann::json{{"ok", false}, {"error", {{"kind", to_string(error.kind)}, {"message", error.message}}}};
-}
 
 }  // namespace
 
@@ -129,7 +126,7 @@ void Daemon::on_request(const Connection& connection, transport::DecodedRequest 
   const std::string& type = request.type;
   const nlohmann::json& body = request.json;
   if (stopping_ && (type == "submit" || type == "query"))
-    return reply(connection, body, error_json(make_error(ErrorKind::unsupported, "the daemon is shutting down")));
+    return reply(connection, body, protocol::error_reply(make_error(ErrorKind::unsupported, "the daemon is shutting down")));
   if (type == "submit") return submit(connection, body);
   if (type == "status") return status(connection, body);
   if (type == "list") return list(connection, body);
@@ -139,7 +136,7 @@ void Daemon::on_request(const Connection& connection, transport::DecodedRequest 
   if (type == "query") return query(connection, body);
   if (type == "stats") return stats(connection, body);
   if (type == "shutdown") return shutdown(connection, body);
-  reply(connection, body, error_json(make_error(ErrorKind::invalid_input, "unknown request type \"" + type + "\"")));
+  reply(connection, body, protocol::error_reply(make_error(ErrorKind::invalid_input, "unknown request type \"" + type + "\"")));
 }
 
 void Daemon::on_closed(transport::ClientConnection& connection) {
@@ -187,7 +184,7 @@ void Daemon::submit(const Connection& connection, const nlohmann::json& request)
   off_thread(
       [this, request] {
         auto id = submit_job(request, store_, jobs_);
-        if (!id) return error_json(id.error().with_context("submit"));
+        if (!id) return protocol::error_reply(id.error().with_context("submit"));
         return nlohmann::json{{"ok", true}, {"id", *id}};
       },
       [this, connection, request](nlohmann::json answer) {
@@ -200,15 +197,15 @@ void Daemon::submit(const Connection& connection, const nlohmann::json& request)
 void Daemon::status(const Connection& connection, const nlohmann::json& request) {
   if (!request.contains("job")) return list(connection, request);
   auto id = job_id_of(request);
-  if (!id) return reply(connection, request, error_json(id.error()));
+  if (!id) return reply(connection, request, protocol::error_reply(id.error()));
   auto job = jobs_.summary(*id);
-  if (!job) return reply(connection, request, error_json(job.error()));
+  if (!job) return reply(connection, request, protocol::error_reply(job.error()));
   reply(connection, request, nlohmann::json{{"ok", true}, {"job", describe(*job)}});
 }
 
 void Daemon::list(const Connection& connection, const nlohmann::json& request) {
   auto jobs = jobs_.list();
-  if (!jobs) return reply(connection, request, error_json(jobs.error()));
+  if (!jobs) return reply(connection, request, protocol::error_reply(jobs.error()));
   nlohmann::json listed = nlohmann::json::array();
   for (const JobSummary& job : *jobs) listed.push_back(describe(job));
   reply(connection, request, nlohmann::json{{"ok", true}, {"jobs", std::move(listed)}});
@@ -216,9 +213,9 @@ void Daemon::list(const Connection& connection, const nlohmann::json& request) {
 
 void Daemon::watch(const Connection& connection, const nlohmann::json& request) {
   auto id = job_id_of(request);
-  if (!id) return reply(connection, request, error_json(id.error()));
+  if (!id) return reply(connection, request, protocol::error_reply(id.error()));
   auto job = jobs_.summary(*id);
-  if (!job) return reply(connection, request, error_json(job.error()));
+  if (!job) return reply(connection, request, protocol::error_reply(job.error()));
   reply(connection, request, nlohmann::json{{"ok", true}, {"job", describe(*job)}});
   if (is_final(job->state)) {
     connection->send(nlohmann::json{{"event", "end"}, {"job", *id}, {"state", to_string(job->state)}});
@@ -230,15 +227,15 @@ void Daemon::watch(const Connection& connection, const nlohmann::json& request) 
 
 void Daemon::result(const Connection& connection, const nlohmann::json& request) {
   auto id = job_id_of(request);
-  if (!id) return reply(connection, request, error_json(id.error()));
+  if (!id) return reply(connection, request, protocol::error_reply(id.error()));
   auto out = absolute_dir_of(request, "out");
-  if (!out) return reply(connection, request, error_json(out.error()));
+  if (!out) return reply(connection, request, protocol::error_reply(out.error()));
   off_thread(
       [this, id = *id, out = *out] {
         auto job = jobs_.get(id);
-        if (!job) return error_json(job.error());
+        if (!job) return protocol::error_reply(job.error());
         auto exported = export_result(*job, out, store_, config_.minify_executable);
-        if (!exported) return error_json(exported.error());
+        if (!exported) return protocol::error_reply(exported.error());
         nlohmann::json answer = std::move(*exported);
         answer["ok"] = true;
         return answer;
@@ -248,9 +245,9 @@ void Daemon::result(const Connection& connection, const nlohmann::json& request)
 
 void Daemon::cancel(const Connection& connection, const nlohmann::json& request) {
   auto id = job_id_of(request);
-  if (!id) return reply(connection, request, error_json(id.error()));
+  if (!id) return reply(connection, request, protocol::error_reply(id.error()));
   auto state = jobs_.request_cancel(*id);
-  if (!state) return reply(connection, request, error_json(state.error()));
+  if (!state) return reply(connection, request, protocol::error_reply(state.error()));
   if (auto runner = runners_.find(*id); runner != runners_.end()) runner->second->stop(StopCause::cancel);
   else if (*state == JobState::cancelled)
     on_job_event(*id, nlohmann::json{{"event", "end"}, {"job", *id}, {"state", to_string(*state)}});
@@ -259,15 +256,15 @@ void Daemon::cancel(const Connection& connection, const nlohmann::json& request)
 
 void Daemon::query(const Connection& connection, const nlohmann::json& request) {
   auto graph_dir = absolute_dir_of(request, "graph_dir");
-  if (!graph_dir) return reply(connection, request, error_json(graph_dir.error()));
+  if (!graph_dir) return reply(connection, request, protocol::error_reply(graph_dir.error()));
   boost::asio::post(blocking_, [this, connection, request, graph_dir = *graph_dir] {
     auto prepared = prepare_query(request, graph_dir);
     boost::asio::post(io_, [this, connection, request, prepared = std::move(prepared)] {
-      if (!prepared) return reply(connection, request, error_json(prepared.error()));
+      if (!prepared) return reply(connection, request, protocol::error_reply(prepared.error()));
       scheduler_.submit(queries_, prepared->request, prepared->spec.timeout,
                         [this, connection, request, check = prepared->check](WorkerOutcome outcome) {
                           auto result = query_result(outcome, check);
-                          if (!result) return reply(connection, request, error_json(result.error()));
+                          if (!result) return reply(connection, request, protocol::error_reply(result.error()));
                           reply(connection, request, nlohmann::json{{"ok", true}, {"result", std::move(*result)}});
                         });
     });
@@ -276,6 +273,7 @@ void Daemon::query(const Connection& connection, const nlohmann::json& request) 
 
 void Daemon::stats(const Connection& connection, const nlohmann::json& request) {
   const PoolStats& pool = pool_.stats();
+  transport::ServerStats connections = server_->stats();
   nlohmann::json workers = nlohmann::json::array();
   for (const protocol::WorkerHello& hello : pool_.hellos()) workers.push_back(protocol::encode(hello));
   nlohmann::json jobs = nlohmann::json::object();
@@ -300,6 +298,12 @@ void Daemon::stats(const Connection& connection, const nlohmann::json& request) 
                        {"queue", {{"waiting", scheduler_.waiting()}, {"running", scheduler_.running()}}},
                        {"jobs", std::move(jobs)},
                        {"running_jobs", {{"queries", queries}, {"cache_hits", cache_hits}}},
+                       {"connections", {{"open", connections.open},
+                                        {"accepted", connections.accepted},
+                                        {"refused", connections.refused},
+                                        {"requests", connections.requests},
+                                        {"malformed", connections.malformed},
+                                        {"dropped", connections.dropped}}},
                        {"max_running_jobs", config_.max_running_jobs}});
 }
 
