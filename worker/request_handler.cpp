@@ -93,13 +93,18 @@ protocol::WorkerReply RequestHandler::evaluate(const protocol::EvaluateRequest& 
   CompileResult compiled = (*chosen)->compile(loaded->document.graph, compiled_arguments.constants, BackendContext{eager_options});
   reply.compile_ms = ms_since(start);
   if (compiled.failure) {
-    reply.verdict = exception_verdict(*compiled.failure);
+    // Compiling may launch kernels too (autotuning): a broken one is the cause of what failed.
+    std::optional<NodeFailure> sticky = cuda_device_ ? synchronize_device() : std::nullopt;
+    reply.verdict = exception_verdict(sticky ? *sticky : *compiled.failure);
     return reply;
   }
   start = Clock::now();
   EagerResult result = compiled.compiled->run(compiled_arguments.inputs);
-  // Kernels run asynchronously: their errors surface here, inside the query's time limit.
-  if (!result.failure && cuda_device_) result.failure = synchronize_device();
+  // Kernels run asynchronously: their errors surface here, inside the query's time limit. A
+  // library call after a broken kernel may fail first in words of its own (cuDNN's
+  // CUDNN_STATUS_EXECUTION_FAILED_CUDART); CUDA's sticky error is the cause, so it takes precedence.
+  if (cuda_device_)
+    if (auto sticky = synchronize_device()) result.failure = std::move(sticky);
   reply.run_ms = ms_since(start);
   if (result.failure) {
     reply.verdict = exception_verdict(*result.failure);
