@@ -5,12 +5,15 @@
 # docs/benchmarks.md.
 #   bench/run_minifier_comparison.sh [BUILD_DIR] [WORKERS] [CASES]   (default build/, 2, all)
 # CASES: comma-separated case names. MINIFYD_PYTHON: the Python with torch (default /usr/bin/python3).
+# FUNCTORCH_MODES: the functorch minifier's modes to run (default inprocess,isolated; the isolated one
+# takes about 25 minutes on 2 cores).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
 workers=${2:-2}
 selected=${3:-all}
 python=${MINIFYD_PYTHON:-/usr/bin/python3}
+functorch_modes=${FUNCTORCH_MODES:-inprocess,isolated}
 minify="$build/daemon/minify"
 faulty="$(realpath "$build/tests/plugins/libminifyd_faulty_backend.so")"
 work=$(mktemp -d)
@@ -38,6 +41,6 @@ for name in "${names[@]}"; do
 done
 
 echo "functorch minifier: ${names[*]}" >&2
-(IFS=,; "$python" bench/functorch_minifier.py --cases "${names[*]}" --modes inprocess,isolated) >"$work/functorch.jsonl"
+(IFS=,; "$python" bench/functorch_minifier.py --cases "${names[*]}" --modes "$functorch_modes") >"$work/functorch.jsonl"
 
 "$python" bench/comparison_table.py --functorch "$work/functorch.jsonl" --minify-dir "$work/minify" --workers "$workers"

@@ -18,8 +18,13 @@ from output_comparison import outputs_agree  # noqa: E402
 
 @dataclasses.dataclass(frozen=True)
 class Failure:
-    kind: str         # as minify's verdicts: crash, exception, timeout, accuracy, nan
-    detail: str = ""  # crash: the signal; exception: the exception type
+    kind: str          # as minify's verdicts: crash, exception, timeout, accuracy, nan
+    detail: str = ""   # crash: the signal; exception: the exception type
+    message: str = ""  # an injected exception: the plugin's message; otherwise empty
+
+    def is_like(self, expected):
+        """Whether this is the failure a case expects, which names no node: kind and detail."""
+        return (self.kind, self.detail) == (expected.kind, expected.detail)
 
     def to_json(self):
         return dataclasses.asdict(self)
@@ -29,13 +34,21 @@ class Failure:
 RUNTIME_FAULTS = {
     "segfault": Failure("crash", "SIGSEGV"),
     "abort": Failure("crash", "SIGABRT"),
-    "throw": Failure("exception", "std::runtime_error"),
+    "throw": Failure("exception", "std::runtime_error"),  # its message names the node: injected_failure
     "hang": Failure("timeout"),
 }
 COMPILE_ERROR = Failure("exception", "faulty::CompileError")
 # Faults of the whole graph rather than of an operator: the plugin ignores `op` for them.
 GRAPH_FAULTS = ("output-is-input", "precise")
 OP_FAULTS = (*RUNTIME_FAULTS, "compile-error", "wrong")
+
+
+def _injected(fault, node):
+    """The failure of a runtime fault at node; a thrown exception's message names it, as the plugin's does."""
+    failure = RUNTIME_FAULTS[fault]
+    if fault == "throw":
+        return dataclasses.replace(failure, message=f"injected exception in {op_name(node)} at node '{node.name}'")
+    return failure
 
 
 class InjectedFailure(Exception):
@@ -89,7 +102,7 @@ class _FaultyInterpreter(torch.fx.Interpreter):
         if fault in RUNTIME_FAULTS:
             if self.on_fault:
                 self.on_fault(fault)
-            raise InjectedFailure(RUNTIME_FAULTS[fault])
+            raise InjectedFailure(_injected(fault, node))
         return value
 
 
@@ -141,12 +154,13 @@ class Check:
     def _compile_failure(self, gm):
         # As the plugin's compile: outputs that are inputs, then the first node of a refused operator.
         if self.graph_fault == "output-is-input":
-            placeholders = {n for n in gm.graph.nodes if n.op == "placeholder"}
             output = next(n for n in gm.graph.nodes if n.op == "output")
-            if any(arg in placeholders for arg in _flat(output.args[0])):
-                return COMPILE_ERROR
-        if any(self.op_faults.get(op_name(n)) == "compile-error" for n in gm.graph.nodes):
-            return COMPILE_ERROR
+            returned = [arg for arg in _flat(output.args[0]) if isinstance(arg, torch.fx.Node) and arg.op == "placeholder"]
+            if returned:
+                return dataclasses.replace(COMPILE_ERROR, message=f"an output of the graph is its input '{returned[0].name}'")
+        refused = [n for n in gm.graph.nodes if self.op_faults.get(op_name(n)) == "compile-error"]
+        if refused:
+            return dataclasses.replace(COMPILE_ERROR, message=f"cannot compile {op_name(refused[0])} (node '{refused[0].name}')")
         return None
 
     def _compiled_outputs(self, gm, inputs, on_fault):
