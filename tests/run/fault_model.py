@@ -1,7 +1,8 @@
 # A Python model of what `minify run` counts as a failure, so that PyTorch's minifier can be given
 # the same bug to chase: the eager backend, the faulty plugin's faults (tests/plugins/faulty_backend.cpp)
 # and the --nan, --accuracy and --strict-accuracy checks (worker/request_handler.cpp). A failure is
-# modelled down to what `--match same` compares, less the exception message.
+# modelled down to what `--match same` compares: kind, signal or exception type, and for the
+# plugin's own exceptions their message, which names a node (a template in the tables below).
 import argparse
 import dataclasses
 import os
@@ -20,7 +21,7 @@ from output_comparison import outputs_agree  # noqa: E402
 class Failure:
     kind: str          # as minify's verdicts: crash, exception, timeout, accuracy, nan
     detail: str = ""   # crash: the signal; exception: the exception type
-    message: str = ""  # an injected exception: the plugin's message; otherwise empty
+    message: str = ""  # the plugin's exceptions: their message ({op}, {node} in the tables); otherwise empty
 
     def to_json(self):
         return dataclasses.asdict(self)
@@ -30,10 +31,12 @@ class Failure:
 RUNTIME_FAULTS = {
     "segfault": Failure("crash", "SIGSEGV"),
     "abort": Failure("crash", "SIGABRT"),
-    "throw": Failure("exception", "std::runtime_error"),  # its message names the node: injected_failure
+    "throw": Failure("exception", "std::runtime_error", "injected exception in {op} at node '{node}'"),
     "hang": Failure("timeout"),
 }
 COMPILE_ERROR = Failure("exception", "faulty::CompileError")
+REFUSED_OP = dataclasses.replace(COMPILE_ERROR, message="cannot compile {op} (node '{node}')")
+RETURNED_INPUT = dataclasses.replace(COMPILE_ERROR, message="an output of the graph is its input '{node}'")
 # Faults of the whole graph rather than of an operator: the plugin ignores `op` for them.
 GRAPH_FAULTS = ("output-is-input", "precise")
 OP_FAULTS = (*RUNTIME_FAULTS, "compile-error", "wrong")
@@ -44,12 +47,9 @@ def kind_and_detail(failure):
     return None if failure is None else (failure.kind, failure.detail)
 
 
-def _injected(fault, node):
-    """The failure of a runtime fault at node; a thrown exception's message names it, as the plugin's does."""
-    failure = RUNTIME_FAULTS[fault]
-    if fault == "throw":
-        return dataclasses.replace(failure, message=f"injected exception in {op_name(node)} at node '{node.name}'")
-    return failure
+def _at_node(failure, node):
+    """failure as it happens at node: its message, a template, names the node as the plugin's does."""
+    return dataclasses.replace(failure, message=failure.message.format(op=op_name(node), node=node.name))
 
 
 class InjectedFailure(Exception):
@@ -103,7 +103,7 @@ class _FaultyInterpreter(torch.fx.Interpreter):
         if fault in RUNTIME_FAULTS:
             if self.on_fault:
                 self.on_fault(fault)
-            raise InjectedFailure(_injected(fault, node))
+            raise InjectedFailure(_at_node(RUNTIME_FAULTS[fault], node))
         return value
 
 
@@ -156,13 +156,12 @@ class Check:
         # As the plugin's compile: outputs that are inputs, then the first node of a refused operator.
         if self.graph_fault == "output-is-input":
             output = next(n for n in gm.graph.nodes if n.op == "output")
-            returned = [arg for arg in _flat(output.args[0]) if isinstance(arg, torch.fx.Node) and arg.op == "placeholder"]
-            if returned:
-                return dataclasses.replace(COMPILE_ERROR, message=f"an output of the graph is its input '{returned[0].name}'")
-        refused = [n for n in gm.graph.nodes if self.op_faults.get(op_name(n)) == "compile-error"]
-        if refused:
-            return dataclasses.replace(COMPILE_ERROR, message=f"cannot compile {op_name(refused[0])} (node '{refused[0].name}')")
-        return None
+            returned = next((arg for arg in _flat(output.args[0])
+                             if isinstance(arg, torch.fx.Node) and arg.op == "placeholder"), None)
+            if returned is not None:
+                return _at_node(RETURNED_INPUT, returned)
+        refused = next((n for n in gm.graph.nodes if self.op_faults.get(op_name(n)) == "compile-error"), None)
+        return None if refused is None else _at_node(REFUSED_OP, refused)
 
     def _compiled_outputs(self, gm, inputs, on_fault):
         if self.graph_fault == "precise":
