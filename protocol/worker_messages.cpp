@@ -110,7 +110,7 @@ json encode(const WorkerHello& hello) {
     devices.push_back({{"index", device.index}, {"name", device.name}, {"uuid", device.uuid}});
   return {{"type", "hello"},          {"protocol", hello.protocol}, {"version", hello.version},
           {"pid", hello.pid},         {"torch_version", hello.torch_version},
-          {"devices", std::move(devices)}, {"sandbox", hello.sandbox}};
+          {"devices", std::move(devices)}, {"concurrency", hello.concurrency}, {"sandbox", hello.sandbox}};
 }
 
 json encode(const WorkerRequest& request) {
@@ -123,8 +123,10 @@ json encode(const WorkerRequest& request) {
                   {"accuracy", to_string(r.accuracy)}, {"nan_check", r.nan_check}};
         else if constexpr (std::is_same_v<T, PropagateRequest>)
           return {{"type", "propagate"}, {"id", r.id}, {"graph", r.graph}, {"store", r.store}};
-        else
+        else if constexpr (std::is_same_v<T, ShutdownRequest>)
           return {{"type", "shutdown"}, {"id", r.id}};
+        else
+          return {{"type", "cancel"}, {"id", r.id}};
       },
       request);
 }
@@ -178,6 +180,8 @@ Expected<WorkerHello> decode_hello(const json& message) {
     if (auto read = item.read_optional("uuid", device.uuid); !read) return read.error();
     hello.devices.push_back(std::move(device));
   }
+  if (auto read = view.read_optional("concurrency", hello.concurrency); !read) return read.error();
+  if (hello.concurrency == 0) return view.error("concurrency: must be at least 1");
   if (auto sandbox = view.optional_field("sandbox"); !sandbox) return sandbox.error();
   else if (*sandbox) hello.sandbox = (*sandbox)->raw();
   return hello;
@@ -197,12 +201,12 @@ Expected<WorkerRequest> decode_request(const json& message) {
     if (!request) return request.error();
     return WorkerRequest(std::move(*request));
   }
-  if (*type == "shutdown") {
+  if (*type == "shutdown" || *type == "cancel") {
     auto id = read_id(view);
     if (!id) return id.error();
-    return WorkerRequest(ShutdownRequest{*id});
+    return *type == "shutdown" ? WorkerRequest(ShutdownRequest{*id}) : WorkerRequest(CancelRequest{*id});
   }
-  return view.error("type: unknown request type '" + *type + "' (evaluate, propagate, shutdown)");
+  return view.error("type: unknown request type '" + *type + "' (evaluate, propagate, shutdown, cancel)");
 }
 
 Expected<WorkerReply> decode_reply(const json& message) {

@@ -35,6 +35,9 @@ struct WorkerHello {
   std::int64_t pid = 0;
   std::string torch_version;
   std::vector<DeviceInfo> devices;  // as the worker sees them (CUDA_VISIBLE_DEVICES applied)
+  // How many requests the worker serves at once (at least 1; a hello without it means 1). A worker
+  // of concurrency 1 is driven one request at a time and never sent a cancel.
+  std::uint64_t concurrency = 1;
   // What the worker observes of its sandbox (environment names, open descriptors, process group,
   // working directory): diagnostics for logs and tests, never interpreted by the coordinator.
   nlohmann::json sandbox = nlohmann::json::object();
@@ -63,7 +66,13 @@ struct ShutdownRequest {
   std::uint64_t id = 0;
 };
 
-using WorkerRequest = std::variant<EvaluateRequest, PropagateRequest, ShutdownRequest>;
+// Stop serving request `id`: the worker kills whatever serves it, or drops it from its queue, and
+// replies to neither that request nor the cancel. An id it does not know is ignored.
+struct CancelRequest {
+  std::uint64_t id = 0;
+};
+
+using WorkerRequest = std::variant<EvaluateRequest, PropagateRequest, ShutdownRequest, CancelRequest>;
 
 struct EvaluateReply {
   std::uint64_t id = 0;
@@ -107,7 +116,7 @@ Expected<WorkerHello> decode_hello(const nlohmann::json& json);
 Expected<WorkerRequest> decode_request(const nlohmann::json& json);
 Expected<WorkerReply> decode_reply(const nlohmann::json& json);
 
-// The id of any request or reply.
+// The id of any request or reply (a cancel's is the id of the request it cancels).
 std::uint64_t id_of(const WorkerRequest& request);
 std::uint64_t id_of(const WorkerReply& reply);
 

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <exception>
 #include <iostream>
+#include <optional>
 
 #include "common/json_view.h"
 #include "protocol/line_buffer.h"
@@ -32,6 +33,11 @@ std::string oversized_request_reply(std::size_t dropped_bytes, std::size_t max_l
       .dump();
 }
 
+bool reports_cuda_error(const protocol::WorkerReply& reply) {
+  auto* evaluated = std::get_if<protocol::EvaluateReply>(&reply);
+  return evaluated != nullptr && !evaluated->verdict.pass && evaluated->verdict.kind == protocol::FailureKind::cuda_error;
+}
+
 namespace {
 
 // The id of a request that failed to decode, when it has a readable one, so the error reply can
@@ -42,31 +48,24 @@ std::uint64_t salvage_id(const nlohmann::json& message) {
   return 0;
 }
 
-bool is_cuda_error(const protocol::WorkerReply& reply) {
-  auto* evaluated = std::get_if<protocol::EvaluateReply>(&reply);
-  return evaluated != nullptr && !evaluated->verdict.pass && evaluated->verdict.kind == protocol::FailureKind::cuda_error;
-}
-
-// Decodes and handles one line; returns the reply line. Sets `shutdown` when asked to stop, and
-// `retire` after a CUDA error, which leaves this process's CUDA context unusable.
-std::string handle(const std::string& line, RequestHandler& handler, bool& shutdown, bool& retire) {
+// Decodes and handles one line; returns the reply line, or nothing for a cancel or a shutdown.
+// Sets `shutdown` when asked to stop, and `retire` after a CUDA error, which leaves this process's CUDA context
+// unusable.
+std::optional<std::string> handle(const std::string& line, RequestHandler& handler, bool& shutdown, bool& retire) {
   auto json = parse_json(line);
   if (!json) return protocol::encode(protocol::WorkerReply(protocol::ErrorReply{0, json.error().message})).dump();
   auto request = protocol::decode_request(*json);
   if (!request)
     return protocol::encode(protocol::WorkerReply(protocol::ErrorReply{salvage_id(*json), request.error().message})).dump();
-  protocol::WorkerReply reply = std::visit(
-      [&](const auto& r) -> protocol::WorkerReply {
-        using T = std::decay_t<decltype(r)>;
-        if constexpr (std::is_same_v<T, protocol::EvaluateRequest>) return handler.evaluate(r);
-        else if constexpr (std::is_same_v<T, protocol::PropagateRequest>) return handler.propagate(r);
-        else {
-          shutdown = true;
-          return protocol::ErrorReply{r.id, "shutting down"};
-        }
-      },
-      *request);
-  retire = is_cuda_error(reply);
+  if (std::holds_alternative<protocol::CancelRequest>(*request)) return std::nullopt;
+  if (std::holds_alternative<protocol::ShutdownRequest>(*request)) {
+    shutdown = true;
+    return std::nullopt;
+  }
+  protocol::WorkerReply reply = std::holds_alternative<protocol::EvaluateRequest>(*request)
+                                    ? handler.evaluate(std::get<protocol::EvaluateRequest>(*request))
+                                    : handler.propagate(std::get<protocol::PropagateRequest>(*request));
+  retire = reports_cuda_error(reply);
   return protocol::encode(reply).dump();
 }
 
@@ -81,7 +80,7 @@ int serve(int in_fd, int out_fd, RequestHandler& handler, std::size_t max_line_b
     if (got <= 0) return got == 0 ? 0 : 1;
     lines.feed(std::string_view(buffer, static_cast<std::size_t>(got)));
     while (auto line = lines.next()) {
-      std::string reply;
+      std::optional<std::string> reply;
       bool shutdown = false;
       bool retire = false;
       if (line->oversized) {
@@ -94,7 +93,7 @@ int serve(int in_fd, int out_fd, RequestHandler& handler, std::size_t max_line_b
         }
       }
       if (shutdown) return 0;
-      if (!write_line(out_fd, reply)) return 1;
+      if (reply && !write_line(out_fd, *reply)) return 1;
       if (retire) return exit_retired;
     }
   }

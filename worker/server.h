@@ -1,6 +1,7 @@
 // The worker's side of the protocol: read requests line by line and answer each with one line,
 // until shutdown or end of input. Malformed requests get an error reply; nothing a
-// request contains ends the loop.
+// request contains ends the loop. Serving one request at a time, it has nothing to cancel: a
+// cancel is ignored, without reply.
 #pragma once
 
 #include <cstddef>
@@ -22,6 +23,10 @@ std::string oversized_request_reply(std::size_t dropped_bytes, std::size_t max_l
 
 // serve()'s exit code after it answered a CUDA error: the process must not serve again.
 inline constexpr int exit_retired = 3;
+
+// Whether a reply reports a CUDA error, after which the process that wrote it serves nothing more
+// (its CUDA context is unusable).
+bool reports_cuda_error(const protocol::WorkerReply& reply);
 
 // Serves requests until shutdown or end of input (the hello is the caller's), or until it has
 // answered a cuda_error verdict. Returns the process exit code: 0 after shutdown or EOF,

@@ -19,9 +19,10 @@
 
 namespace {
 
-minifyd::protocol::WorkerHello make_hello(nlohmann::json sandbox) {
+minifyd::protocol::WorkerHello make_hello(nlohmann::json sandbox, std::size_t concurrency) {
   minifyd::protocol::WorkerHello hello;
   hello.pid = ::getpid();
+  hello.concurrency = concurrency;
   hello.torch_version = TORCH_VERSION;
   hello.devices = minifyd::worker::visible_cuda_devices();
   hello.sandbox = std::move(sandbox);
@@ -42,6 +43,10 @@ int main(int argc, char** argv) {
   app.add_option("--blob-cache-mb", cache_mb, "verified tensor data kept across requests, in MiB")->capture_default_str();
   bool no_fork_server = false;
   app.add_flag("--no-fork-server", no_fork_server, "serve requests in this process, not in forked children");
+  std::size_t max_concurrent = 32;
+  app.add_option("--max-concurrent", max_concurrent, "requests served at once, each by a forked child (fork server only)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
   // The protocol gets a private copy of stdout; fd 1 becomes stderr, so anything a kernel, a
@@ -54,17 +59,20 @@ int main(int argc, char** argv) {
   at::set_num_threads(threads);
   std::optional<at::Device> cuda_device;
   if (at::hasCUDA() && at::detail::getCUDAHooks().getNumGPUs() > 0) cuda_device = at::Device(at::kCUDA, 0);
-  if (!minifyd::worker::write_line(protocol_fd, minifyd::protocol::encode(make_hello(std::move(sandbox))).dump()))
+  // A child forked after CUDA was initialised cannot use CUDA: with a GPU, serve in this process,
+  // one request at a time.
+  bool forking = !cuda_device && !no_fork_server;
+  std::size_t concurrency = forking ? max_concurrent : 1;
+  if (!minifyd::worker::write_line(protocol_fd, minifyd::protocol::encode(make_hello(std::move(sandbox), concurrency)).dump()))
     return 1;
   // Built once, before forking: each child gets a copy, and serves request after request (its blob
   // cache filling as it goes) until it dies.
   minifyd::worker::RequestHandler handler(cuda_device, cache_mb * 1024 * 1024);
-  // A child forked after CUDA was initialised cannot use CUDA: with a GPU, serve in this process.
-  int code = cuda_device || no_fork_server
-                 ? minifyd::worker::serve(STDIN_FILENO, protocol_fd, handler, max_line_bytes)
-                 : minifyd::worker::serve_forking(STDIN_FILENO, protocol_fd, max_line_bytes, [&](int request_fd, int reply_fd) {
-                     return minifyd::worker::serve(request_fd, reply_fd, handler, max_line_bytes);
-                   });
+  int code = forking ? minifyd::worker::serve_forking(STDIN_FILENO, protocol_fd, max_line_bytes, concurrency,
+                                                     [&](int request_fd, int reply_fd) {
+                                                       return minifyd::worker::serve(request_fd, reply_fd, handler, max_line_bytes);
+                                                     })
+                     : minifyd::worker::serve(STDIN_FILENO, protocol_fd, handler, max_line_bytes);
   // Every reply is written (unbuffered); skipping LibTorch's static destructors saves a quarter of
   // a second per worker at every pool shutdown.
   ::_exit(code);

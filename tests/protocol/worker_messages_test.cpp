@@ -46,6 +46,13 @@ TEST_CASE("requests round-trip", "[worker_messages]") {
   auto shutdown = decode_request(encode(WorkerRequest(ShutdownRequest{9})));
   REQUIRE(shutdown.has_value());
   CHECK(id_of(*shutdown) == 9);
+
+  json cancel = encode(WorkerRequest(CancelRequest{11}));
+  CHECK(cancel == json{{"type", "cancel"}, {"id", 11}});
+  auto cancelled = decode_request(cancel);
+  REQUIRE(cancelled.has_value());
+  REQUIRE(std::holds_alternative<CancelRequest>(*cancelled));
+  CHECK(id_of(*cancelled) == 11);
 }
 
 TEST_CASE("replies round-trip, non-finite accuracy figures included", "[worker_messages]") {
@@ -100,6 +107,7 @@ TEST_CASE("a hello of another protocol version is refused before any work", "[wo
   auto decoded = decode_hello(encoded);
   REQUIRE(decoded.has_value());
   CHECK(decoded->devices[0].uuid == "GPU-1234");
+  CHECK(decoded->concurrency == 1);
 
   encoded["version"] = 2;
   auto refused = decode_hello(encoded);
@@ -108,11 +116,33 @@ TEST_CASE("a hello of another protocol version is refused before any work", "[wo
   CHECK_FALSE(decode_hello(json{{"type", "verdict"}}).has_value());
 }
 
+TEST_CASE("a hello says how many requests the worker serves at once, 1 when it does not say", "[worker_messages]") {
+  WorkerHello hello;
+  hello.concurrency = 8;
+  json encoded = encode(hello);
+  auto decoded = decode_hello(encoded);
+  REQUIRE(decoded.has_value());
+  CHECK(decoded->concurrency == 8);
+
+  encoded.erase("concurrency");  // an older worker's hello
+  auto older = decode_hello(encoded);
+  REQUIRE(older.has_value());
+  CHECK(older->concurrency == 1);
+
+  encoded["concurrency"] = 0u;  // as parsed from JSON text: unsigned
+  auto zero = decode_hello(encoded);
+  REQUIRE_FALSE(zero.has_value());
+  CHECK(zero.error().message == "concurrency: must be at least 1");
+  encoded["concurrency"] = -2;
+  CHECK_FALSE(decode_hello(encoded).has_value());
+}
+
 TEST_CASE("malformed requests are refused naming the field", "[worker_messages]") {
   CHECK(refusal_of_request(json::array()) == "a message is a JSON object, got an array");
   CHECK(refusal_of_request(json{{"id", 1}}) == "missing field 'type'");
   CHECK(refusal_of_request(json{{"type", "explode"}, {"id", 1}}) ==
-        "type: unknown request type 'explode' (evaluate, propagate, shutdown)");
+        "type: unknown request type 'explode' (evaluate, propagate, shutdown, cancel)");
+  CHECK(refusal_of_request(json{{"type", "cancel"}}) == "missing field 'id'");
   json evaluate = encode(WorkerRequest(EvaluateRequest{1, json::object(), "/s", "eager", {}, AccuracyMode::off}));
   json bad = evaluate;
   bad["id"] = "one";
