@@ -22,8 +22,9 @@ class RequestPool {
   virtual ~RequestPool() = default;
   // Queues a request; its handler is called exactly once, never before submit() returns.
   virtual Ticket submit(protocol::WorkerRequest request, std::chrono::milliseconds timeout, Handler handler) = 0;
-  // A queued request is dropped; a running one has its worker killed (and replaced). Either way
-  // the handler gets a `cancelled` fault. Unknown or finished tickets are ignored.
+  // A queued request is dropped; a running one is stopped: on a concurrent worker its child is
+  // killed and the worker serves on, otherwise the worker is killed (and replaced). Either way the
+  // handler gets a `cancelled` fault. Unknown or finished tickets are ignored.
   virtual void cancel(Ticket ticket) = 0;
   // Drops the request if it is known to be still queued (its handler gets a `cancelled` fault) and
   // says so; false when it may be running or is finished, which cancel() would have to kill.

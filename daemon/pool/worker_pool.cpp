@@ -123,45 +123,107 @@ WorkerPool::Ticket WorkerPool::submit(protocol::WorkerRequest request, std::chro
 void WorkerPool::dispatch() {
   for (std::size_t i = 0; i < slots_.size() && !queue_.empty(); ++i) {
     Slot& slot = slots_[i];
-    if (!slot.active || !slot.active_ready || slot.running) continue;
-    slot.running = std::move(queue_.front());
+    // A dying worker is sent nothing: its requests' faults are on their way, and replace it.
+    if (!slot.active || !slot.active_ready || slot.running || !slot.active->has_room()) continue;
+    Job job = std::move(queue_.front());
     queue_.pop_front();
-    slot.active->request(slot.running->request, slot.running->timeout,
-                         [this, alive = std::weak_ptr<bool>(alive_), i](WorkerOutcome outcome) {
-                           if (!alive.expired()) on_outcome(i, std::move(outcome));
-                         });
+    send(i, std::move(job));
   }
 }
 
-void WorkerPool::on_outcome(std::size_t slot_index, WorkerOutcome outcome) {
+void WorkerPool::send(std::size_t slot_index, Job job) {
   Slot& slot = slots_[slot_index];
-  Job job = std::move(*slot.running);
+  Ticket ticket = job.ticket;
+  slot.running = ticket;
+  Dispatched& sent = in_flight_[ticket];
+  sent.job = std::move(job);
+  sent.slot_index = slot_index;
+  sent.worker = slot.active;
+  sent.sent_at = std::chrono::steady_clock::now();
+  if (config_.park_after && sent.worker->concurrency() > 1) {
+    sent.park_timer = std::make_unique<boost::asio::steady_timer>(io_, *config_.park_after);
+    sent.park_timer->async_wait(
+        [this, alive = std::weak_ptr<bool>(alive_), slot_index](const boost::system::error_code& ec) {
+          if (!ec && !alive.expired()) park_if_due(slot_index);
+        });
+  }
+  sent.worker->request(sent.job.request, sent.job.timeout,
+                       [this, alive = std::weak_ptr<bool>(alive_), ticket](WorkerOutcome outcome) {
+                         if (!alive.expired()) on_outcome(ticket, std::move(outcome));
+                       });
+}
+
+void WorkerPool::park_if_due(std::size_t slot_index) {
+  Slot& slot = slots_[slot_index];
+  if (!config_.park_after || !slot.running || stopping_) return;
+  Dispatched& running = in_flight_.at(*slot.running);
+  const WorkerProcess& worker = *running.worker;
+  if (std::chrono::steady_clock::now() - running.sent_at < *config_.park_after) return;
+  // One place stays for the request the slot sends next.
+  if (parked_on(worker) + 1 >= worker.concurrency()) return;
+  running.parked = true;
+  ++stats_.parked;
   slot.running.reset();
+  log::debug("slot " + std::to_string(slot_index) + ": request " + std::to_string(running.job.ticket) +
+             " parked on worker " + std::to_string(worker.pid()));
+  dispatch();
+}
+
+std::size_t WorkerPool::parked_on(const WorkerProcess& worker) const {
+  return static_cast<std::size_t>(std::count_if(in_flight_.begin(), in_flight_.end(), [&](const auto& entry) {
+    return entry.second.parked && entry.second.worker.get() == &worker;
+  }));
+}
+
+std::size_t WorkerPool::parked() const {
+  return static_cast<std::size_t>(
+      std::count_if(in_flight_.begin(), in_flight_.end(), [](const auto& entry) { return entry.second.parked; }));
+}
+
+void WorkerPool::count_fault(const WorkerFault& fault) {
+  switch (fault.kind) {
+    case WorkerFault::Kind::crashed:
+    case WorkerFault::Kind::exited: ++stats_.crashes_contained; break;
+    case WorkerFault::Kind::timed_out: ++stats_.timeouts; break;
+    case WorkerFault::Kind::protocol_error: ++stats_.protocol_errors; break;
+    case WorkerFault::Kind::cancelled: ++stats_.cancelled; break;
+    case WorkerFault::Kind::spawn_failed: break;
+  }
+}
+
+void WorkerPool::on_outcome(Ticket ticket, WorkerOutcome outcome) {
+  auto answered = in_flight_.find(ticket);
+  if (answered == in_flight_.end()) return;
+  Dispatched done = std::move(answered->second);
+  in_flight_.erase(answered);
+  Slot& slot = slots_[done.slot_index];
+  if (slot.running == ticket) slot.running.reset();
+  // A dead worker owed all its requests a fault: the first of them replaces it, once.
+  bool on_active = slot.active == done.worker;
   if (auto* fault = std::get_if<WorkerFault>(&outcome)) {
-    switch (fault->kind) {
-      case WorkerFault::Kind::crashed:
-      case WorkerFault::Kind::exited: ++stats_.crashes_contained; break;
-      case WorkerFault::Kind::timed_out: ++stats_.timeouts; break;
-      case WorkerFault::Kind::protocol_error: ++stats_.protocol_errors; break;
-      case WorkerFault::Kind::cancelled: ++stats_.cancelled; break;
-      case WorkerFault::Kind::spawn_failed: break;
+    count_fault(*fault);
+    log::debug("slot " + std::to_string(done.slot_index) + ": " + fault->describe());
+    if (!fault->worker_survives && on_active) {
+      slot.active = nullptr;
+      slot.active_ready = false;
     }
-    log::debug("slot " + std::to_string(slot_index) + ": " + fault->describe());
-    slot.active = nullptr;
-    slot.active_ready = false;
   } else if (reports_cuda_error(std::get<protocol::WorkerReply>(outcome))) {
-    // Its CUDA context is poisoned: it serves nothing more (it exits by itself too).
     ++stats_.retired_after_cuda_error;
-    log::info("slot " + std::to_string(slot_index) + ": worker " + std::to_string(slot.active->pid()) +
-              " retired after a CUDA error");
-    retire(slot.active);
-    slot.active = nullptr;
-    slot.active_ready = false;
+    // Its CUDA context is poisoned: it serves nothing more (it exits by itself too). On a concurrent
+    // worker that was a forked child, gone already; the fork server never initialises CUDA.
+    if (done.worker->concurrency() == 1 && on_active) {
+      log::info("slot " + std::to_string(done.slot_index) + ": worker " + std::to_string(slot.active->pid()) +
+                " retired after a CUDA error");
+      retire(slot.active);
+      slot.active = nullptr;
+      slot.active_ready = false;
+    }
   }
   // The handler first: if it stops the pool, no replacement is started in vain.
-  job.handler(std::move(outcome));
+  done.job.handler(std::move(outcome));
   if (stopping_) return check_stopped();
-  if (!slot.active) replace_active(slot_index);
+  if (!slot.active) replace_active(done.slot_index);
+  park_if_due(done.slot_index);  // a parked request's end leaves room for another
   dispatch();
 }
 
@@ -179,8 +241,7 @@ bool WorkerPool::cancel_queued(Ticket ticket) {
 
 void WorkerPool::cancel(Ticket ticket) {
   if (cancel_queued(ticket)) return;
-  for (Slot& slot : slots_)
-    if (slot.running && slot.running->ticket == ticket && slot.active) slot.active->cancel();
+  if (auto sent = in_flight_.find(ticket); sent != in_flight_.end()) sent->second.worker->cancel(ticket);
 }
 
 void WorkerPool::fail_queue_if_hopeless() {
@@ -226,9 +287,7 @@ void WorkerPool::retire(const std::shared_ptr<WorkerProcess>& worker) {
 }
 
 void WorkerPool::check_stopped() {
-  if (!stopping_ || !on_stopped_) return;
-  for (const Slot& slot : slots_)
-    if (slot.running) return;
+  if (!stopping_ || !on_stopped_ || !in_flight_.empty()) return;
   for (const auto& worker : retiring_)
     if (worker->state() != WorkerProcess::State::dead) return;
   auto done = std::move(on_stopped_);

@@ -1,19 +1,24 @@
 // A pool of sandboxed workers, one active worker per slot (a slot pins CUDA_VISIBLE_DEVICES),
 // each with an optional warm spare so that a crash costs no start-up time. Requests wait in one
-// FIFO queue and run on the next idle worker; a worker that crashes, hangs or breaks the protocol
-// is replaced. All methods and handlers run on the io_context's thread.
+// FIFO queue and run on the next free slot; a worker that crashes, hangs or breaks the protocol
+// is replaced. On a concurrent worker (concurrency() > 1), a request running longer than
+// `park_after` is parked: it runs on, but no longer holds its slot, whose next request goes to the
+// same worker beside it; a timeout or cancel there ends that request alone and the worker serves
+// on. All methods and handlers run on the io_context's thread.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include "daemon/pool/request_pool.h"
 #include "daemon/pool/worker_process.h"
@@ -30,16 +35,22 @@ struct PoolConfig {
   bool warm_spares = true;
   // A slot whose workers fail to start this many times in a row gives up, failing its requests.
   int max_start_failures = 3;
+  // A request running this long on a concurrent worker is parked (nullopt: never). At most
+  // concurrency() - 1 are parked per worker; beyond that the slot waits for its request.
+  std::optional<std::chrono::milliseconds> park_after;
 };
 
 struct PoolStats {
   std::uint64_t requests = 0;
   std::uint64_t workers_started = 0;
   std::uint64_t crashes_contained = 0;  // workers that died by a signal or exited mid-request
-  std::uint64_t timeouts = 0;
+  std::uint64_t timeouts = 0;  // on a concurrent worker, only the request's child was killed
   std::uint64_t protocol_errors = 0;
   std::uint64_t cancelled = 0;
-  std::uint64_t retired_after_cuda_error = 0;  // workers never used again after reporting one
+  // Workers never used again after reporting one; on a concurrent worker, the child that served it
+  // (the fork server itself never touches CUDA).
+  std::uint64_t retired_after_cuda_error = 0;
+  std::uint64_t parked = 0;  // requests ever parked
 };
 
 class WorkerPool final : public RequestPool {
@@ -57,13 +68,15 @@ class WorkerPool final : public RequestPool {
   Ticket submit(protocol::WorkerRequest request, std::chrono::milliseconds timeout, Handler handler) override;
   void cancel(Ticket ticket) override;
   bool cancel_queued(Ticket ticket) override;
-  // Slots, i.e. how many requests run at once.
+  // Slots, i.e. how many requests run at once besides the parked ones.
   std::size_t capacity() const { return slots_.size(); }
   // Stops every worker; queued requests get a `cancelled` fault. on_stopped runs when all are reaped.
   void stop(std::function<void()> on_stopped);
 
   const PoolStats& stats() const { return stats_; }
   std::size_t queued() const { return queue_.size(); }
+  // Requests parked now.
+  std::size_t parked() const;
   // Hellos of the active workers that are up, for `stats` and GPU pinning checks.
   std::vector<protocol::WorkerHello> hellos() const;
 
@@ -74,13 +87,22 @@ class WorkerPool final : public RequestPool {
     std::chrono::milliseconds timeout;
     Handler handler;
   };
+  // A request sent to a worker and not answered yet.
+  struct Dispatched {
+    Job job;
+    std::size_t slot_index = 0;
+    std::shared_ptr<WorkerProcess> worker;
+    std::chrono::steady_clock::time_point sent_at;
+    bool parked = false;
+    std::unique_ptr<boost::asio::steady_timer> park_timer;
+  };
   struct Slot {
     PoolSlot config;
     std::shared_ptr<WorkerProcess> active;
     std::shared_ptr<WorkerProcess> spare;
     bool active_ready = false;
     bool spare_ready = false;
-    std::optional<Job> running;
+    std::optional<Ticket> running;  // the request holding the slot (parked ones do not)
     int start_failures = 0;
     std::string last_start_error;
   };
@@ -89,7 +111,12 @@ class WorkerPool final : public RequestPool {
   void on_started(std::size_t slot_index, const std::shared_ptr<WorkerProcess>& worker, WorkerStart start);
   void replace_active(std::size_t slot_index);
   void dispatch();
-  void on_outcome(std::size_t slot_index, WorkerOutcome outcome);
+  void send(std::size_t slot_index, Job job);
+  // Parks the slot's running request if it has run for park_after and its worker has room.
+  void park_if_due(std::size_t slot_index);
+  std::size_t parked_on(const WorkerProcess& worker) const;
+  void on_outcome(Ticket ticket, WorkerOutcome outcome);
+  void count_fault(const WorkerFault& fault);
   void fail_queue_if_hopeless();
   // Stops a worker that serves nothing more, keeping it until it is reaped.
   void retire(const std::shared_ptr<WorkerProcess>& worker);
@@ -99,6 +126,7 @@ class WorkerPool final : public RequestPool {
   PoolConfig config_;
   std::vector<Slot> slots_;
   std::deque<Job> queue_;
+  std::map<Ticket, Dispatched> in_flight_;
   Ticket next_ticket_ = 1;
   PoolStats stats_;
   bool stopping_ = false;

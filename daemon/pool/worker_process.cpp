@@ -10,6 +10,7 @@
 #include <linux/close_range.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include <boost/asio/post.hpp>
@@ -111,7 +112,7 @@ std::string WorkerFault::describe() const {
                                           "broke the protocol", "was cancelled"};
   std::string text = std::string("worker ") + names[static_cast<int>(kind)];
   if (!detail.empty()) text += ": " + detail;
-  if (kind != Kind::spawn_failed) text += " (" + minifyd::describe(exit) + ")";
+  if (kind != Kind::spawn_failed && !worker_survives) text += " (" + minifyd::describe(exit) + ")";
   return text;
 }
 
@@ -121,7 +122,7 @@ WorkerProcess::WorkerProcess(asio::io_context& io, WorkerConfig config)
       stdin_(io),
       stdout_(io),
       stderr_(io),
-      deadline_(io),
+      hello_deadline_(io),
       reap_timer_(io),
       lines_(config_.max_line_bytes) {}
 
@@ -170,8 +171,8 @@ void WorkerProcess::spawn(StartHandler on_start) {
   child.detach();  // we reap it ourselves, to see exactly how it ended
   log::debug("worker " + std::to_string(pid_) + " started: " + config_.executable.string());
 
-  deadline_.expires_after(config_.hello_timeout);
-  deadline_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+  hello_deadline_.expires_after(config_.hello_timeout);
+  hello_deadline_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
     if (!ec && self->state_ == State::starting) self->fail(WorkerFault::Kind::timed_out, "no hello");
   });
   read_stdout();
@@ -229,7 +230,7 @@ void WorkerProcess::handle_line(const protocol::Line& line) {
   if (state_ == State::starting) {
     auto hello = protocol::decode_hello(*json);
     if (!hello) return fail(WorkerFault::Kind::protocol_error, "bad hello: " + hello.error().message);
-    deadline_.cancel();
+    hello_deadline_.cancel();
     hello_ = *hello;
     state_ = State::idle;
     auto handler = std::move(on_start_);
@@ -237,46 +238,121 @@ void WorkerProcess::handle_line(const protocol::Line& line) {
     handler(*hello);
     return;
   }
-  if (state_ != State::busy) return fail(WorkerFault::Kind::protocol_error, "wrote a line while idle");
-  auto reply = protocol::decode_reply(*json);
+  handle_reply(*json);
+}
+
+void WorkerProcess::handle_reply(const nlohmann::json& json) {
+  if (in_flight_.empty() && cancelled_.empty()) return fail(WorkerFault::Kind::protocol_error, "wrote a line while idle");
+  auto reply = protocol::decode_reply(json);
   if (!reply) return fail(WorkerFault::Kind::protocol_error, "bad reply: " + reply.error().message);
-  if (protocol::id_of(*reply) != pending_id_)
-    return fail(WorkerFault::Kind::protocol_error, "replied to request " + std::to_string(protocol::id_of(*reply)) +
-                                                       " while request " + std::to_string(pending_id_) + " is pending");
-  deadline_.cancel();
-  state_ = State::idle;
-  if (auto* evaluated = std::get_if<protocol::EvaluateReply>(&*reply); evaluated && !evaluated->verdict.pass)
+  std::uint64_t id = protocol::id_of(*reply);
+  auto answered = in_flight_.find(id);
+  if (answered == in_flight_.end()) {
+    if (forget_cancelled(id)) return;  // written before the worker read our cancel
+    return fail(WorkerFault::Kind::protocol_error,
+                "replied to request " + std::to_string(id) + " while " + describe_in_flight());
+  }
+  InFlight request = std::move(answered->second);
+  in_flight_.erase(answered);
+  while (!cancelled_.empty() && cancelled_.front().sequence < request.sequence) cancelled_.pop_front();
+  if (in_flight_.empty()) state_ = State::idle;
+  // A concurrent worker's stderr interleaves its children's: its verdicts carry their own child's tail.
+  if (auto* evaluated = std::get_if<protocol::EvaluateReply>(&*reply);
+      evaluated && !evaluated->verdict.pass && concurrency() == 1)
     evaluated->verdict.stderr_tail = stderr_tail_;
-  auto handler = std::move(on_reply_);
-  on_reply_ = nullptr;
-  handler(std::move(*reply));
+  request.on_reply(std::move(*reply));
+}
+
+bool WorkerProcess::forget_cancelled(std::uint64_t id) {
+  auto cancelled = std::find_if(cancelled_.begin(), cancelled_.end(), [&](const Cancelled& c) { return c.id == id; });
+  if (cancelled == cancelled_.end()) return false;
+  cancelled_.erase(cancelled);
+  return true;
+}
+
+std::string WorkerProcess::describe_in_flight() const {
+  if (in_flight_.empty()) return "no request is pending";
+  std::string ids;
+  for (const auto& [id, unused] : in_flight_) ids += (ids.empty() ? "" : ", ") + std::to_string(id);
+  return in_flight_.size() == 1 ? "request " + ids + " is pending" : "requests " + ids + " are pending";
+}
+
+bool WorkerProcess::has_room() const {
+  return (state_ == State::idle || state_ == State::busy) && in_flight_.size() < concurrency();
+}
+
+std::optional<std::string> WorkerProcess::refusal(std::uint64_t id) const {
+  if (state_ != State::idle && state_ != State::busy) return std::string("is not ready for requests");
+  if (!has_room()) return "is busy (" + std::to_string(in_flight_.size()) + " requests in flight, its concurrency)";
+  if (in_flight_.count(id) > 0) return "already serves request " + std::to_string(id);
+  if (std::any_of(cancelled_.begin(), cancelled_.end(), [&](const Cancelled& c) { return c.id == id; }))
+    return "may still answer the cancelled request " + std::to_string(id);
+  return std::nullopt;
 }
 
 void WorkerProcess::request(const protocol::WorkerRequest& request, std::chrono::milliseconds timeout,
                             ReplyHandler on_reply) {
-  if (state_ != State::idle) {
-    WorkerFault fault{WorkerFault::Kind::exited, {}, "is not idle", stderr_tail_};
+  std::uint64_t id = protocol::id_of(request);
+  if (auto refused = refusal(id)) {
+    WorkerFault fault{WorkerFault::Kind::exited, {}, *refused, stderr_tail_};
+    fault.worker_survives = state_ == State::idle || state_ == State::busy;
     asio::post(io_, [handler = std::move(on_reply), fault] { handler(fault); });
     return;
   }
+  if (in_flight_.empty()) stderr_tail_.clear();  // the tail reported with a failure is from this request on
   state_ = State::busy;
-  pending_id_ = protocol::id_of(request);
-  on_reply_ = std::move(on_reply);
-  stderr_tail_.clear();  // the tail reported with a failure is this request's
-  deadline_.expires_after(timeout);
-  deadline_.async_wait([self = shared_from_this(), timeout](const boost::system::error_code& ec) {
-    if (!ec && self->state_ == State::busy)
-      self->fail(WorkerFault::Kind::timed_out, "no reply within " + std::to_string(timeout.count()) + " ms");
+  InFlight& sent = in_flight_[id];
+  sent.on_reply = std::move(on_reply);
+  sent.sequence = write(protocol::encode(request).dump() + "\n");
+  sent.deadline = std::make_unique<asio::steady_timer>(io_, timeout);
+  sent.deadline->async_wait([self = shared_from_this(), id, sequence = sent.sequence, timeout](
+                                const boost::system::error_code& ec) {
+    if (!ec) self->on_deadline(id, sequence, timeout);
   });
-  write(protocol::encode(request).dump() + "\n");
 }
 
-void WorkerProcess::write(const std::string& line) {
+void WorkerProcess::on_deadline(std::uint64_t id, std::uint64_t sequence, std::chrono::milliseconds timeout) {
+  auto late = in_flight_.find(id);
+  if (state_ != State::busy || late == in_flight_.end() || late->second.sequence != sequence) return;
+  std::string detail = "no reply within " + std::to_string(timeout.count()) + " ms";
+  if (concurrency() == 1) return fail(WorkerFault::Kind::timed_out, std::move(detail));
+  end_request(id, WorkerFault::Kind::timed_out, std::move(detail));
+}
+
+void WorkerProcess::cancel(std::uint64_t request_id) {
+  if (state_ != State::busy || in_flight_.count(request_id) == 0) return;
+  if (concurrency() == 1) return cancel();
+  end_request(request_id, WorkerFault::Kind::cancelled, "cancelled by the coordinator");
+}
+
+void WorkerProcess::end_request(std::uint64_t id, WorkerFault::Kind kind, std::string detail) {
+  auto ended = in_flight_.extract(id);
+  std::uint64_t sequence = write(protocol::encode(protocol::WorkerRequest(protocol::CancelRequest{id})).dump() + "\n");
+  cancelled_.push_back(Cancelled{id, sequence});
+  if (in_flight_.empty()) state_ = State::idle;
+  WorkerFault fault{kind, {}, std::move(detail), {}};
+  fault.worker_survives = true;
+  // Posted: a caller that cancels requests in a loop must not have its handlers run inside it.
+  asio::post(io_, [handler = std::move(ended.mapped().on_reply), fault] { handler(fault); });
+}
+
+std::uint64_t WorkerProcess::write(std::string line) {
   log::debug(">>> worker " + std::to_string(pid_) + " " + line.substr(0, line.size() - 1));
-  write_buffer_ = line;
-  asio::async_write(stdin_, asio::buffer(write_buffer_), [self = shared_from_this()](
-                                                              const boost::system::error_code& ec, std::size_t) {
-    if (ec && !self->stopping_) self->fail(WorkerFault::Kind::exited, "stdin closed: " + ec.message());
+  outbox_.push_back(std::move(line));
+  if (outbox_.size() == 1) write_next();
+  return ++lines_queued_;
+}
+
+void WorkerProcess::write_next() {
+  // One write at a time: lines written concurrently to one pipe could interleave.
+  asio::async_write(stdin_, asio::buffer(outbox_.front()), [self = shared_from_this()](
+                                                               const boost::system::error_code& ec, std::size_t) {
+    if (ec) {
+      if (!self->stopping_) self->fail(WorkerFault::Kind::exited, "stdin closed: " + ec.message());
+      return;
+    }
+    self->outbox_.pop_front();
+    if (!self->outbox_.empty()) self->write_next();
   });
 }
 
@@ -300,7 +376,7 @@ void WorkerProcess::cancel() { fail(WorkerFault::Kind::cancelled, "cancelled by 
 void WorkerProcess::fail(WorkerFault::Kind kind, std::string detail) {
   if (fault_ || state_ == State::dead) return;
   fault_ = WorkerFault{kind, {}, std::move(detail), {}};
-  deadline_.cancel();
+  hello_deadline_.cancel();
   bool was_dying = state_ == State::dying;
   state_ = State::dying;
   if (!was_dying) dying_since_ = std::chrono::steady_clock::now();
@@ -368,10 +444,11 @@ void WorkerProcess::complete() {
     auto handler = std::move(on_start_);
     on_start_ = nullptr;
     handler(fault);
-  } else if (on_reply_) {
-    auto handler = std::move(on_reply_);
-    on_reply_ = nullptr;
-    handler(fault);
+  } else if (!in_flight_.empty()) {
+    // Every request it still owed gets the fault.
+    auto owed = std::move(in_flight_);
+    in_flight_.clear();
+    for (auto& [id, request] : owed) request.on_reply(fault);
   } else if (on_death_ && !stopping_) {
     on_death_(fault);
   }

@@ -36,9 +36,11 @@ struct Tally {
   std::set<int> pids_serving_after;  // the worker that served each passing query
 };
 
-// Alternates faulty and passing queries `rounds` times on one pool.
+// Alternates faulty and passing queries `rounds` times on one pool of workers started with
+// `worker_arguments` (by default fork servers serving requests concurrently).
 Tally run_rounds(const std::string& fault, std::chrono::milliseconds timeout,
-                 const std::function<bool(const protocol::Verdict&)>& expected) {
+                 const std::function<bool(const protocol::Verdict&)>& expected,
+                 std::vector<std::string> worker_arguments = {}) {
   test::TempDir dir;
   auto graph = test::write_unary_graph(dir / "graph", "aten::relu");
   auto faulty = request_for(graph, std::string("plugin:") + MINIFYD_FAULTY_PLUGIN,
@@ -48,6 +50,7 @@ Tally run_rounds(const std::string& fault, std::chrono::milliseconds timeout,
 
   PoolConfig config;
   config.worker.executable = MINIFYD_WORKER_EXECUTABLE;
+  config.worker.arguments = std::move(worker_arguments);
   config.worker.kill_grace = 200ms;
   boost::asio::io_context io;
   WorkerPool pool(io, config);
@@ -94,10 +97,22 @@ TEST_CASE("aborts are contained 50 times in a row", "[e2e][faults]") {
   check(run_rounds("abort", 60s, [](const protocol::Verdict& v) { return crashed_with(v, "SIGABRT"); }));
 }
 
-TEST_CASE("hangs are timed out 50 times in a row", "[e2e][faults]") {
-  check(run_rounds("hang", 400ms, [](const protocol::Verdict& v) {
-    return !v.pass && v.kind == protocol::FailureKind::timeout;
-  }));
+bool timed_out(const protocol::Verdict& verdict) {
+  return !verdict.pass && verdict.kind == protocol::FailureKind::timeout;
+}
+
+TEST_CASE("hangs are timed out 50 times in a row, each costing a child, not the worker", "[e2e][faults]") {
+  Tally tally = run_rounds("hang", 400ms, timed_out);
+  check(tally);
+  CHECK(tally.stats.timeouts == rounds);
+  CHECK(tally.stats.workers_started == 2);  // the active worker and its spare, never replaced
+  CHECK(tally.pids_serving_after.size() == 1);
+}
+
+TEST_CASE("hangs are timed out 50 times in a row on workers serving one request at a time", "[e2e][faults]") {
+  Tally tally = run_rounds("hang", 400ms, timed_out, {"--max-concurrent", "1"});
+  check(tally);
+  CHECK(tally.stats.workers_started == 2 + rounds);  // each hang killed its worker
 }
 
 TEST_CASE("out-of-memory is contained 50 times in a row", "[e2e][faults]") {
@@ -118,15 +133,28 @@ TEST_CASE("wrong numbers are caught by the accuracy check 50 times in a row", "[
   }));
 }
 
+bool illegal_address(const protocol::Verdict& verdict) {
+  return !verdict.pass && verdict.kind == protocol::FailureKind::cuda_error &&
+         verdict.message.rfind("CUDA error: an illegal memory access", 0) == 0;
+}
+
 TEST_CASE("a worker that reports a CUDA error is retired, 50 times in a row", "[e2e][faults]") {
-  Tally tally = run_rounds("cuda-error", 60s, [](const protocol::Verdict& v) {
-    return !v.pass && v.kind == protocol::FailureKind::cuda_error &&
-           v.message.rfind("CUDA error: an illegal memory access", 0) == 0;
-  });
+  // Serving one request at a time, as a worker with a GPU does.
+  Tally tally = run_rounds("cuda-error", 60s, illegal_address, {"--max-concurrent", "1"});
   check(tally);
   // Each CUDA error retired its worker before anything else was sent to it: every passing query
   // ran on a worker of its own.
   CHECK(tally.stats.retired_after_cuda_error == rounds);
   CHECK(tally.pids_serving_after.size() == rounds);
+  CHECK(tally.stats.crashes_contained == 0);
+}
+
+TEST_CASE("a concurrent worker's child that reports a CUDA error is retired, 50 times in a row", "[e2e][faults]") {
+  Tally tally = run_rounds("cuda-error", 60s, illegal_address);
+  check(tally);
+  // The child retired itself (tests/worker/fork_server_test.cpp); the fork server, which never
+  // initialises CUDA, serves on.
+  CHECK(tally.stats.retired_after_cuda_error == rounds);
+  CHECK(tally.pids_serving_after.size() == 1);
   CHECK(tally.stats.crashes_contained == 0);
 }

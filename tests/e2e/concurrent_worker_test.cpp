@@ -1,0 +1,196 @@
+// Concurrent workers with the real minify-worker and the faulty plugin: a hung request costs its
+// forked child, not the worker. WorkerProcess times out or cancels one request and the same process
+// serves on; the pool parks a long request and runs the slot's next one beside it.
+#include <catch2/catch.hpp>
+
+#include <boost/asio/io_context.hpp>
+
+#include "common/graph_codec.h"
+#include "daemon/pool/worker_pool.h"
+#include "daemon/query/verdict_of_outcome.h"
+#include "tests/support/sample_graph_dir.h"
+#include "tests/support/temp_dir.h"
+
+using namespace minifyd;
+using namespace std::chrono_literals;
+
+namespace {
+
+// A small real graph, and requests for it: one that hangs in the faulty plugin, one that passes.
+struct Requests {
+  Requests() {
+    auto graph = test::write_unary_graph(dir / "graph", "aten::relu");
+    auto document = load_graph_dir(graph);
+    REQUIRE(document.has_value());
+    std::string store = (graph / store_dir_name).string();
+    hang = protocol::EvaluateRequest{0, encode_graph_document(*document), store,
+                                     std::string("plugin:") + MINIFYD_FAULTY_PLUGIN,
+                                     {{"op", "aten::relu"}, {"fault", "hang"}}, protocol::AccuracyMode::off};
+    pass = protocol::EvaluateRequest{0, encode_graph_document(*document), store, "eager", {}, protocol::AccuracyMode::off};
+  }
+
+  static protocol::WorkerRequest with_id(protocol::EvaluateRequest request, std::uint64_t id) {
+    request.id = id;
+    return request;
+  }
+
+  test::TempDir dir;
+  protocol::EvaluateRequest hang;
+  protocol::EvaluateRequest pass;
+};
+
+WorkerConfig real_worker(std::size_t concurrency) {
+  WorkerConfig config;
+  config.executable = MINIFYD_WORKER_EXECUTABLE;
+  config.arguments = {"--max-concurrent", std::to_string(concurrency)};
+  config.kill_grace = 200ms;
+  return config;
+}
+
+bool passed(const std::optional<WorkerOutcome>& outcome) {
+  if (!outcome) return false;
+  auto verdict = verdict_of(*outcome);
+  return verdict && verdict->pass;
+}
+
+// The fault that ended a request while its worker lived on.
+void check_request_fault(const std::optional<WorkerOutcome>& outcome, WorkerFault::Kind kind) {
+  REQUIRE(outcome.has_value());
+  REQUIRE(std::holds_alternative<WorkerFault>(*outcome));
+  const WorkerFault& fault = std::get<WorkerFault>(*outcome);
+  CHECK(fault.kind == kind);
+  CHECK(fault.worker_survives);
+}
+
+PoolConfig parking_pool() {
+  PoolConfig config;
+  config.worker = real_worker(4);
+  config.park_after = 20ms;
+  return config;
+}
+
+}  // namespace
+
+TEST_CASE("a concurrent worker answers beside a hung request and outlives its timeout", "[e2e][concurrent]") {
+  Requests requests;
+  boost::asio::io_context io;
+  std::shared_ptr<WorkerProcess> worker;
+  std::optional<WorkerOutcome> hung, beside, after;
+  bool beside_before_timeout = false;
+  worker = WorkerProcess::start(io, real_worker(4), [&](WorkerStart start) {
+    REQUIRE(std::holds_alternative<protocol::WorkerHello>(start));
+    CHECK(worker->concurrency() == 4);
+    worker->request(Requests::with_id(requests.hang, 1), 2s, [&](WorkerOutcome outcome) {
+      hung = std::move(outcome);
+      worker->request(Requests::with_id(requests.pass, 3), 60s, [&](WorkerOutcome outcome) {
+        after = std::move(outcome);
+        worker->stop();
+      });
+    });
+    worker->request(Requests::with_id(requests.pass, 2), 60s, [&](WorkerOutcome outcome) {
+      beside = std::move(outcome);
+      beside_before_timeout = !hung.has_value();
+    });
+  });
+  pid_t pid = worker->pid();
+  io.run();
+  CHECK(passed(beside));
+  CHECK(beside_before_timeout);
+  check_request_fault(hung, WorkerFault::Kind::timed_out);
+  CHECK(passed(after));  // the same process: a dead one would have failed request 3
+  REQUIRE(worker->hello().has_value());
+  CHECK(worker->hello()->pid == pid);
+}
+
+TEST_CASE("cancelling one request of a concurrent worker ends it alone", "[e2e][concurrent]") {
+  Requests requests;
+  boost::asio::io_context io;
+  std::shared_ptr<WorkerProcess> worker;
+  std::optional<WorkerOutcome> cancelled, still_hung, after;
+  worker = WorkerProcess::start(io, real_worker(3), [&](WorkerStart start) {
+    REQUIRE(std::holds_alternative<protocol::WorkerHello>(start));
+    worker->request(Requests::with_id(requests.hang, 1), 60s, [&](WorkerOutcome o) { cancelled = std::move(o); });
+    worker->request(Requests::with_id(requests.hang, 2), 60s, [&](WorkerOutcome o) { still_hung = std::move(o); });
+    worker->request(Requests::with_id(requests.pass, 3), 60s, [&](WorkerOutcome outcome) {
+      CHECK(passed(outcome));
+      worker->cancel(1);
+      worker->cancel(99);  // not in flight: ignored
+      worker->request(Requests::with_id(requests.pass, 4), 60s, [&](WorkerOutcome outcome) {
+        after = std::move(outcome);
+        CHECK_FALSE(still_hung.has_value());
+        CHECK(worker->in_flight() == 1);
+        CHECK(worker->state() == WorkerProcess::State::busy);
+        worker->cancel(2);
+        CHECK(worker->state() == WorkerProcess::State::idle);
+        worker->stop();
+      });
+    });
+  });
+  io.run();
+  check_request_fault(cancelled, WorkerFault::Kind::cancelled);
+  check_request_fault(still_hung, WorkerFault::Kind::cancelled);
+  CHECK(passed(after));
+}
+
+TEST_CASE("the pool parks a hanging request and runs the slot's next one beside it", "[e2e][concurrent]") {
+  Requests requests;
+  boost::asio::io_context io;
+  WorkerPool pool(io, parking_pool());
+  pool.start();
+  std::uint64_t started = pool.stats().workers_started;
+  std::optional<WorkerOutcome> hung, beside;
+  std::size_t parked_meanwhile = 0;
+  std::vector<std::int64_t> pids;
+  pool.submit(requests.hang, 3s, [&](WorkerOutcome outcome) {
+    hung = std::move(outcome);
+    for (const auto& hello : pool.hellos()) pids.push_back(hello.pid);
+    pool.stop([] {});
+  });
+  pool.submit(requests.pass, 60s, [&](WorkerOutcome outcome) {
+    beside = std::move(outcome);
+    parked_meanwhile = pool.parked();
+    CHECK_FALSE(hung.has_value());
+    for (const auto& hello : pool.hellos()) pids.push_back(hello.pid);
+  });
+  io.run();
+  CHECK(passed(beside));
+  CHECK(parked_meanwhile == 1);
+  check_request_fault(hung, WorkerFault::Kind::timed_out);
+  CHECK(pool.stats().parked == 1);
+  CHECK(pool.stats().timeouts == 1);
+  CHECK(pool.stats().workers_started == started);  // the timeout killed a child, not the worker
+  REQUIRE(pids.size() == 2);
+  CHECK(pids[0] == pids[1]);
+  CHECK(pool.parked() == 0);
+}
+
+TEST_CASE("cancelling a parked request ends it alone and the worker serves on", "[e2e][concurrent]") {
+  Requests requests;
+  boost::asio::io_context io;
+  WorkerPool pool(io, parking_pool());
+  pool.start();
+  std::uint64_t started = pool.stats().workers_started;
+  std::optional<WorkerOutcome> cancelled, after;
+  int answers_to_cancelled = 0;
+  RequestPool::Ticket hang = pool.submit(requests.hang, 60s, [&](WorkerOutcome outcome) {
+    ++answers_to_cancelled;
+    cancelled = std::move(outcome);
+    pool.submit(requests.pass, 60s, [&](WorkerOutcome outcome) {
+      after = std::move(outcome);
+      pool.stop([] {});
+    });
+  });
+  pool.submit(requests.pass, 60s, [&](WorkerOutcome outcome) {
+    CHECK(passed(outcome));
+    CHECK(pool.parked() == 1);
+    pool.cancel(hang);
+    pool.cancel(hang);  // once is enough: never answered twice
+  });
+  io.run();
+  CHECK(answers_to_cancelled == 1);
+  check_request_fault(cancelled, WorkerFault::Kind::cancelled);
+  CHECK(passed(after));
+  CHECK(pool.stats().cancelled == 1);
+  CHECK(pool.stats().workers_started == started);
+  CHECK(pool.parked() == 0);
+}
