@@ -55,7 +55,10 @@ int query(const QueryOptions& options) {
   protocol::EvaluateRequest request =
       evaluate_request(*spec, *document, std::filesystem::absolute(std::filesystem::path(options.dir) / store_dir_name));
 
-  PoolConfig pool_config{*worker, {PoolSlot{}}, /*warm_spares=*/false, 1};
+  PoolConfig pool_config;
+  pool_config.worker = *worker;
+  pool_config.warm_spares = false;
+  pool_config.max_start_failures = 1;
   PoolRunner runner(std::move(pool_config));
   WorkerOutcome outcome = request_and_wait(runner.access(), std::move(request), spec->timeout);
 

@@ -31,6 +31,7 @@ struct RunOptions {
   PoolOptions pool;
   bool list_strategies = false;
   bool json = false;
+  unsigned speculate_after_ms = 50;
 };
 
 int fail(const std::string& message, int code, bool json) {
@@ -66,6 +67,8 @@ nlohmann::json summary_json(const run::RunResult& result, const std::filesystem:
                       {"timeouts", checkpoint.totals.timeouts},
                       {"wall_seconds", checkpoint.totals.wall_seconds},
                       {"sessions", checkpoint.totals.sessions},
+                      {"lineages", result.session_lineages},
+                      {"speculative_queries", result.session_speculative_queries},
                       {"stop", search::to_string(result.stop)}};
   if (checkpoint.signature) {
     json["failure"] = describe(*checkpoint.signature);
@@ -124,6 +127,7 @@ int run_command(RunOptions& options) {
   settings.worker = std::move(*worker);
   std::error_code error;
   settings.minify_executable = std::filesystem::read_symlink("/proc/self/exe", error).string();
+  if (options.speculate_after_ms > 0) settings.speculate_after = std::chrono::milliseconds(options.speculate_after_ms);
   // The live line replaces the info log on a terminal; --log-level debug (or a pipe) keeps the log.
   bool live = !options.json && ::isatty(STDERR_FILENO) && log::level() == log::Level::info;
   std::optional<ProgressLine> progress;
@@ -162,6 +166,10 @@ void add_run_command(CLI::App& app, Action& action) {
   options->pool.add_to(*command);
   command->add_flag("--list-strategies", options->list_strategies, "list the strategies and exit");
   command->add_flag("--json", options->json, "print the summary as JSON");
+  command->add_option("--speculate-after", options->speculate_after_ms,
+                      "when a deciding verdict is pending this many ms, search on in parallel as if the candidate "
+                      "fails (overlaps hangs; the result is unchanged); 0: never")
+      ->capture_default_str();
   command->callback([options, &action] { action = [options] { return run_command(*options); }; });
 }
 

@@ -28,6 +28,8 @@ class FailureJudge {
   // that passes the check counts.
   void expect(FailureSignature signature) { expected_ = std::move(signature); }
   const std::optional<FailureSignature>& expected() const { return expected_; }
+  // Whether a failure cannot be judged yet: candidates must match a signature not yet known.
+  bool awaits_signature() const { return match_ == MatchMode::same && !expected_; }
 
   bool counts(const protocol::Verdict& verdict) const;
   // Why a failing verdict does not count, for logs; empty when it counts or passes.

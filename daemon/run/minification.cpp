@@ -184,6 +184,7 @@ Expected<RunResult> continue_run(Checkpoint checkpoint, const RunPlace& place, c
     options.runner.budget.max_time = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(left));
   }
   options.runner.interrupt = hooks.interrupt;
+  options.runner.speculate_after = hooks.speculate_after;
 
   PoolEvaluator evaluator(pool, spec.evaluation, place.store.root(), judge, checkpoint.original_hash);
   Session session(checkpoint, place, hooks.observer, cache, evaluator, judge, started);
@@ -198,6 +199,8 @@ Expected<RunResult> continue_run(Checkpoint checkpoint, const RunPlace& place, c
   result.error = searched->error;
   result.tally = evaluator.tally();
   result.session_queries = searched->counters.queries;
+  result.session_lineages = searched->counters.lineages;
+  result.session_speculative_queries = searched->counters.speculative_queries;
   session.update(prior_queries + searched->counters.queries, prior_hits + searched->counters.cache_hits);
   checkpoint.stop = search::to_string(searched->stop);
   if (searched->stop != search::StopReason::original_passes) checkpoint.state = std::move(searched->best);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -40,14 +41,18 @@ struct RunResult {
   std::optional<Error> error;  // why the search stopped early, when stop is error
   VerdictTally tally;          // this session's verdicts
   std::uint64_t session_queries = 0;  // made by this session (checkpoint.totals counts every session)
+  std::uint64_t session_lineages = 0;             // speculative lineages this session started
+  std::uint64_t session_speculative_queries = 0;  // their queries the search did not use
 };
 
-// What a session reports to, and what stops it early.
+// What a session reports to, what stops it early, and whether it speculates.
 struct SessionHooks {
   search::SearchObserver* observer = nullptr;  // progress, on the calling thread
   // Set from any thread: the search stops before its next query (stop interrupted), leaving a
   // checkpoint to continue from.
   const std::atomic<bool>* interrupt = nullptr;
+  // RunnerOptions::speculate_after; worth setting only when the pool parks slow requests.
+  std::optional<std::chrono::milliseconds> speculate_after;
 };
 
 // Copies the blobs `original` names from `source` into the run's store, verified on the way, and

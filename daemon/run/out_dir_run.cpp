@@ -23,6 +23,7 @@ PoolConfig pool_config(const RunSettings& settings, const EvaluationSpec& spec) 
   config.worker = settings.worker;
   apply_limits(spec, config.worker);
   config.slots = settings.slots;
+  config.park_after = settings.speculate_after;
   return config;
 }
 
@@ -60,7 +61,7 @@ Expected<RunResult> start_run(const RunSpec& spec, const RunSettings& settings) 
   PoolRunner runner(pool_config(settings, spec.evaluation));
   auto checkpoint = begin_run(spec, std::move(*original), place, runner.access());
   if (!checkpoint) return checkpoint.error();
-  auto result = continue_run(std::move(*checkpoint), place, runner.access(), SessionHooks{settings.observer});
+  auto result = continue_run(std::move(*checkpoint), place, runner.access(), SessionHooks{settings.observer, nullptr, settings.speculate_after});
   if (!result) return result.error();
   return with_outputs(std::move(*result), settings);
 }
@@ -85,7 +86,7 @@ Expected<RunResult> resume_run(const RunSettings& settings) {
             std::to_string(checkpoint->totals.queries) + " queries");
   RunPlace place = out_dir_place(std::move(*store), settings.out_dir);
   PoolRunner runner(pool_config(settings, checkpoint->spec.evaluation));
-  auto result = continue_run(std::move(*checkpoint), place, runner.access(), SessionHooks{settings.observer});
+  auto result = continue_run(std::move(*checkpoint), place, runner.access(), SessionHooks{settings.observer, nullptr, settings.speculate_after});
   if (!result) return result.error();
   return with_outputs(std::move(*result), settings);
 }

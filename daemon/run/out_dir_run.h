@@ -2,8 +2,10 @@
 // end, its outputs (graph.json, repro.py, report.md, graph.dot), on a pool of its own.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +24,9 @@ struct RunSettings {
   WorkerConfig worker;  // the executable and sandbox; the spec's limits are applied on top
   std::string minify_executable;  // written into repro.py for backends plain PyTorch cannot run
   search::SearchObserver* observer = nullptr;  // progress, on the calling thread
+  // Workers park a request running longer than this, and the search speculates past it
+  // (search/lineage.h); nullopt: neither.
+  std::optional<std::chrono::milliseconds> speculate_after;
 };
 
 // Starts a run of `spec` (spec.graph_dir must be absolute) into settings.out_dir, which must not

@@ -1,17 +1,121 @@
 // Candidates through the pool.
 #include "daemon/run/pool_evaluator.h"
 
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <utility>
+
+#include <boost/asio/post.hpp>
+
 #include "common/log.h"
 #include "daemon/query/verdict_of_outcome.h"
 
 namespace minifyd::run {
 namespace {
 
-// An abandoned candidate usually finishes in milliseconds; killing its worker costs a restart. Only
-// one that is still running after this long (a hang, a slow graph) is killed to free its slot.
+// An abandoned candidate usually finishes in milliseconds; killing it costs its worker's child (or
+// the worker). Only one that is still running after this long (a hang, a slow graph) is killed.
 constexpr std::chrono::milliseconds abandon_grace{250};
 
+bool is_failure(const WorkerOutcome& outcome) {
+  auto verdict = verdict_of(outcome);
+  return verdict && !verdict->pass;
+}
+
 }  // namespace
+
+// A lineage's evaluator. Requests and cancellations are posted to the io_context's thread (the
+// root search's); verdicts come back through a mailbox this thread waits on.
+class PoolEvaluator::Shared final : public search::CandidateEvaluator {
+ public:
+  Shared(PoolEvaluator& owner) : owner_(owner), alive_(owner.alive_), mailbox_(std::make_shared<Mailbox>()) {}
+  ~Shared() override { cancel_pending(); }
+
+  std::size_t parallelism() const override { return owner_.parallelism_; }
+
+  void evaluate(std::vector<search::Candidate> batch, ResultCallback on_result) override {
+    auto shared_callback = std::make_shared<ResultCallback>(std::move(on_result));
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      std::uint64_t id = next_id_++;
+      callbacks_.emplace(id, Pending{shared_callback, i});
+      boost::asio::post(owner_.io_, [owner = &owner_, alive = alive_, mailbox = mailbox_, id,
+                                     candidate = std::move(batch[i])] {
+        if (alive.expired()) return;
+        RequestPool::Ticket ticket = owner->submit(candidate, [mailbox, id](search::EvaluationResult result) {
+          mailbox->put(id, std::move(result));
+        });
+        std::lock_guard<std::mutex> lock(mailbox->mutex);
+        mailbox->tickets.emplace(id, ticket);
+      });
+    }
+  }
+
+  void wait() override {
+    while (!wait_until(std::chrono::steady_clock::now() + std::chrono::seconds(1))) {
+    }
+  }
+
+  bool wait_until(std::chrono::steady_clock::time_point deadline) override {
+    std::vector<std::pair<std::uint64_t, search::EvaluationResult>> arrived;
+    {
+      std::unique_lock<std::mutex> lock(mailbox_->mutex);
+      mailbox_->ready.wait_until(lock, deadline, [&] { return !mailbox_->results.empty(); });
+      arrived.swap(mailbox_->results);
+    }
+    bool reported = false;
+    for (auto& [id, result] : arrived) {
+      auto it = callbacks_.find(id);
+      if (it == callbacks_.end()) continue;  // cancelled since
+      Pending pending = std::move(it->second);
+      callbacks_.erase(it);
+      reported = true;
+      (*pending.on_result)(pending.index, std::move(result));
+    }
+    return reported;
+  }
+
+  void cancel_pending() override {
+    if (callbacks_.empty()) return;
+    std::vector<std::uint64_t> ids;
+    for (const auto& [id, pending] : callbacks_) ids.push_back(id);
+    callbacks_.clear();
+    boost::asio::post(owner_.io_, [owner = &owner_, alive = alive_, mailbox = mailbox_, ids] {
+      if (alive.expired()) return;
+      std::vector<RequestPool::Ticket> tickets;
+      {
+        std::lock_guard<std::mutex> lock(mailbox->mutex);
+        for (std::uint64_t id : ids)
+          if (auto it = mailbox->tickets.find(id); it != mailbox->tickets.end()) tickets.push_back(it->second);
+      }
+      owner->abandon(tickets);
+    });
+  }
+
+  std::shared_ptr<search::CandidateEvaluator> share_with_thread() override {
+    return std::make_shared<Shared>(owner_);
+  }
+
+ private:
+  struct Mailbox {
+    std::mutex mutex;
+    std::condition_variable ready;
+    std::vector<std::pair<std::uint64_t, search::EvaluationResult>> results;
+    std::map<std::uint64_t, RequestPool::Ticket> tickets;  // once submitted on the io thread
+
+    void put(std::uint64_t id, search::EvaluationResult result) {
+      std::lock_guard<std::mutex> lock(mutex);
+      results.emplace_back(id, std::move(result));
+      ready.notify_one();
+    }
+  };
+
+  PoolEvaluator& owner_;
+  std::weak_ptr<bool> alive_;
+  std::shared_ptr<Mailbox> mailbox_;
+  std::map<std::uint64_t, Pending> callbacks_;
+  std::uint64_t next_id_ = 1;
+};
 
 PoolEvaluator::PoolEvaluator(const PoolAccess& access, EvaluationSpec spec, std::filesystem::path store,
                              FailureJudge& judge, std::string original_hash)
@@ -31,27 +135,51 @@ PoolEvaluator::~PoolEvaluator() {
   for (RequestPool::Ticket ticket : abandoned_) pool_.cancel(ticket);
 }
 
+RequestPool::Ticket PoolEvaluator::submit(const search::Candidate& candidate, Delivery deliver) {
+  auto ticket = std::make_shared<RequestPool::Ticket>();
+  // submit() never calls the handler before returning, so *ticket is set by the time it runs.
+  *ticket = pool_.submit(evaluate_request(spec_, *candidate.document, store_), spec_.timeout,
+                         [this, alive = std::weak_ptr<bool>(alive_), ticket, hash = candidate.hash,
+                          deliver = std::move(deliver)](WorkerOutcome outcome) {
+                           if (!alive.expired()) receive(*ticket, hash, outcome, deliver);
+                         });
+  if (candidate.hash == original_hash_) original_tickets_.insert(*ticket);
+  return *ticket;
+}
+
+void PoolEvaluator::receive(RequestPool::Ticket ticket, const std::string& hash, const WorkerOutcome& outcome,
+                            Delivery deliver) {
+  bool original = original_tickets_.erase(ticket) != 0;
+  if (abandoned_.erase(ticket) != 0) return;
+  if (!original && !original_tickets_.empty() && judge_.awaits_signature() && is_failure(outcome)) {
+    held_for_original_.push_back([this, hash, outcome, deliver] { deliver(judge(hash, outcome)); });
+    return;
+  }
+  deliver(judge(hash, outcome));
+  if (!original) return;
+  std::vector<std::function<void()>> held;
+  held.swap(held_for_original_);
+  for (auto& judge_and_deliver : held) judge_and_deliver();
+}
+
 void PoolEvaluator::evaluate(std::vector<search::Candidate> batch, ResultCallback on_result) {
   auto shared_callback = std::make_shared<ResultCallback>(std::move(on_result));
   for (std::size_t i = 0; i < batch.size(); ++i) {
     auto ticket = std::make_shared<RequestPool::Ticket>();
-    // submit() never calls the handler before returning, so *ticket is set by the time it runs.
-    *ticket = pool_.submit(evaluate_request(spec_, *batch[i].document, store_), spec_.timeout,
-                           [this, alive = std::weak_ptr<bool>(alive_), ticket](WorkerOutcome outcome) {
-                             if (!alive.expired()) on_outcome(*ticket, outcome);
-                           });
-    pending_.emplace(*ticket, Pending{shared_callback, i, batch[i].hash});
+    *ticket = submit(batch[i], [this, ticket](search::EvaluationResult result) {
+      deliver_to_search(*ticket, std::move(result));
+    });
+    pending_.emplace(*ticket, Pending{shared_callback, i});
   }
 }
 
-void PoolEvaluator::on_outcome(RequestPool::Ticket ticket, const WorkerOutcome& outcome) {
-  if (abandoned_.erase(ticket) != 0) return;
+void PoolEvaluator::deliver_to_search(RequestPool::Ticket ticket, search::EvaluationResult result) {
   auto it = pending_.find(ticket);
-  if (it == pending_.end()) return;
+  if (it == pending_.end()) return;  // cancelled while held for the original's verdict
   Pending pending = std::move(it->second);
   pending_.erase(it);
   reported_ = true;
-  (*pending.on_result)(pending.index, judge(pending.hash, outcome));
+  (*pending.on_result)(pending.index, std::move(result));
 }
 
 search::EvaluationResult PoolEvaluator::judge(const std::string& hash, const WorkerOutcome& outcome) {
@@ -79,26 +207,55 @@ search::EvaluationResult PoolEvaluator::judge(const std::string& hash, const Wor
   return true;
 }
 
+void PoolEvaluator::fail_orphaned() {
+  std::map<RequestPool::Ticket, Pending> orphaned = std::move(pending_);
+  pending_.clear();
+  for (auto& [ticket, pending] : orphaned) {
+    reported_ = true;
+    (*pending.on_result)(pending.index, make_error(ErrorKind::io, "the worker pool stopped answering"));
+  }
+}
+
 void PoolEvaluator::wait() {
   reported_ = false;
   while (!reported_) {
     if (io_.run_one() != 0) continue;
     // Nothing left to run: the pool can no longer answer. Fail what is pending rather than hang.
-    std::map<RequestPool::Ticket, Pending> orphaned = std::move(pending_);
-    pending_.clear();
-    for (auto& [ticket, pending] : orphaned)
-      (*pending.on_result)(pending.index, make_error(ErrorKind::io, "the worker pool stopped answering"));
-    return;
+    return fail_orphaned();
   }
 }
 
+bool PoolEvaluator::wait_until(std::chrono::steady_clock::time_point deadline) {
+  reported_ = false;
+  // Work posted by lineages after the context ran dry must still run.
+  if (io_.stopped()) io_.restart();
+  while (!reported_) {
+    if (io_.run_one_until(deadline) != 0) continue;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    fail_orphaned();
+    if (!reported_) std::this_thread::sleep_until(deadline);
+    return reported_;
+  }
+  return true;
+}
+
 void PoolEvaluator::cancel_pending() {
+  std::vector<RequestPool::Ticket> tickets;
+  for (const auto& [ticket, pending] : pending_) tickets.push_back(ticket);
+  pending_.clear();
+  abandon(tickets);
+}
+
+std::shared_ptr<search::CandidateEvaluator> PoolEvaluator::share_with_thread() {
+  return std::make_shared<Shared>(*this);
+}
+
+void PoolEvaluator::abandon(const std::vector<RequestPool::Ticket>& tickets) {
   bool running = false;
-  for (const auto& [ticket, pending] : pending_) {
+  for (RequestPool::Ticket ticket : tickets) {
     abandoned_.insert(ticket);
     if (!pool_.cancel_queued(ticket)) running = true;
   }
-  pending_.clear();
   if (!running) return;
   grace_timer_.expires_after(abandon_grace);
   grace_timer_.async_wait([this, alive = std::weak_ptr<bool>(alive_)](const boost::system::error_code& error) {

@@ -1,15 +1,19 @@
 // The search's CandidateEvaluator on a RequestPool: each candidate becomes an evaluate request, each
-// verdict is judged by the FailureJudge. Single-threaded: the pool's io_context is run from wait(),
-// on the search's own thread, so pool handlers and search callbacks never race.
+// verdict is judged by the FailureJudge. The pool's io_context is run from wait(), on the search's
+// own thread, so pool handlers and search callbacks never race. Speculative lineages of the search
+// get evaluators of their own (share_with_thread()) that post their requests to that thread and
+// take their verdicts from a mailbox.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
 #include <string>
+#include <vector>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -40,20 +44,31 @@ class PoolEvaluator final : public search::CandidateEvaluator {
   std::size_t parallelism() const override { return parallelism_; }
   void evaluate(std::vector<search::Candidate> batch, ResultCallback on_result) override;
   void wait() override;
+  bool wait_until(std::chrono::steady_clock::time_point deadline) override;
   void cancel_pending() override;
+  std::shared_ptr<search::CandidateEvaluator> share_with_thread() override;
 
   const VerdictTally& tally() const { return tally_; }
 
  private:
+  class Shared;
   struct Pending {
     std::shared_ptr<ResultCallback> on_result;
     std::size_t index;
-    std::string hash;
   };
+  using Delivery = std::function<void(search::EvaluationResult)>;
 
-  void on_outcome(RequestPool::Ticket ticket, const WorkerOutcome& outcome);
+  // Submits one candidate; `deliver` gets its judged verdict on this thread, unless it is abandoned.
+  RequestPool::Ticket submit(const search::Candidate& candidate, Delivery deliver);
+  // Judges and delivers, or holds the verdict back until the original's is known.
+  void receive(RequestPool::Ticket ticket, const std::string& hash, const WorkerOutcome& outcome, Delivery deliver);
   search::EvaluationResult judge(const std::string& hash, const WorkerOutcome& outcome);
+  void deliver_to_search(RequestPool::Ticket ticket, search::EvaluationResult result);
+  // Drops the tickets' answers; kills those still running after the grace period.
+  void abandon(const std::vector<RequestPool::Ticket>& tickets);
   void kill_abandoned();
+  // The pool has no work left: what is pending can no longer be answered.
+  void fail_orphaned();
 
   boost::asio::io_context& io_;
   RequestPool& pool_;
@@ -62,7 +77,11 @@ class PoolEvaluator final : public search::CandidateEvaluator {
   std::filesystem::path store_;
   FailureJudge& judge_;
   std::string original_hash_;
-  std::map<RequestPool::Ticket, Pending> pending_;
+  std::map<RequestPool::Ticket, Pending> pending_;  // this thread's search's
+  // Evaluations of the original in flight. While the sanity check is one of them (a lineage went
+  // ahead of it), a failure with no signature to compare yet waits for the original's.
+  std::set<RequestPool::Ticket> original_tickets_;
+  std::vector<std::function<void()>> held_for_original_;
   // Cancelled by the search while a worker was already running them: their answers are dropped,
   // and they are killed if they are still running after a grace period.
   std::set<RequestPool::Ticket> abandoned_;

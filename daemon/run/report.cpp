@@ -67,7 +67,11 @@ std::string render_report(const Checkpoint& checkpoint, const RunResult& result,
   out << "Verdicts of the last session: " << tally.passed << " passed, " << tally.failed
       << " failed like the original, " << tally.other_failures << " failed otherwise (not counted)";
   for (const auto& [kind, count] : tally.failures_by_kind) out << "; " << kind << ": " << count;
-  out << ".\n\n## Files\n\n";
+  out << ".\n\n";
+  if (result.session_lineages > 0)
+    out << "Speculation in the last session: " << result.session_lineages << " lineages searched ahead of slow verdicts; "
+        << result.session_speculative_queries << " queries of those that guessed wrong are not in the totals.\n\n";
+  out << "## Files\n\n";
   out << "- `graph.json` and `store/`: the minimized graph (`minify query` accepts this directory).\n";
   out << "- `repro.py`: `python3 repro.py` reproduces the failure; exit code 1 when it does.\n";
   out << "- `graph.dot`: `dot -Tsvg graph.dot -o graph.svg` draws it.\n";

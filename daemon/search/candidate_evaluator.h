@@ -2,6 +2,7 @@
 // fakes in the tests.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -24,7 +25,7 @@ using EvaluationResult = Expected<bool>;
 
 // Runs candidates, possibly many at once, and reports whether each still fails.
 // Threading: every method is called from one thread, the search's, and every callback runs on
-// that thread, from inside evaluate() or wait(), never concurrently. A pool whose results arrive on
+// that thread, from inside evaluate(), wait() or wait_until(), never concurrently. A pool whose results arrive on
 // another thread queues them and delivers them in wait().
 class CandidateEvaluator {
  public:
@@ -38,6 +39,16 @@ class CandidateEvaluator {
   virtual void evaluate(std::vector<Candidate> batch, ResultCallback on_result) = 0;
   // Blocks until at least one started evaluation has reported. Called only while one is pending.
   virtual void wait() = 0;
+  // wait(), giving up at `deadline`: true when something reported. May be called with nothing
+  // pending (to let evaluations of other threads' evaluators progress). An evaluator that cannot
+  // wait with a deadline blocks as wait() does.
+  virtual bool wait_until(std::chrono::steady_clock::time_point /*deadline*/) {
+    wait();
+    return true;
+  }
+  // An evaluator for another thread (a speculative lineage of the search) on the same workers,
+  // judged the same way; its callbacks run on that thread. nullptr when this one cannot be shared.
+  virtual std::shared_ptr<CandidateEvaluator> share_with_thread() { return nullptr; }
   // Abandons every evaluation that has not reported; their callbacks are never called.
   virtual void cancel_pending() = 0;
 };

@@ -66,6 +66,36 @@ class Driver {
   const SearchOptions& options_;
 };
 
+// The search from `state` on, on whichever thread runs `runner`: the acceptance that led to it
+// confirmed first (a lineage's start), then the driver loop, then the final check.
+LineageOutcome search_from(SearchRunner& runner, const SearchOptions& options, SearchState state,
+                           std::optional<Acceptance> accepted) {
+  if (accepted) {
+    std::optional<SearchState> confirmed = runner.confirm(*accepted, std::move(state), true);
+    if (runner.adopted() || runner.stopped()) return runner.outcome(std::nullopt);
+    if (!confirmed) {
+      LineageOutcome rejected = runner.outcome(std::nullopt);
+      rejected.rejected = true;
+      return rejected;
+    }
+    state = std::move(*confirmed);
+  }
+  SearchState best = Driver(runner, options).run(std::move(state));
+  if (runner.adopted()) return runner.outcome(std::nullopt);
+  std::optional<Error> final_error;
+  if (!runner.stopped()) {
+    std::optional<bool> still_fails = runner.check(best);
+    if (still_fails && !*still_fails)
+      final_error = make_error(ErrorKind::invalid_input, "the final graph no longer fails");
+  }
+  LineageOutcome outcome = runner.outcome(std::move(best));
+  if (final_error) {
+    outcome.stop = StopReason::error;
+    outcome.error = std::move(final_error);
+  }
+  return outcome;
+}
+
 }  // namespace
 
 Expected<SearchResult> minify(SearchState original, CandidateEvaluator& evaluator, VerdictCache& cache,
@@ -81,27 +111,31 @@ Expected<SearchResult> minify(SearchState original, CandidateEvaluator& evaluato
   result.start_nodes = original.document.graph.size();
   result.start_inputs = input_count(original);
   SearchRunner runner(evaluator, cache, clock, options.runner, result.start_nodes, observer);
-  if (!options.skip_sanity) {
-    std::optional<bool> fails = runner.check(original);
-    if (!fails && runner.error()) return runner.error()->with_context("checking the original graph");
-    if (fails && !*fails) {
-      result.best = std::move(original);
-      result.stop = StopReason::original_passes;
-      result.counters = runner.counters();
-      return result;
-    }
+  if (options.runner.speculate_after) {
+    auto speculation = std::make_shared<Speculation>();
+    speculation->continue_search = [&options](SearchRunner& lineage, SearchState state,
+                                              std::optional<Acceptance> accepted) {
+      return search_from(lineage, options, std::move(state), accepted);
+    };
+    runner.enable_speculation(std::move(speculation));
   }
   log::info("started off with " + std::to_string(result.start_nodes) + " nodes");
-
-  result.best = Driver(runner, options).run(std::move(original));
-  if (!runner.stopped()) {
-    std::optional<bool> still_fails = runner.check(result.best);
-    if (still_fails && !*still_fails)
-      result.error = make_error(ErrorKind::invalid_input, "the final graph no longer fails");
+  LineageOutcome outcome;
+  std::optional<bool> fails = true;
+  if (!options.skip_sanity) fails = runner.check_then_continue(original, [] {});
+  if (!fails && runner.error()) return runner.error()->with_context("checking the original graph");
+  if (runner.adopted() || !fails) {
+    outcome = runner.outcome(std::move(original));
+  } else if (!*fails) {
+    outcome = runner.outcome(std::move(original));
+    outcome.stop = StopReason::original_passes;
+  } else {
+    outcome = search_from(runner, options, std::move(original), std::nullopt);
   }
-  result.stop = result.error ? StopReason::error : runner.stop_reason();
-  if (!result.error) result.error = runner.error();
-  result.counters = runner.counters();
+  result.best = std::move(*outcome.best);
+  result.stop = outcome.stop;
+  result.error = std::move(outcome.error);
+  result.counters = outcome.counters;
   log::info("made " + std::to_string(result.counters.queries) + " queries (" +
             std::to_string(result.counters.cache_hits) + " cache hits)");
   return result;

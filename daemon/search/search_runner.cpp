@@ -1,7 +1,9 @@
-// The step runner: a window of candidates in sequential order over an asynchronous evaluator.
+// The step runner: a window of candidates in sequential order over an asynchronous evaluator, and
+// the lineages that search ahead of slow verdicts.
 #include "daemon/search/search_runner.h"
 
 #include <algorithm>
+#include <utility>
 #include <unordered_map>
 #include <vector>
 
@@ -11,12 +13,16 @@
 namespace minifyd::search {
 namespace {
 
+// How often a waiting runner with speculation looks up from the evaluator (lineage due, interrupt).
+constexpr std::chrono::milliseconds wait_slice{5};
+
 // One candidate of a step, at its place in proposal order.
 struct Slot {
   SearchState state;
   std::string hash;
-  std::optional<bool> fails;            // known verdict
-  std::optional<std::size_t> same_as;   // an earlier slot of this step with the same hash
+  std::optional<bool> fails;                       // known verdict
+  std::optional<std::size_t> same_as;              // an earlier slot of this step with the same hash
+  std::optional<std::chrono::steady_clock::time_point> submitted;  // when handed to the evaluator
 };
 
 Candidate candidate_of(const std::shared_ptr<Slot>& slot) {
@@ -24,31 +30,35 @@ Candidate candidate_of(const std::shared_ptr<Slot>& slot) {
   return Candidate{std::shared_ptr<const GraphDocument>(slot, &slot->state.document), slot->hash};
 }
 
+// Counts a lineage as running for as long as its thread is in the search.
+class LiveLineage {
+ public:
+  explicit LiveLineage(Speculation& speculation) : speculation_(speculation) { ++speculation_.live; }
+  ~LiveLineage() { --speculation_.live; }
+  LiveLineage(const LiveLineage&) = delete;
+  LiveLineage& operator=(const LiveLineage&) = delete;
+
+ private:
+  Speculation& speculation_;
+};
+
 }  // namespace
 
-const char* to_string(StopReason reason) {
-  switch (reason) {
-    case StopReason::finished: return "finished";
-    case StopReason::original_passes: return "the original does not fail";
-    case StopReason::query_budget: return "query budget spent";
-    case StopReason::time_budget: return "time budget spent";
-    case StopReason::interrupted: return "interrupted";
-    case StopReason::error: return "error";
-  }
-  return "unknown";
-}
-
 // The candidates of one step. Slots before front_ are known to pass; the first known failure at
-// front_ is the accepted one, exactly as if they had been evaluated one after another.
+// front_ is the accepted one, exactly as if they had been evaluated one after another. While the
+// front slot is slow, a lineage may search on as if it fails.
 class SearchRunner::StepWindow {
  public:
-  StepWindow(SearchRunner& runner, const SearchState& current)
-      : runner_(runner), current_(current),
+  StepWindow(SearchRunner& runner, const SearchState& current, Acceptance acceptance)
+      : runner_(runner), current_(current), acceptance_(acceptance),
         parallelism_(std::max<std::size_t>(1, runner.evaluator_.parallelism())) {}
   StepWindow(const StepWindow&) = delete;
   StepWindow& operator=(const StepWindow&) = delete;
   // Callbacks capture `this`: nothing may stay in flight once the window is gone.
-  ~StepWindow() { cancel(); }
+  ~StepWindow() {
+    cancel();
+    runner_.discard(ahead_);
+  }
 
   // The CandidateSink handed to the strategy.
   bool offer(SearchState candidate) {
@@ -84,10 +94,7 @@ class SearchRunner::StepWindow {
       flush();
       settle();
     }
-    while (!accepted_ && !runner_.stopped() && undecided() >= parallelism_) {
-      runner_.evaluator_.wait();
-      settle();
-    }
+    while (!accepted_ && !runner_.stopped() && undecided() >= parallelism_) wait();
     // Once some candidate is known to fail, later ones can no longer win.
     return !accepted_ && !runner_.stopped() && !failure_known_;
   }
@@ -96,32 +103,47 @@ class SearchRunner::StepWindow {
   std::optional<std::size_t> finish() {
     if (!runner_.stopped()) flush();
     settle();
-    while (!accepted_ && !runner_.stopped() && front_ < slots_.size()) {
-      runner_.evaluator_.wait();
-      settle();
-    }
+    while (!accepted_ && !runner_.stopped() && front_ < slots_.size()) wait();
     cancel();
     return accepted_;
   }
 
   // The accepted slot's evaluation is over, so nothing else reads its state any more.
   SearchState take(std::size_t index) { return std::move(slots_[index]->state); }
+  // The lineage that went ahead of the accepted slot, if one did.
+  Ahead take_ahead() { return std::exchange(ahead_, Ahead{}); }
 
  private:
   std::size_t undecided() const { return slots_.size() - front_; }
 
-  std::optional<bool> known(std::size_t index) const {
+  const Slot& evaluated(std::size_t index) const {
     const Slot& slot = *slots_[index];
-    return slot.same_as ? known(*slot.same_as) : slot.fails;
+    return slot.same_as ? evaluated(*slot.same_as) : slot;
+  }
+
+  void wait() {
+    runner_.await([this] { look_ahead(); });
+    settle();
   }
 
   void settle() {
     while (!accepted_ && front_ < slots_.size()) {
-      std::optional<bool> fails = known(front_);
-      if (!fails) return;
+      std::optional<bool> fails = evaluated(front_).fails;
+      if (!fails) break;
       if (*fails) accepted_ = front_;
       else ++front_;
     }
+    // The slot it went ahead of passed: it guessed wrong.
+    if (ahead_ && ahead_slot_ < front_) runner_.discard(ahead_);
+  }
+
+  // The front slot decides the step; while its verdict is slow, search on as if it fails.
+  void look_ahead() {
+    if (ahead_ || accepted_ || front_ >= slots_.size()) return;
+    const Slot& front = evaluated(front_);
+    if (front.fails || !front.submitted || !runner_.due(*front.submitted)) return;
+    ahead_ = runner_.spawn(slots_[front_]->state, acceptance_);
+    ahead_slot_ = front_;
   }
 
   void flush() {
@@ -129,7 +151,11 @@ class SearchRunner::StepWindow {
     std::vector<std::size_t> indices;
     indices.swap(to_submit_);
     std::vector<Candidate> batch;
-    for (std::size_t index : indices) batch.push_back(candidate_of(slots_[index]));
+    std::chrono::steady_clock::time_point now = std::chrono::steady_clock::now();
+    for (std::size_t index : indices) {
+      batch.push_back(candidate_of(slots_[index]));
+      slots_[index]->submitted = now;
+    }
     in_flight_ += batch.size();
     runner_.counters_.queries += batch.size();
     runner_.evaluator_.evaluate(std::move(batch), [this, indices](std::size_t k, EvaluationResult result) {
@@ -150,6 +176,7 @@ class SearchRunner::StepWindow {
 
   SearchRunner& runner_;
   const SearchState& current_;
+  Acceptance acceptance_;
   std::size_t parallelism_;
   std::vector<std::shared_ptr<Slot>> slots_;
   std::unordered_map<std::string, std::size_t> first_with_hash_;
@@ -158,6 +185,8 @@ class SearchRunner::StepWindow {
   std::size_t front_ = 0;
   std::optional<std::size_t> accepted_;
   bool failure_known_ = false;
+  Ahead ahead_;
+  std::size_t ahead_slot_ = 0;
 };
 
 SearchRunner::SearchRunner(CandidateEvaluator& evaluator, VerdictCache& cache, const Clock& clock,
@@ -165,15 +194,24 @@ SearchRunner::SearchRunner(CandidateEvaluator& evaluator, VerdictCache& cache, c
     : evaluator_(evaluator), cache_(cache), clock_(clock), options_(options),
       start_nodes_(start_nodes), observer_(observer), started_(clock.now()) {}
 
+SearchRunner::SearchRunner(const Seed& seed, CandidateEvaluator& evaluator, VerdictCache& cache, const Clock& clock,
+                           const std::atomic<bool>& stop, EventRelay& events)
+    : evaluator_(evaluator), cache_(cache), clock_(clock), options_(seed.options), start_nodes_(seed.start_nodes),
+      relay_(&events), started_(seed.started), counters_(seed.counters), speculation_(seed.speculation) {
+  options_.interrupt = &stop;
+}
+
 void SearchRunner::halt(StopReason reason, std::optional<Error> error) {
   if (stop_) return;
   stop_ = reason;
   error_ = std::move(error);
 }
 
+bool SearchRunner::interrupted() const { return options_.interrupt != nullptr && options_.interrupt->load(); }
+
 bool SearchRunner::may_query(std::size_t pending) {
   if (stopped()) return false;
-  if (options_.interrupt != nullptr && options_.interrupt->load())
+  if (interrupted())
     halt(StopReason::interrupted);
   else if (options_.budget.max_queries && counters_.queries + pending > *options_.budget.max_queries)
     halt(StopReason::query_budget);
@@ -187,15 +225,121 @@ SearchProgress SearchRunner::progress(std::string_view strategy, std::size_t gra
   return SearchProgress{strategy, granularity, nodes, start_nodes_, counters_.queries, counters_.cache_hits};
 }
 
-std::optional<bool> SearchRunner::check(const SearchState& state) {
+void SearchRunner::await(const std::function<void()>& look_ahead) {
+  if (!speculation_) return evaluator_.wait();
+  while (!evaluator_.wait_until(std::chrono::steady_clock::now() + wait_slice)) {
+    if (interrupted()) return halt(StopReason::interrupted);
+    look_ahead();
+  }
+}
+
+bool SearchRunner::due(std::chrono::steady_clock::time_point submitted) const {
+  return speculation_ && options_.speculate_after && !stopped() &&
+         std::chrono::steady_clock::now() - submitted >= *options_.speculate_after;
+}
+
+SearchRunner::Ahead SearchRunner::spawn(const SearchState& from, std::optional<Acceptance> accepted) {
+  if (!speculation_ || speculation_->live >= options_.max_lineages) return {};
+  std::shared_ptr<CandidateEvaluator> evaluator = evaluator_.share_with_thread();
+  if (!evaluator) {
+    speculation_.reset();  // this evaluator never will
+    return {};
+  }
+  ++counters_.lineages;
+  Seed seed{options_, start_nodes_, started_, counters_, speculation_};
+  auto state = std::make_shared<SearchState>(clone_state(from));
+  VerdictCache& cache = cache_;
+  const Clock& clock = clock_;
+  log::debug("speculating past a slow verdict: lineage from a state of " +
+             std::to_string(from.document.graph.size()) + " nodes");
+  auto lineage = std::make_shared<Lineage>(
+      [seed, evaluator, state, accepted, &cache, &clock](const std::atomic<bool>& stop, EventRelay& events) {
+        LiveLineage counted(*seed.speculation);
+        SearchRunner runner(seed, *evaluator, cache, clock, stop, events);
+        return seed.speculation->continue_search(runner, std::move(*state), accepted);
+      });
+  return Ahead{std::move(lineage), counters_};
+}
+
+void SearchRunner::discard(Ahead& ahead) {
+  if (!ahead) return;
+  ahead.lineage->stop();
+  LineageOutcome outcome = ahead.lineage->join();
+  SearchCounters own = outcome.counters - ahead.at_spawn;
+  counters_.lineages += own.lineages;
+  counters_.speculative_queries += own.queries + own.speculative_queries;
+  ahead = Ahead{};
+}
+
+bool SearchRunner::adopt(Ahead& ahead, const SearchState& current) {
+  ahead.lineage->events().forward_to(lineage_events_);
+  while (!ahead.lineage->done()) {
+    // The root runner's evaluator drives the workers for every lineage: keep it turning.
+    evaluator_.wait_until(std::chrono::steady_clock::now() + wait_slice);
+    pass_on_lineage_events();
+    if (interrupted()) ahead.lineage->stop();
+  }
+  LineageOutcome outcome = ahead.lineage->join();
+  pass_on_lineage_events();
+  SearchCounters since = counters_ - ahead.at_spawn;  // this runner's own work meanwhile
+  counters_ = outcome.counters;
+  counters_ += since;
+  ahead = Ahead{};
+  if (outcome.rejected) return false;
+  halt(outcome.stop, std::move(outcome.error));
+  adopted_best_ = outcome.best ? std::move(outcome.best) : clone_state(current);
+  return true;
+}
+
+void SearchRunner::emit(SearchEvent event) {
+  if (relay_ != nullptr) return relay_->emit(std::move(event));
+  if (!event.accepted) {
+    if (observer_ != nullptr) observer_->on_progress(event.progress);
+    return;
+  }
+  log::info(event.log_line);
+  if (observer_ != nullptr) observer_->on_accepted(*event.accepted, event.progress);
+}
+
+void SearchRunner::pass_on_lineage_events() {
+  for (SearchEvent& event : lineage_events_.take_all()) emit(std::move(event));
+}
+
+void SearchRunner::record_accepted(const Acceptance& acceptance, const SearchState& state) {
+  ++counters_.accepted;
+  std::size_t nodes = state.document.graph.size();
+  emit(SearchEvent{progress(acceptance.strategy, acceptance.granularity, nodes), clone_state(state),
+                   "strategy " + std::string(acceptance.strategy) + " (G: " + std::to_string(acceptance.granularity) +
+                       "): " + std::to_string(acceptance.nodes_before) + " -> " + std::to_string(nodes) +
+                       " nodes, " + std::to_string(input_count(state)) + " inputs"});
+}
+
+LineageOutcome SearchRunner::outcome(std::optional<SearchState> best) {
+  LineageOutcome outcome;
+  outcome.best = adopted() ? std::move(adopted_best_) : std::move(best);
+  outcome.stop = stop_reason();
+  outcome.error = error_;
+  outcome.counters = counters_;
+  return outcome;
+}
+
+std::optional<bool> SearchRunner::evaluate_fresh(const SearchState& state, Ahead* ahead, bool known_slow) {
   if (!may_query(1)) return std::nullopt;
   auto slot = std::make_shared<Slot>();
   slot->hash = canonical_hash(state.document);
   slot->state.document = clone_document(state.document);
   std::optional<EvaluationResult> result;
   ++counters_.queries;
+  std::chrono::steady_clock::time_point submitted = std::chrono::steady_clock::now();
+  if (known_slow) submitted -= options_.speculate_after.value_or(std::chrono::milliseconds(0));
   evaluator_.evaluate({candidate_of(slot)}, [&](std::size_t, EvaluationResult r) { result = std::move(r); });
-  while (!result) evaluator_.wait();
+  while (!result && !stopped()) await([&] {
+    if (ahead != nullptr && !*ahead && due(submitted)) *ahead = spawn(state, std::nullopt);
+  });
+  if (!result) {
+    evaluator_.cancel_pending();
+    return std::nullopt;
+  }
   if (!*result) {
     halt(StopReason::error, result->error());
     return std::nullopt;
@@ -204,34 +348,63 @@ std::optional<bool> SearchRunner::check(const SearchState& state) {
   return **result;
 }
 
+std::optional<bool> SearchRunner::check(const SearchState& state) { return evaluate_fresh(state, nullptr, false); }
+
+std::optional<bool> SearchRunner::check_then_continue(const SearchState& state, const std::function<void()>& on_fails,
+                                                      bool known_slow) {
+  Ahead ahead;
+  std::optional<bool> fails = evaluate_fresh(state, &ahead, known_slow);
+  if (fails && *fails) {
+    on_fails();
+    if (ahead) adopt(ahead, state);
+  }
+  discard(ahead);
+  return fails;
+}
+
+std::optional<SearchState> SearchRunner::confirm(const Acceptance& acceptance, SearchState candidate,
+                                                 bool known_slow) {
+  if (options_.reverify) {
+    std::optional<bool> again =
+        check_then_continue(candidate, [&] { record_accepted(acceptance, candidate); }, known_slow);
+    if (!again) return std::nullopt;
+    if (!*again) {
+      log::warn("strategy " + std::string(acceptance.strategy) +
+                ": candidate failed once but passed when re-verified; not applying it");
+      return std::nullopt;
+    }
+  } else {
+    record_accepted(acceptance, candidate);
+  }
+  if (adopted()) return std::nullopt;
+  return candidate;
+}
+
 std::optional<SearchState> SearchRunner::run_step(const Strategy& strategy, const SearchState& state,
                                                   std::size_t granularity) {
   if (stopped()) return std::nullopt;
   std::size_t nodes = state.document.graph.size();
-  if (observer_ != nullptr) observer_->on_progress(progress(strategy.name, granularity, nodes));
+  emit(SearchEvent{progress(strategy.name, granularity, nodes), std::nullopt, {}});
+  Acceptance acceptance{strategy.name, granularity, nodes};
   std::optional<SearchState> accepted;
+  Ahead ahead;
   {
-    StepWindow window(*this, state);
+    StepWindow window(*this, state, acceptance);
     strategy.propose(state, granularity, [&](SearchState candidate) { return window.offer(std::move(candidate)); });
-    if (std::optional<std::size_t> index = window.finish()) accepted = window.take(*index);
-  }
-  if (!accepted) return std::nullopt;
-  if (options_.reverify) {
-    std::optional<bool> again = check(*accepted);
-    if (!again) return std::nullopt;
-    if (!*again) {
-      log::warn("strategy " + std::string(strategy.name) +
-                ": candidate failed once but passed when re-verified; not applying it");
-      return std::nullopt;
+    if (std::optional<std::size_t> index = window.finish()) {
+      accepted = window.take(*index);
+      ahead = window.take_ahead();
     }
   }
-  ++counters_.accepted;
-  log::info("strategy " + std::string(strategy.name) + " (G: " + std::to_string(granularity) + "): " +
-            std::to_string(nodes) + " -> " + std::to_string(accepted->document.graph.size()) + " nodes, " +
-            std::to_string(input_count(*accepted)) + " inputs");
-  if (observer_ != nullptr)
-    observer_->on_accepted(*accepted, progress(strategy.name, granularity, accepted->document.graph.size()));
-  return accepted;
+  if (!accepted) return std::nullopt;
+  // The lineage re-verified the candidate and searched on from it: its result is the search's.
+  if (ahead) {
+    if (!adopt(ahead, state))
+      log::warn("strategy " + std::string(strategy.name) +
+                ": candidate failed once but passed when re-verified; not applying it");
+    return std::nullopt;
+  }
+  return confirm(acceptance, std::move(*accepted));
 }
 
 }  // namespace minifyd::search

@@ -1,6 +1,7 @@
 // Verdicts already known, so that no candidate is evaluated twice.
 #pragma once
 
+#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -10,7 +11,8 @@
 namespace minifyd::search {
 
 // Keyed by a candidate's canonical hash, for one evaluation key: everything else that decides a
-// verdict (backend, its options, the failure check), which the caller supplies. Not thread-safe.
+// verdict (backend, its options, the failure check), which the caller supplies. Thread-safe: the
+// search and its speculative lineages share one.
 class VerdictCache {
  public:
   explicit VerdictCache(std::string evaluation_key) : evaluation_key_(std::move(evaluation_key)) {}
@@ -24,6 +26,7 @@ class VerdictCache {
 
  private:
   std::string evaluation_key_;
+  mutable std::mutex mutex_;
   std::unordered_map<std::string, bool> verdicts_;  // by candidate hash
 };
 

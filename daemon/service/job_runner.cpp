@@ -128,7 +128,7 @@ void JobRunner::run(JobRecord job) {
       return ended;
     }
     ProgressForwarder progress(context_.daemon_io, id_, on_event_);
-    return run::continue_run(std::move(*checkpoint), place, pool.access(), run::SessionHooks{&progress, &interrupt_});
+    return run::continue_run(std::move(*checkpoint), place, pool.access(), run::SessionHooks{&progress, &interrupt_, std::nullopt});
   }();
   nlohmann::json end = record_end(result);
   boost::asio::post(context_.daemon_io, [sink = on_event_, id = id_, end = std::move(end)] { sink(id, end); });

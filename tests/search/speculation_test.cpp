@@ -1,0 +1,125 @@
+// Speculative lineages: slow failures (hangs) overlap, guesses that turn out wrong are dropped,
+// and either way the search ends where the sequential one does, having reported the same steps.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <thread>
+
+#include "common/graph_codec.h"
+#include "tests/support/delayed_evaluator.h"
+#include "tests/support/run_search.h"
+#include "tests/support/search_case.h"
+
+using namespace minifyd;
+using namespace minifyd::search;
+using namespace minifyd::search::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+// A chain of 48 unary operators with one relu, the chain1000 cases in small.
+SearchState chain_with_relu() {
+  SearchCase c;
+  Node* last = c.input("x");
+  for (int i = 0; i < 48; ++i)
+    last = c.call("op" + std::to_string(i), i == 29 ? "aten::relu" : (i % 2 == 0 ? "aten::sin" : "aten::cos"),
+                  {NodeRef{last}});
+  c.output(NodeRef{last});
+  return c.build();
+}
+
+struct Recorder final : SearchObserver {
+  std::vector<std::string> accepted;
+  void on_accepted(const SearchState& state, const SearchProgress& progress) override {
+    accepted.push_back(std::string(progress.strategy) + "/" + std::to_string(progress.granularity) + "/" +
+                       std::to_string(state.document.graph.size()));
+  }
+};
+
+struct Run {
+  SearchResult result;
+  std::vector<std::string> accepted;
+};
+
+Run search_with(CandidateEvaluator& evaluator, std::optional<std::chrono::milliseconds> speculate_after,
+                const std::atomic<bool>* interrupt = nullptr) {
+  SearchOptions options;
+  options.strategies = *select_strategies({});
+  options.runner.speculate_after = speculate_after;
+  options.runner.interrupt = interrupt;
+  VerdictCache cache("test");
+  FakeClock clock;
+  Recorder recorder;
+  auto result = minify(chain_with_relu(), evaluator, cache, clock, options, &recorder);
+  REQUIRE(result.has_value());
+  return Run{std::move(*result), recorder.accepted};
+}
+
+std::string encoded(const SearchResult& result) { return encode_graph_document(result.best.document).dump(); }
+
+Delay slow_when(Predicate slow, std::chrono::milliseconds how_slow) {
+  return [slow, how_slow](const GraphDocument& document) { return slow(document) ? how_slow : 0ms; };
+}
+
+}  // namespace
+
+TEST_CASE("lineages run slow failures at once and end where the sequential search does", "[search]") {
+  PredicateEvaluator sequential(holds_target("aten::relu"));
+  Run reference = search_with(sequential, std::nullopt);
+  REQUIRE(reference.result.best.document.graph.size() == 3);
+
+  for (std::size_t parallelism : {1u, 3u}) {
+    // A candidate holding the relu "hangs" for 300 ms; the others answer at once.
+    DelayedEvaluator evaluator(holds_target("aten::relu"), slow_when(holds_target("aten::relu"), 300ms), parallelism);
+    Run speculative = search_with(evaluator, 20ms);
+    CHECK(encoded(speculative.result) == encoded(reference.result));
+    CHECK(speculative.result.best.loads == reference.result.best.loads);
+    CHECK(speculative.result.stop == StopReason::finished);
+    CHECK(speculative.accepted == reference.accepted);
+    CHECK(speculative.result.counters.accepted == reference.result.counters.accepted);
+    CHECK(speculative.result.counters.lineages > 0);
+    // Every evaluation is counted once: on the path the search took, or as wasted speculation.
+    CHECK(speculative.result.counters.queries + speculative.result.counters.speculative_queries ==
+          evaluator.evaluations());
+  }
+}
+
+TEST_CASE("a lineage that guessed wrong is stopped and its work counted as speculative", "[search]") {
+  PredicateEvaluator sequential(holds_target("aten::relu"));
+  Run reference = search_with(sequential, std::nullopt);
+  // Now the passing candidates are the slow ones: every lineage started on them guesses wrong.
+  DelayedEvaluator evaluator(holds_target("aten::relu"),
+                             slow_when([](const GraphDocument& d) { return !holds_target("aten::relu")(d); }, 60ms), 1);
+  Run speculative = search_with(evaluator, 10ms);
+  CHECK(encoded(speculative.result) == encoded(reference.result));
+  CHECK(speculative.accepted == reference.accepted);
+  CHECK(speculative.result.counters.lineages > 0);
+  CHECK(speculative.result.counters.speculative_queries > 0);
+  CHECK(speculative.result.counters.queries + speculative.result.counters.speculative_queries ==
+        evaluator.evaluations());
+}
+
+TEST_CASE("an interrupt stops the search and every lineage while candidates hang", "[search]") {
+  // Failing candidates take far longer than the test may: only the interrupt can end it.
+  DelayedEvaluator evaluator(holds_target("aten::relu"), slow_when(holds_target("aten::relu"), 600s), 1);
+  std::atomic<bool> interrupt{false};
+  std::thread interrupter([&] {
+    std::this_thread::sleep_for(300ms);
+    interrupt = true;
+  });
+  Run interrupted = search_with(evaluator, 20ms, &interrupt);
+  interrupter.join();
+  CHECK(interrupted.result.stop == StopReason::interrupted);
+  CHECK(interrupted.result.best.document.graph.size() == 50);  // nothing was confirmed
+  CHECK(interrupted.accepted.empty());
+}
+
+TEST_CASE("an evaluator that cannot be shared searches sequentially", "[search]") {
+  PredicateEvaluator sequential(holds_target("aten::relu"));
+  Run reference = search_with(sequential, std::nullopt);
+  PredicateEvaluator unshareable(holds_target("aten::relu"));
+  Run run = search_with(unshareable, 1ms);
+  CHECK(encoded(run.result) == encoded(reference.result));
+  CHECK(run.result.counters.lineages == 0);
+  CHECK(run.result.counters.queries == reference.result.counters.queries);
+}
