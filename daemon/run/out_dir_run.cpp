@@ -17,13 +17,18 @@ RunPlace out_dir_place(ContentStore store, const std::filesystem::path& out_dir)
                   [out_dir](const Checkpoint& checkpoint) { return write_checkpoint(checkpoint, out_dir); }};
 }
 
-// The run's pool: its slots, the spec's limits on each worker.
+// A request running this long yields its slot to a queued one (it runs on, in its own child). Only
+// lineages queue more requests than there are slots, so without speculation parking changes
+// nothing; with it, a hung candidate holds a slot this long instead of until its timeout.
+constexpr std::chrono::milliseconds park_after{20};
+
+// The run's pool: its slots, the spec's limits on each worker, parking when the search speculates.
 PoolConfig pool_config(const RunSettings& settings, const EvaluationSpec& spec) {
   PoolConfig config;
   config.worker = settings.worker;
   apply_limits(spec, config.worker);
   config.slots = settings.slots;
-  config.park_after = settings.speculate_after;
+  if (settings.speculate_after) config.park_after = std::min(*settings.speculate_after, park_after);
   return config;
 }
 
