@@ -96,6 +96,8 @@ class PoolEvaluator::Shared final : public search::CandidateEvaluator {
     return std::make_shared<Shared>(owner_);
   }
 
+  std::chrono::steady_clock::duration slow_beyond() const override { return owner_.passes_.slow_beyond(); }
+
  private:
   struct Mailbox {
     std::mutex mutex;
@@ -140,17 +142,21 @@ RequestPool::Ticket PoolEvaluator::submit(const search::Candidate& candidate, De
   // submit() never calls the handler before returning, so *ticket is set by the time it runs.
   *ticket = pool_.submit(evaluate_request(spec_, *candidate.document, store_), spec_.timeout,
                          [this, alive = std::weak_ptr<bool>(alive_), ticket, hash = candidate.hash,
+                          submitted = std::chrono::steady_clock::now(),
                           deliver = std::move(deliver)](WorkerOutcome outcome) {
-                           if (!alive.expired()) receive(*ticket, hash, outcome, deliver);
+                           if (!alive.expired()) receive(*ticket, hash, submitted, outcome, deliver);
                          });
   if (candidate.hash == original_hash_) original_tickets_.insert(*ticket);
   return *ticket;
 }
 
-void PoolEvaluator::receive(RequestPool::Ticket ticket, const std::string& hash, const WorkerOutcome& outcome,
+void PoolEvaluator::receive(RequestPool::Ticket ticket, const std::string& hash,
+                            std::chrono::steady_clock::time_point submitted, const WorkerOutcome& outcome,
                             Delivery deliver) {
   bool original = original_tickets_.erase(ticket) != 0;
   if (abandoned_.erase(ticket) != 0) return;
+  if (auto verdict = verdict_of(outcome); verdict && verdict->pass)
+    passes_.record(std::chrono::steady_clock::now() - submitted);
   if (!original && !original_tickets_.empty() && judge_.awaits_signature() && is_failure(outcome)) {
     held_for_original_.push_back([this, hash, outcome, deliver] { deliver(judge(hash, outcome)); });
     return;

@@ -22,6 +22,7 @@
 #include "daemon/query/evaluation_spec.h"
 #include "daemon/query/failure_judge.h"
 #include "daemon/search/candidate_evaluator.h"
+#include "daemon/search/pass_latency.h"
 
 namespace minifyd::run {
 
@@ -47,6 +48,8 @@ class PoolEvaluator final : public search::CandidateEvaluator {
   bool wait_until(std::chrono::steady_clock::time_point deadline) override;
   void cancel_pending() override;
   std::shared_ptr<search::CandidateEvaluator> share_with_thread() override;
+  // Measured from submission to the worker's passing verdict, whoever submitted it.
+  std::chrono::steady_clock::duration slow_beyond() const override { return passes_.slow_beyond(); }
 
   const VerdictTally& tally() const { return tally_; }
 
@@ -61,7 +64,8 @@ class PoolEvaluator final : public search::CandidateEvaluator {
   // Submits one candidate; `deliver` gets its judged verdict on this thread, unless it is abandoned.
   RequestPool::Ticket submit(const search::Candidate& candidate, Delivery deliver);
   // Judges and delivers, or holds the verdict back until the original's is known.
-  void receive(RequestPool::Ticket ticket, const std::string& hash, const WorkerOutcome& outcome, Delivery deliver);
+  void receive(RequestPool::Ticket ticket, const std::string& hash, std::chrono::steady_clock::time_point submitted,
+               const WorkerOutcome& outcome, Delivery deliver);
   search::EvaluationResult judge(const std::string& hash, const WorkerOutcome& outcome);
   void deliver_to_search(RequestPool::Ticket ticket, search::EvaluationResult result);
   // Drops the tickets' answers; kills those still running after the grace period.
@@ -82,6 +86,7 @@ class PoolEvaluator final : public search::CandidateEvaluator {
   // ahead of it), a failure with no signature to compare yet waits for the original's.
   std::set<RequestPool::Ticket> original_tickets_;
   std::vector<std::function<void()>> held_for_original_;
+  search::PassLatency passes_;
   // Cancelled by the search while a worker was already running them: their answers are dropped,
   // and they are killed if they are still running after a grace period.
   std::set<RequestPool::Ticket> abandoned_;

@@ -46,6 +46,8 @@ class CandidateEvaluator {
     wait();
     return true;
   }
+  // How long a verdict may take before it counts as slow (for speculation); zero when unknown.
+  virtual std::chrono::steady_clock::duration slow_beyond() const { return {}; }
   // An evaluator for another thread (a speculative lineage of the search) on the same workers,
   // judged the same way; its callbacks run on that thread. nullptr when this one cannot be shared.
   virtual std::shared_ptr<CandidateEvaluator> share_with_thread() { return nullptr; }

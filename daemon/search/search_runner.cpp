@@ -162,7 +162,6 @@ class SearchRunner::StepWindow {
       --in_flight_;
       Slot& slot = *slots_.at(indices.at(k));
       if (!result) return runner_.halt(StopReason::error, result.error());
-      runner_.note_verdict(*result, *slot.submitted);
       slot.fails = *result;
       failure_known_ = failure_known_ || *result;
       runner_.cache_.store(slot.hash, *result);
@@ -234,33 +233,10 @@ void SearchRunner::await(const std::function<void()>& look_ahead) {
   }
 }
 
-void PassLatency::record(std::chrono::steady_clock::duration latency) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (latest_.size() < window) latest_.push_back(latency);
-  else latest_[next_] = latency;
-  next_ = (next_ + 1) % window;
-}
-
-std::chrono::steady_clock::duration PassLatency::slow_beyond() const {
-  std::vector<std::chrono::steady_clock::duration> sorted;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    sorted = latest_;
-  }
-  if (sorted.empty()) return {};
-  auto median = sorted.begin() + static_cast<std::ptrdiff_t>(sorted.size() / 2);
-  std::nth_element(sorted.begin(), median, sorted.end());
-  return 3 * *median;
-}
-
 bool SearchRunner::due(std::chrono::steady_clock::time_point submitted) const {
   if (!speculation_ || !options_.speculate_after || stopped()) return false;
   std::chrono::steady_clock::duration pending = std::chrono::steady_clock::now() - submitted;
-  return pending >= *options_.speculate_after && pending >= speculation_->passes.slow_beyond();
-}
-
-void SearchRunner::note_verdict(bool fails, std::chrono::steady_clock::time_point submitted) {
-  if (speculation_ && !fails) speculation_->passes.record(std::chrono::steady_clock::now() - submitted);
+  return pending >= *options_.speculate_after && pending >= evaluator_.slow_beyond();
 }
 
 SearchRunner::Ahead SearchRunner::spawn(const SearchState& from, std::optional<Acceptance> accepted) {
@@ -369,7 +345,6 @@ std::optional<bool> SearchRunner::evaluate_fresh(const SearchState& state, Ahead
     halt(StopReason::error, result->error());
     return std::nullopt;
   }
-  note_verdict(**result, submitted);
   cache_.store(slot->hash, **result);
   return **result;
 }

@@ -9,10 +9,8 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
-#include <vector>
 
 #include "common/expected.h"
 #include "daemon/search/candidate_evaluator.h"
@@ -37,8 +35,8 @@ struct RunnerOptions {
   bool reverify = true;
   // Set from another thread to stop the search before its next query (StopReason::interrupted).
   const std::atomic<bool>* interrupt = nullptr;
-  // When the verdict that decides the search's next move has been pending this long, and 3 times
-  // as long as passing verdicts take (PassLatency), a lineage searches on as if the candidate fails
+  // When the verdict that decides the search's next move has been pending this long, and longer
+  // than the evaluator's slow_beyond(), a lineage searches on as if the candidate fails
   // (search/lineage.h). Needs an evaluator that can be shared with other threads; nullopt: never.
   std::optional<std::chrono::milliseconds> speculate_after;
   std::size_t max_lineages = 64;  // running at once, over the whole search
@@ -53,29 +51,12 @@ struct Acceptance {
   std::size_t nodes_before = 0;
 };
 
-// How long passing verdicts take, over the whole search: a verdict is slow, and worth speculating
-// past, only when it takes well beyond that (graphs that take seconds to compile would otherwise
-// start a lineage at every step). Thread-safe.
-class PassLatency {
- public:
-  void record(std::chrono::steady_clock::duration latency);
-  // 3 times the median of the latest passing verdicts, or zero before any.
-  std::chrono::steady_clock::duration slow_beyond() const;
-
- private:
-  static constexpr std::size_t window = 16;
-  mutable std::mutex mutex_;
-  std::vector<std::chrono::steady_clock::duration> latest_;  // ring of the last `window`
-  std::size_t next_ = 0;
-};
-
 // How lineages continue the search: the driver loop lives above the runner (search/minifier.h).
 struct Speculation {
   // From `state` on, `accepted` (when set) re-verified first, as if the parent had accepted it.
   std::function<LineageOutcome(SearchRunner& runner, SearchState state, std::optional<Acceptance> accepted)>
       continue_search;
   std::atomic<std::size_t> live{0};
-  PassLatency passes;
 };
 
 // Not thread-safe: one search thread drives it (see CandidateEvaluator for the callbacks); each
@@ -158,8 +139,6 @@ class SearchRunner {
   // (which may start a lineage) and to notice an interrupt.
   void await(const std::function<void()>& look_ahead);
   bool due(std::chrono::steady_clock::time_point submitted) const;
-  // Feeds PassLatency with a verdict that came back `passes` after `submitted`.
-  void note_verdict(bool fails, std::chrono::steady_clock::time_point submitted);
   // A lineage continuing from `from` (its acceptance re-verified first, when given); empty when
   // speculation is off, at its limit, or the evaluator cannot be shared.
   Ahead spawn(const SearchState& from, std::optional<Acceptance> accepted);

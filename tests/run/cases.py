@@ -283,6 +283,11 @@ def _cases():
                           minimized(failure, 3, 1, only_op_of_an_input("aten::relu"))))
     cases.append(Case("slippage", relu_then_sigmoid, faulty("segfault", "aten::relu", "fault.aten::sigmoid=throw"),
                       minimized(segfault, graph=holds("aten::relu", without="aten::sigmoid"))))
+    # The original hangs, so its verdict comes last: the lineages that search on meanwhile see the
+    # sigmoid's segfault first, and must hold it back until the original's signature is known.
+    cases.append(Case("slippage_hang", relu_then_sigmoid,
+                      faulty("hang", "aten::relu", "fault.aten::sigmoid=segfault") + hang_timeout,
+                      minimized(Failure("timeout"), graph=holds("aten::relu", without="aten::sigmoid"))))
     return {case.name: case for case in cases}
 
 
