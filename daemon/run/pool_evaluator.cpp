@@ -29,7 +29,7 @@ bool is_failure(const WorkerOutcome& outcome) {
 // root search's); verdicts come back through a mailbox this thread waits on.
 class PoolEvaluator::Shared final : public search::CandidateEvaluator {
  public:
-  Shared(PoolEvaluator& owner) : owner_(owner), alive_(owner.alive_), mailbox_(std::make_shared<Mailbox>()) {}
+  explicit Shared(PoolEvaluator& owner) : owner_(owner), alive_(owner.alive_), mailbox_(std::make_shared<Mailbox>()) {}
   ~Shared() override { cancel_pending(); }
 
   std::size_t parallelism() const override { return owner_.parallelism_; }

@@ -30,7 +30,7 @@ Candidate candidate_of(const std::shared_ptr<Slot>& slot) {
   return Candidate{std::shared_ptr<const GraphDocument>(slot, &slot->state.document), slot->hash};
 }
 
-// Counts a lineage as running for as long as its thread is in the search.
+// Counts a lineage as running from its start until its thread is done with it.
 class LiveLineage {
  public:
   explicit LiveLineage(Speculation& speculation) : speculation_(speculation) { ++speculation_.live; }
@@ -251,11 +251,11 @@ SearchRunner::Ahead SearchRunner::spawn(const SearchState& from, std::optional<A
   auto state = std::make_shared<SearchState>(clone_state(from));
   VerdictCache& cache = cache_;
   const Clock& clock = clock_;
+  auto counted = std::make_shared<LiveLineage>(*speculation_);
   log::debug("speculating past a slow verdict: lineage from a state of " +
              std::to_string(from.document.graph.size()) + " nodes");
   auto lineage = std::make_shared<Lineage>(
-      [seed, evaluator, state, accepted, &cache, &clock](const std::atomic<bool>& stop, EventRelay& events) {
-        LiveLineage counted(*seed.speculation);
+      [seed, evaluator, state, accepted, &cache, &clock, counted](const std::atomic<bool>& stop, EventRelay& events) {
         SearchRunner runner(seed, *evaluator, cache, clock, stop, events);
         return seed.speculation->continue_search(runner, std::move(*state), accepted);
       });
