@@ -1,8 +1,6 @@
 // Candidates through the pool.
 #include "daemon/run/pool_evaluator.h"
 
-#include <condition_variable>
-#include <mutex>
 #include <thread>
 #include <utility>
 
@@ -10,6 +8,7 @@
 
 #include "common/log.h"
 #include "daemon/query/verdict_of_outcome.h"
+#include "daemon/search/result_mailbox.h"
 
 namespace minifyd::run {
 namespace {
@@ -18,18 +17,13 @@ namespace {
 // the worker). Only one that is still running after this long (a hang, a slow graph) is killed.
 constexpr std::chrono::milliseconds abandon_grace{250};
 
-bool is_failure(const WorkerOutcome& outcome) {
-  auto verdict = verdict_of(outcome);
-  return verdict && !verdict->pass;
-}
-
 }  // namespace
 
 // A lineage's evaluator. Requests and cancellations are posted to the io_context's thread (the
 // root search's); verdicts come back through a mailbox this thread waits on.
 class PoolEvaluator::Shared final : public search::CandidateEvaluator {
  public:
-  explicit Shared(PoolEvaluator& owner) : owner_(owner), alive_(owner.alive_), mailbox_(std::make_shared<Mailbox>()) {}
+  explicit Shared(PoolEvaluator& owner) : owner_(owner), alive_(owner.alive_) {}
   ~Shared() override { cancel_pending(); }
 
   std::size_t parallelism() const override { return owner_.parallelism_; }
@@ -37,16 +31,13 @@ class PoolEvaluator::Shared final : public search::CandidateEvaluator {
   void evaluate(std::vector<search::Candidate> batch, ResultCallback on_result) override {
     auto shared_callback = std::make_shared<ResultCallback>(std::move(on_result));
     for (std::size_t i = 0; i < batch.size(); ++i) {
-      std::uint64_t id = next_id_++;
-      callbacks_.emplace(id, Pending{shared_callback, i});
-      boost::asio::post(owner_.io_, [owner = &owner_, alive = alive_, mailbox = mailbox_, id,
+      std::uint64_t id = mailbox_->expect(shared_callback, i);
+      boost::asio::post(owner_.io_, [owner = &owner_, alive = alive_, mailbox = mailbox_, tickets = tickets_, id,
                                      candidate = std::move(batch[i])] {
         if (alive.expired()) return;
-        RequestPool::Ticket ticket = owner->submit(candidate, [mailbox, id](search::EvaluationResult result) {
+        (*tickets)[id] = owner->submit(candidate, [mailbox, id](search::EvaluationResult result) {
           mailbox->put(id, std::move(result));
         });
-        std::lock_guard<std::mutex> lock(mailbox->mutex);
-        mailbox->tickets.emplace(id, ticket);
       });
     }
   }
@@ -57,38 +48,18 @@ class PoolEvaluator::Shared final : public search::CandidateEvaluator {
   }
 
   bool wait_until(std::chrono::steady_clock::time_point deadline) override {
-    std::vector<std::pair<std::uint64_t, search::EvaluationResult>> arrived;
-    {
-      std::unique_lock<std::mutex> lock(mailbox_->mutex);
-      mailbox_->ready.wait_until(lock, deadline, [&] { return !mailbox_->results.empty(); });
-      arrived.swap(mailbox_->results);
-    }
-    bool reported = false;
-    for (auto& [id, result] : arrived) {
-      auto it = callbacks_.find(id);
-      if (it == callbacks_.end()) continue;  // cancelled since
-      Pending pending = std::move(it->second);
-      callbacks_.erase(it);
-      reported = true;
-      (*pending.on_result)(pending.index, std::move(result));
-    }
-    return reported;
+    return mailbox_->deliver_until(deadline);
   }
 
   void cancel_pending() override {
-    if (callbacks_.empty()) return;
-    std::vector<std::uint64_t> ids;
-    for (const auto& [id, pending] : callbacks_) ids.push_back(id);
-    callbacks_.clear();
-    boost::asio::post(owner_.io_, [owner = &owner_, alive = alive_, mailbox = mailbox_, ids] {
+    std::vector<std::uint64_t> ids = mailbox_->forget_all();
+    if (ids.empty()) return;
+    boost::asio::post(owner_.io_, [owner = &owner_, alive = alive_, tickets = tickets_, ids] {
       if (alive.expired()) return;
-      std::vector<RequestPool::Ticket> tickets;
-      {
-        std::lock_guard<std::mutex> lock(mailbox->mutex);
-        for (std::uint64_t id : ids)
-          if (auto it = mailbox->tickets.find(id); it != mailbox->tickets.end()) tickets.push_back(it->second);
-      }
-      owner->abandon(tickets);
+      std::vector<RequestPool::Ticket> abandoned;
+      for (std::uint64_t id : ids)
+        if (auto it = tickets->find(id); it != tickets->end()) abandoned.push_back(it->second);
+      owner->abandon(abandoned);
     });
   }
 
@@ -99,24 +70,12 @@ class PoolEvaluator::Shared final : public search::CandidateEvaluator {
   std::chrono::steady_clock::duration slow_beyond() const override { return owner_.passes_.slow_beyond(); }
 
  private:
-  struct Mailbox {
-    std::mutex mutex;
-    std::condition_variable ready;
-    std::vector<std::pair<std::uint64_t, search::EvaluationResult>> results;
-    std::map<std::uint64_t, RequestPool::Ticket> tickets;  // once submitted on the io thread
-
-    void put(std::uint64_t id, search::EvaluationResult result) {
-      std::lock_guard<std::mutex> lock(mutex);
-      results.emplace_back(id, std::move(result));
-      ready.notify_one();
-    }
-  };
-
   PoolEvaluator& owner_;
   std::weak_ptr<bool> alive_;
-  std::shared_ptr<Mailbox> mailbox_;
-  std::map<std::uint64_t, Pending> callbacks_;
-  std::uint64_t next_id_ = 1;
+  std::shared_ptr<search::ResultMailbox> mailbox_ = std::make_shared<search::ResultMailbox>();
+  // By mailbox id, once submitted; read and written on the io thread only.
+  std::shared_ptr<std::map<std::uint64_t, RequestPool::Ticket>> tickets_ =
+      std::make_shared<std::map<std::uint64_t, RequestPool::Ticket>>();
 };
 
 PoolEvaluator::PoolEvaluator(const PoolAccess& access, EvaluationSpec spec, std::filesystem::path store,
@@ -155,13 +114,13 @@ void PoolEvaluator::receive(RequestPool::Ticket ticket, const std::string& hash,
                             Delivery deliver) {
   bool original = original_tickets_.erase(ticket) != 0;
   if (abandoned_.erase(ticket) != 0) return;
-  if (auto verdict = verdict_of(outcome); verdict && verdict->pass)
-    passes_.record(std::chrono::steady_clock::now() - submitted);
-  if (!original && !original_tickets_.empty() && judge_.awaits_signature() && is_failure(outcome)) {
-    held_for_original_.push_back([this, hash, outcome, deliver] { deliver(judge(hash, outcome)); });
+  Expected<protocol::Verdict> verdict = verdict_of(outcome);
+  if (verdict && verdict->pass) passes_.record(std::chrono::steady_clock::now() - submitted);
+  if (!original && !original_tickets_.empty() && judge_.awaits_signature() && verdict && !verdict->pass) {
+    held_for_original_.push_back([this, hash, verdict, deliver] { deliver(judge(hash, verdict)); });
     return;
   }
-  deliver(judge(hash, outcome));
+  deliver(judge(hash, verdict));
   if (!original) return;
   std::vector<std::function<void()>> held;
   held.swap(held_for_original_);
@@ -188,8 +147,7 @@ void PoolEvaluator::deliver_to_search(RequestPool::Ticket ticket, search::Evalua
   (*pending.on_result)(pending.index, std::move(result));
 }
 
-search::EvaluationResult PoolEvaluator::judge(const std::string& hash, const WorkerOutcome& outcome) {
-  auto verdict = verdict_of(outcome);
+search::EvaluationResult PoolEvaluator::judge(const std::string& hash, const Expected<protocol::Verdict>& verdict) {
   if (!verdict) return verdict.error().with_context("candidate " + hash.substr(0, 12));
   std::string described = protocol::describe(*verdict);
   if (verdict->pass) {

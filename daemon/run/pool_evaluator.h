@@ -66,7 +66,7 @@ class PoolEvaluator final : public search::CandidateEvaluator {
   // Judges and delivers, or holds the verdict back until the original's is known.
   void receive(RequestPool::Ticket ticket, const std::string& hash, std::chrono::steady_clock::time_point submitted,
                const WorkerOutcome& outcome, Delivery deliver);
-  search::EvaluationResult judge(const std::string& hash, const WorkerOutcome& outcome);
+  search::EvaluationResult judge(const std::string& hash, const Expected<protocol::Verdict>& verdict);
   void deliver_to_search(RequestPool::Ticket ticket, search::EvaluationResult result);
   // Drops the tickets' answers; kills those still running after the grace period.
   void abandon(const std::vector<RequestPool::Ticket>& tickets);

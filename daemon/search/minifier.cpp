@@ -124,13 +124,11 @@ Expected<SearchResult> minify(SearchState original, CandidateEvaluator& evaluato
   std::optional<bool> fails = true;
   if (!options.skip_sanity) fails = runner.check_then_continue(original, [] {});
   if (!fails && runner.error()) return runner.error()->with_context("checking the original graph");
-  if (runner.adopted() || !fails) {
-    outcome = runner.outcome(std::move(original));
-  } else if (!*fails) {
-    outcome = runner.outcome(std::move(original));
-    outcome.stop = StopReason::original_passes;
-  } else {
+  if (fails && *fails && !runner.adopted()) {
     outcome = search_from(runner, options, std::move(original), std::nullopt);
+  } else {  // stopped, adopted a lineage that went ahead of the check, or nothing to minimize
+    outcome = runner.outcome(std::move(original));
+    if (fails && !*fails) outcome.stop = StopReason::original_passes;
   }
   result.best = std::move(*outcome.best);
   result.stop = outcome.stop;

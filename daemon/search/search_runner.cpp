@@ -30,6 +30,10 @@ Candidate candidate_of(const std::shared_ptr<Slot>& slot) {
   return Candidate{std::shared_ptr<const GraphDocument>(slot, &slot->state.document), slot->hash};
 }
 
+void warn_not_reproduced(std::string_view strategy) {
+  log::warn("strategy " + std::string(strategy) + ": candidate failed once but passed when re-verified; not applying it");
+}
+
 // Counts a lineage as running from its start until its thread is done with it.
 class LiveLineage {
  public:
@@ -333,7 +337,7 @@ std::optional<bool> SearchRunner::evaluate_fresh(const SearchState& state, Ahead
   ++counters_.queries;
   std::chrono::steady_clock::time_point submitted = std::chrono::steady_clock::now();
   evaluator_.evaluate({candidate_of(slot)}, [&](std::size_t, EvaluationResult r) { result = std::move(r); });
-  if (ahead != nullptr && known_slow && speculation_ && options_.speculate_after) *ahead = spawn(state, std::nullopt);
+  if (ahead != nullptr && known_slow) *ahead = spawn(state, std::nullopt);
   while (!result && !stopped()) await([&] {
     if (ahead != nullptr && !*ahead && due(submitted)) *ahead = spawn(state, std::nullopt);
   });
@@ -370,8 +374,7 @@ std::optional<SearchState> SearchRunner::confirm(const Acceptance& acceptance, S
         check_then_continue(candidate, [&] { record_accepted(acceptance, candidate); }, known_slow);
     if (!again) return std::nullopt;
     if (!*again) {
-      log::warn("strategy " + std::string(acceptance.strategy) +
-                ": candidate failed once but passed when re-verified; not applying it");
+      warn_not_reproduced(acceptance.strategy);
       return std::nullopt;
     }
   } else {
@@ -400,9 +403,7 @@ std::optional<SearchState> SearchRunner::run_step(const Strategy& strategy, cons
   if (!accepted) return std::nullopt;
   // The lineage re-verified the candidate and searched on from it: its result is the search's.
   if (ahead) {
-    if (!adopt(ahead, state))
-      log::warn("strategy " + std::string(strategy.name) +
-                ": candidate failed once but passed when re-verified; not applying it");
+    if (!adopt(ahead, state)) warn_not_reproduced(strategy.name);
     return std::nullopt;
   }
   return confirm(acceptance, std::move(*accepted));

@@ -62,12 +62,25 @@ void check_request_fault(const std::optional<WorkerOutcome>& outcome, WorkerFaul
   CHECK(fault.worker_survives);
 }
 
-PoolConfig parking_pool() {
-  PoolConfig config;
-  config.worker = real_worker(4);
-  config.park_after = 20ms;
-  return config;
-}
+// A started one-slot pool of real workers that parks requests after 20 ms, and its requests.
+struct ParkingPool {
+  ParkingPool() : pool(io, config()) {
+    pool.start();
+    started = pool.stats().workers_started;
+  }
+
+  static PoolConfig config() {
+    PoolConfig config;
+    config.worker = real_worker(4);
+    config.park_after = 20ms;
+    return config;
+  }
+
+  Requests requests;
+  boost::asio::io_context io;
+  WorkerPool pool;
+  std::uint64_t started = 0;  // workers started before any request
+};
 
 }  // namespace
 
@@ -82,8 +95,8 @@ TEST_CASE("a concurrent worker answers beside a hung request and outlives its ti
     CHECK(worker->concurrency() == 4);
     worker->request(Requests::with_id(requests.hang, 1), 2s, [&](WorkerOutcome outcome) {
       hung = std::move(outcome);
-      worker->request(Requests::with_id(requests.pass, 3), 60s, [&](WorkerOutcome outcome) {
-        after = std::move(outcome);
+      worker->request(Requests::with_id(requests.pass, 3), 60s, [&](WorkerOutcome later) {
+        after = std::move(later);
         worker->stop();
       });
     });
@@ -115,8 +128,8 @@ TEST_CASE("cancelling one request of a concurrent worker ends it alone", "[e2e][
       CHECK(passed(outcome));
       worker->cancel(1);
       worker->cancel(99);  // not in flight: ignored
-      worker->request(Requests::with_id(requests.pass, 4), 60s, [&](WorkerOutcome outcome) {
-        after = std::move(outcome);
+      worker->request(Requests::with_id(requests.pass, 4), 60s, [&](WorkerOutcome later) {
+        after = std::move(later);
         CHECK_FALSE(still_hung.has_value());
         CHECK(worker->in_flight() == 1);
         CHECK(worker->state() == WorkerProcess::State::busy);
@@ -133,11 +146,9 @@ TEST_CASE("cancelling one request of a concurrent worker ends it alone", "[e2e][
 }
 
 TEST_CASE("the pool parks a hanging request and runs the slot's next one beside it", "[e2e][concurrent]") {
-  Requests requests;
-  boost::asio::io_context io;
-  WorkerPool pool(io, parking_pool());
-  pool.start();
-  std::uint64_t started = pool.stats().workers_started;
+  ParkingPool parking;
+  Requests& requests = parking.requests;
+  WorkerPool& pool = parking.pool;
   std::optional<WorkerOutcome> hung, beside;
   std::size_t parked_meanwhile = 0;
   std::vector<std::int64_t> pids;
@@ -152,31 +163,29 @@ TEST_CASE("the pool parks a hanging request and runs the slot's next one beside 
     CHECK_FALSE(hung.has_value());
     for (const auto& hello : pool.hellos()) pids.push_back(hello.pid);
   });
-  io.run();
+  parking.io.run();
   CHECK(passed(beside));
   CHECK(parked_meanwhile == 1);
   check_request_fault(hung, WorkerFault::Kind::timed_out);
   CHECK(pool.stats().parked == 1);
   CHECK(pool.stats().timeouts == 1);
-  CHECK(pool.stats().workers_started == started);  // the timeout killed a child, not the worker
+  CHECK(pool.stats().workers_started == parking.started);  // the timeout killed a child, not the worker
   REQUIRE(pids.size() == 2);
   CHECK(pids[0] == pids[1]);
   CHECK(pool.parked() == 0);
 }
 
 TEST_CASE("cancelling a parked request ends it alone and the worker serves on", "[e2e][concurrent]") {
-  Requests requests;
-  boost::asio::io_context io;
-  WorkerPool pool(io, parking_pool());
-  pool.start();
-  std::uint64_t started = pool.stats().workers_started;
+  ParkingPool parking;
+  Requests& requests = parking.requests;
+  WorkerPool& pool = parking.pool;
   std::optional<WorkerOutcome> cancelled, after;
   int answers_to_cancelled = 0;
   RequestPool::Ticket hang = pool.submit(requests.hang, 60s, [&](WorkerOutcome outcome) {
     ++answers_to_cancelled;
     cancelled = std::move(outcome);
-    pool.submit(requests.pass, 60s, [&](WorkerOutcome outcome) {
-      after = std::move(outcome);
+    pool.submit(requests.pass, 60s, [&](WorkerOutcome later) {
+      after = std::move(later);
       pool.stop([] {});
     });
   });
@@ -186,11 +195,11 @@ TEST_CASE("cancelling a parked request ends it alone and the worker serves on", 
     pool.cancel(hang);
     pool.cancel(hang);  // once is enough: never answered twice
   });
-  io.run();
+  parking.io.run();
   CHECK(answers_to_cancelled == 1);
   check_request_fault(cancelled, WorkerFault::Kind::cancelled);
   CHECK(passed(after));
   CHECK(pool.stats().cancelled == 1);
-  CHECK(pool.stats().workers_started == started);
+  CHECK(pool.stats().workers_started == parking.started);
   CHECK(pool.parked() == 0);
 }

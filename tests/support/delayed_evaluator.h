@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "daemon/search/candidate_evaluator.h"
+#include "daemon/search/result_mailbox.h"
 #include "tests/support/fake_evaluators.h"
 
 namespace minifyd::search::test {
@@ -32,11 +33,7 @@ class DelayedEvaluator final : public CandidateEvaluator {
 
   void evaluate(std::vector<Candidate> batch, ResultCallback on_result) override {
     auto shared = std::make_shared<ResultCallback>(std::move(on_result));
-    for (std::size_t i = 0; i < batch.size(); ++i) {
-      std::uint64_t id = next_id_++;
-      callbacks_.emplace(id, std::make_pair(shared, i));
-      engine_->schedule(mailbox_, id, *batch[i].document);
-    }
+    for (std::size_t i = 0; i < batch.size(); ++i) engine_->schedule(mailbox_, mailbox_->expect(shared, i), *batch[i].document);
   }
 
   void wait() override {
@@ -44,26 +41,9 @@ class DelayedEvaluator final : public CandidateEvaluator {
     }
   }
 
-  bool wait_until(std::chrono::steady_clock::time_point deadline) override {
-    std::vector<std::pair<std::uint64_t, bool>> arrived;
-    {
-      std::unique_lock<std::mutex> lock(mailbox_->mutex);
-      mailbox_->ready.wait_until(lock, deadline, [&] { return !mailbox_->verdicts.empty(); });
-      arrived.swap(mailbox_->verdicts);
-    }
-    bool reported = false;
-    for (auto [id, fails] : arrived) {
-      auto it = callbacks_.find(id);
-      if (it == callbacks_.end()) continue;
-      auto [callback, index] = it->second;
-      callbacks_.erase(it);
-      reported = true;
-      (*callback)(index, fails);
-    }
-    return reported;
-  }
+  bool wait_until(std::chrono::steady_clock::time_point deadline) override { return mailbox_->deliver_until(deadline); }
 
-  void cancel_pending() override { callbacks_.clear(); }
+  void cancel_pending() override { mailbox_->forget_all(); }
 
   std::shared_ptr<CandidateEvaluator> share_with_thread() override {
     return std::shared_ptr<DelayedEvaluator>(new DelayedEvaluator(engine_, parallelism_));
@@ -73,12 +53,6 @@ class DelayedEvaluator final : public CandidateEvaluator {
   std::size_t evaluations() const { return engine_->evaluations(); }
 
  private:
-  struct Mailbox {
-    std::mutex mutex;
-    std::condition_variable ready;
-    std::vector<std::pair<std::uint64_t, bool>> verdicts;
-  };
-
   // Judges at once, delivers when the candidate's delay is over (on its own thread).
   class Engine {
    public:
@@ -93,7 +67,7 @@ class DelayedEvaluator final : public CandidateEvaluator {
       clock_.join();
     }
 
-    void schedule(const std::shared_ptr<Mailbox>& mailbox, std::uint64_t id, const GraphDocument& document) {
+    void schedule(const std::shared_ptr<ResultMailbox>& mailbox, std::uint64_t id, const GraphDocument& document) {
       bool fails = predicate_(document);
       auto due = std::chrono::steady_clock::now() + delay_(document);
       {
@@ -111,7 +85,7 @@ class DelayedEvaluator final : public CandidateEvaluator {
 
    private:
     struct Scheduled {
-      std::weak_ptr<Mailbox> mailbox;
+      std::weak_ptr<ResultMailbox> mailbox;
       std::uint64_t id;
       bool fails;
     };
@@ -129,11 +103,7 @@ class DelayedEvaluator final : public CandidateEvaluator {
         if (first->first > std::chrono::steady_clock::now()) continue;
         Scheduled due = first->second;
         queue_.erase(first);
-        if (auto mailbox = due.mailbox.lock()) {
-          std::lock_guard<std::mutex> deliver(mailbox->mutex);
-          mailbox->verdicts.emplace_back(due.id, due.fails);
-          mailbox->ready.notify_one();
-        }
+        if (auto mailbox = due.mailbox.lock()) mailbox->put(due.id, due.fails);
       }
     }
 
@@ -152,9 +122,7 @@ class DelayedEvaluator final : public CandidateEvaluator {
 
   std::shared_ptr<Engine> engine_;
   std::size_t parallelism_;
-  std::shared_ptr<Mailbox> mailbox_ = std::make_shared<Mailbox>();
-  std::map<std::uint64_t, std::pair<std::shared_ptr<ResultCallback>, std::size_t>> callbacks_;
-  std::uint64_t next_id_ = 1;
+  std::shared_ptr<ResultMailbox> mailbox_ = std::make_shared<ResultMailbox>();
 };
 
 }  // namespace minifyd::search::test
