@@ -235,17 +235,21 @@ Expected<std::vector<std::string>> ContentStore::list_blobs() const {
 namespace {
 
 // The union of all roots' blobs; an unreadable root is an error, since ignoring it could let gc
-// delete what it protects.
+// delete what it protects. A root removed since the listing (another run finishing: removal takes
+// no lock) protects nothing any more and is skipped.
 Expected<std::set<std::string>> referenced_blobs(const ContentStore& store, std::uint64_t* root_count) {
   auto names = store.root_names();
   if (!names) return names.error();
-  if (root_count) *root_count = names->size();
+  std::uint64_t read = 0;
   std::set<std::string> referenced;
   for (const std::string& name : *names) {
     auto hashes = store.read_root(name);
+    if (!hashes && hashes.error().kind == ErrorKind::not_found) continue;
     if (!hashes) return hashes.error();
+    ++read;
     referenced.insert(hashes->begin(), hashes->end());
   }
+  if (root_count) *root_count = read;
   return referenced;
 }
 

@@ -4,7 +4,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <fstream>
+#include <thread>
 
 #include "common/content_store.h"
 #include "common/sha256.h"
@@ -174,6 +176,38 @@ TEST_CASE("gc refuses to run past an unreadable root", "[store]") {
   REQUIRE_FALSE(report.has_value());
   CHECK(report.error().message.find("gc refused: root broken") == 0);
   CHECK(store.contains(a));
+}
+
+TEST_CASE("gc skips roots removed while it runs and keeps what the others name", "[store]") {
+  // Runs finishing beside gc remove their roots without the store lock; such a root protects
+  // nothing, and gc must neither fail on it nor drop what the roots still there name.
+  TempDir dir;
+  ContentStore store = make_store(dir);
+  std::string kept = put(store, "kept");
+  REQUIRE(store.write_root("stays", {kept}).has_value());
+  std::atomic<bool> done{false};
+  std::size_t churned = 0;
+  std::thread churn([&] {
+    while (!done) {
+      for (int i = 0; i < 64; ++i)
+        if (!store.write_root("job-" + std::to_string(i), {kept}).has_value()) return;
+      for (int i = 0; i < 64; ++i)
+        if (!store.remove_root("job-" + std::to_string(i)).has_value()) return;
+      ++churned;
+    }
+  });
+  std::size_t failures = 0;
+  std::string first_failure;
+  for (int round = 0; round < 2000; ++round) {
+    auto report = store.gc();
+    if (!report && failures++ == 0) first_failure = report.error().message;
+  }
+  done = true;
+  churn.join();
+  INFO(first_failure);
+  CHECK(churned > 0);
+  CHECK(failures == 0);
+  CHECK(store.contains(kept));
 }
 
 TEST_CASE("root names are checked", "[store]") {
