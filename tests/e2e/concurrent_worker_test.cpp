@@ -44,6 +44,9 @@ WorkerConfig real_worker(std::size_t concurrency) {
   config.executable = MINIFYD_WORKER_EXECUTABLE;
   config.arguments = {"--max-concurrent", std::to_string(concurrency)};
   config.kill_grace = 200ms;
+  // Only a worker without a GPU is a fork server (one that sees one serves in its own process), so
+  // on a GPU machine too these workers see none.
+  config.cuda_visible_devices = "";
   return config;
 }
 

@@ -52,6 +52,9 @@ Tally run_rounds(const std::string& fault, std::chrono::milliseconds timeout,
   config.worker.executable = MINIFYD_WORKER_EXECUTABLE;
   config.worker.arguments = std::move(worker_arguments);
   config.worker.kill_grace = 200ms;
+  // Only a worker without a GPU is a fork server (one that sees one serves in its own process, as
+  // tests/gpu covers), so on a GPU machine too these workers see none.
+  config.worker.cuda_visible_devices = "";
   boost::asio::io_context io;
   WorkerPool pool(io, config);
   pool.start();
