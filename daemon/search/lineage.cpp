@@ -55,7 +55,7 @@ std::vector<SearchEvent> EventQueue::take_all() {
 void EventRelay::emit(SearchEvent event) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (parent_ != nullptr) parent_->push(std::move(event));
-  else if (event.accepted) held_.push_back(std::move(event));
+  else if (event.on_path()) held_.push_back(std::move(event));
 }
 
 void EventRelay::forward_to(EventQueue& parent) {

@@ -22,11 +22,16 @@
 
 namespace minifyd::search {
 
-// An accepted reduction or a progress report, on its way to the search's observer.
+// An accepted reduction, a warning or a progress report, on its way to the search's observer.
 struct SearchEvent {
   SearchProgress progress;
   std::optional<SearchState> accepted;  // set for an accepted reduction
   std::string log_line;                 // logged once the event is known to be on the search's path
+  bool warning = false;                 // log_line is a warning (nothing accepted)
+
+  // Whether the event belongs to the search's path (a lineage holds it until adopted), rather than
+  // being a progress report, of which only the latest matters.
+  bool on_path() const { return accepted.has_value() || warning; }
 };
 
 // Events handed from a lineage's thread to its parent's, which takes them on its own thread.
@@ -41,7 +46,8 @@ class EventQueue {
 };
 
 // A lineage's events: held while the lineage may still be wrong (progress reports are dropped, only
-// the latest would matter), then forwarded to the parent's queue, in order, once adopted.
+// the latest would matter), then forwarded to the parent's queue, in order, once adopted; a stopped
+// lineage's are never seen.
 class EventRelay {
  public:
   void emit(SearchEvent event);

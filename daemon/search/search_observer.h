@@ -25,6 +25,9 @@ class SearchObserver {
   virtual void on_progress(const SearchProgress&) {}
   // After a reduction was accepted: `state` is the new current state (e.g. to checkpoint it).
   virtual void on_accepted(const SearchState& /*state*/, const SearchProgress&) {}
+  // A candidate that failed once passed when re-verified (a flaky failure): the search goes on
+  // without it. `progress` names the strategy and granularity that proposed it.
+  virtual void on_not_reproduced(const SearchProgress&) {}
 };
 
 }  // namespace minifyd::search

@@ -30,10 +30,6 @@ Candidate candidate_of(const std::shared_ptr<Slot>& slot) {
   return Candidate{std::shared_ptr<const GraphDocument>(slot, &slot->state.document), slot->hash};
 }
 
-void warn_not_reproduced(std::string_view strategy) {
-  log::warn("strategy " + std::string(strategy) + ": candidate failed once but passed when re-verified; not applying it");
-}
-
 // Counts a lineage as running from its start until its thread is done with it.
 class LiveLineage {
  public:
@@ -276,7 +272,7 @@ void SearchRunner::discard(Ahead& ahead) {
   ahead = Ahead{};
 }
 
-bool SearchRunner::adopt(Ahead& ahead, const SearchState& current) {
+void SearchRunner::adopt(Ahead& ahead, const SearchState& current) {
   ahead.lineage->events().forward_to(lineage_events_);
   while (!ahead.lineage->done()) {
     // The root runner's evaluator drives the workers for every lineage: keep it turning.
@@ -290,14 +286,18 @@ bool SearchRunner::adopt(Ahead& ahead, const SearchState& current) {
   counters_ = outcome.counters;
   counters_ += since;
   ahead = Ahead{};
-  if (outcome.rejected) return false;
+  if (outcome.rejected) return;
   halt(outcome.stop, std::move(outcome.error));
   adopted_best_ = outcome.best ? std::move(outcome.best) : clone_state(current);
-  return true;
 }
 
 void SearchRunner::emit(SearchEvent event) {
   if (relay_ != nullptr) return relay_->emit(std::move(event));
+  if (event.warning) {
+    log::warn(event.log_line);
+    if (observer_ != nullptr) observer_->on_not_reproduced(event.progress);
+    return;
+  }
   if (!event.accepted) {
     if (observer_ != nullptr) observer_->on_progress(event.progress);
     return;
@@ -317,6 +317,14 @@ void SearchRunner::record_accepted(const Acceptance& acceptance, const SearchSta
                    "strategy " + std::string(acceptance.strategy) + " (G: " + std::to_string(acceptance.granularity) +
                        "): " + std::to_string(acceptance.nodes_before) + " -> " + std::to_string(nodes) +
                        " nodes, " + std::to_string(input_count(state)) + " inputs"});
+}
+
+void SearchRunner::warn_not_reproduced(const Acceptance& acceptance) {
+  SearchEvent event{progress(acceptance.strategy, acceptance.granularity, acceptance.nodes_before), std::nullopt,
+                    "strategy " + std::string(acceptance.strategy) +
+                        ": candidate failed once but passed when re-verified; not applying it",
+                    true};
+  emit(std::move(event));
 }
 
 LineageOutcome SearchRunner::outcome(std::optional<SearchState> best) {
@@ -374,7 +382,7 @@ std::optional<SearchState> SearchRunner::confirm(const Acceptance& acceptance, S
         check_then_continue(candidate, [&] { record_accepted(acceptance, candidate); }, known_slow);
     if (!again) return std::nullopt;
     if (!*again) {
-      warn_not_reproduced(acceptance.strategy);
+      warn_not_reproduced(acceptance);
       return std::nullopt;
     }
   } else {
@@ -401,9 +409,10 @@ std::optional<SearchState> SearchRunner::run_step(const Strategy& strategy, cons
     }
   }
   if (!accepted) return std::nullopt;
-  // The lineage re-verified the candidate and searched on from it: its result is the search's.
+  // The lineage re-verified the candidate (warning when it passed) and searched on from it: its
+  // result is the search's.
   if (ahead) {
-    if (!adopt(ahead, state)) warn_not_reproduced(strategy.name);
+    adopt(ahead, state);
     return std::nullopt;
   }
   return confirm(acceptance, std::move(*accepted));

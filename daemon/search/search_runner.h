@@ -145,10 +145,12 @@ class SearchRunner {
   // Stops a lineage that guessed wrong; its queries count as speculative.
   void discard(Ahead& ahead);
   // Waits for the lineage, passing its events on, and takes its result over (`current` being the
-  // best when the lineage stopped before confirming anything). False when the lineage was rejected
-  // at its first re-verification (the runner goes on without it).
-  bool adopt(Ahead& ahead, const SearchState& current);
+  // best when the lineage stopped before confirming anything); when the lineage was rejected at its
+  // first re-verification, only its counters (the runner goes on without it).
+  void adopt(Ahead& ahead, const SearchState& current);
   void record_accepted(const Acceptance& acceptance, const SearchState& state);
+  // The accepted candidate passed its re-verification: a warning, on the search's path only.
+  void warn_not_reproduced(const Acceptance& acceptance);
   // To the observer (root runner) or up to the parent (lineage).
   void emit(SearchEvent event);
   void pass_on_lineage_events();

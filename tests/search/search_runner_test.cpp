@@ -149,10 +149,17 @@ TEST_CASE("a candidate that passes on re-verification is not applied", "[search]
   });
   VerdictCache cache("test");
   FakeClock clock;
-  SearchRunner runner(evaluator, cache, clock, RunnerOptions{}, state.document.graph.size());
+  struct : SearchObserver {
+    std::vector<std::string> not_reproduced;
+    void on_not_reproduced(const SearchProgress& progress) override {
+      not_reproduced.push_back(std::string(progress.strategy));
+    }
+  } observer;
+  SearchRunner runner(evaluator, cache, clock, RunnerOptions{}, state.document.graph.size(), &observer);
   CHECK_FALSE(runner.run_step(without_each_op, state, 1).has_value());
   CHECK(runner.counters().accepted == 0);
   CHECK(runner.counters().queries == 4);
+  CHECK(observer.not_reproduced == std::vector<std::string>{std::string(without_each_op.name)});
 }
 
 TEST_CASE("the query budget stops proposing and evaluating", "[search]") {

@@ -30,15 +30,21 @@ SearchState chain_with_relu() {
 
 struct Recorder final : SearchObserver {
   std::vector<std::string> accepted;
+  std::vector<std::string> not_reproduced;
   void on_accepted(const SearchState& state, const SearchProgress& progress) override {
     accepted.push_back(std::string(progress.strategy) + "/" + std::to_string(progress.granularity) + "/" +
                        std::to_string(state.document.graph.size()));
+  }
+  void on_not_reproduced(const SearchProgress& progress) override {
+    not_reproduced.push_back(std::string(progress.strategy) + "/" + std::to_string(progress.granularity) + "/" +
+                             std::to_string(progress.nodes));
   }
 };
 
 struct Run {
   SearchResult result;
   std::vector<std::string> accepted;
+  std::vector<std::string> not_reproduced;
 };
 
 Run search_with(CandidateEvaluator& evaluator, std::optional<std::chrono::milliseconds> speculate_after,
@@ -52,7 +58,7 @@ Run search_with(CandidateEvaluator& evaluator, std::optional<std::chrono::millis
   Recorder recorder;
   auto result = minify(chain_with_relu(), evaluator, cache, clock, options, &recorder);
   REQUIRE(result.has_value());
-  return Run{std::move(*result), recorder.accepted};
+  return Run{std::move(*result), recorder.accepted, recorder.not_reproduced};
 }
 
 std::string encoded(const SearchResult& result) { return encode_graph_document(result.best.document).dump(); }
@@ -93,10 +99,38 @@ TEST_CASE("a lineage that guessed wrong is stopped and its work counted as specu
   Run speculative = search_with(evaluator, 10ms);
   CHECK(encoded(speculative.result) == encoded(reference.result));
   CHECK(speculative.accepted == reference.accepted);
+  // A stopped lineage re-verified a passing candidate and saw it pass: no flaky failure to report.
+  CHECK(reference.not_reproduced.empty());
+  CHECK(speculative.not_reproduced.empty());
   CHECK(speculative.result.counters.lineages > 0);
   CHECK(speculative.result.counters.speculative_queries > 0);
   CHECK(speculative.result.counters.queries + speculative.result.counters.speculative_queries ==
         evaluator.evaluations());
+}
+
+TEST_CASE("a flaky failure a lineage went ahead of is reported once, as the sequential search does", "[search]") {
+  PredicateEvaluator plain(holds_target("aten::relu"));
+  Run unflaky = search_with(plain, std::nullopt);
+  REQUIRE_FALSE(unflaky.accepted.empty());
+  // The first reduction's graph fails when first evaluated and passes ever after (on any thread).
+  std::size_t flaky_nodes = std::stoul(unflaky.accepted.front().substr(unflaky.accepted.front().rfind('/') + 1));
+  auto flaky = [flaky_nodes] {
+    auto seen = std::make_shared<std::atomic<bool>>(false);
+    return [seen, flaky_nodes](const GraphDocument& document) {
+      if (!holds_target("aten::relu")(document)) return false;
+      return document.graph.size() != flaky_nodes || !seen->exchange(true);
+    };
+  };
+  PredicateEvaluator sequential(flaky());
+  Run reference = search_with(sequential, std::nullopt);
+  REQUIRE(reference.not_reproduced.size() == 1);
+  // The flaky graph holds the relu, so it is slow: a lineage goes ahead of its re-verification,
+  // which rejects it; the warning comes up from that lineage alone.
+  DelayedEvaluator evaluator(flaky(), slow_when(holds_target("aten::relu"), 200ms), 1);
+  Run speculative = search_with(evaluator, 20ms);
+  CHECK(encoded(speculative.result) == encoded(reference.result));
+  CHECK(speculative.accepted == reference.accepted);
+  CHECK(speculative.not_reproduced == reference.not_reproduced);
 }
 
 TEST_CASE("an interrupt stops the search and every lineage while candidates hang", "[search]") {
