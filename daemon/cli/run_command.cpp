@@ -31,7 +31,7 @@ struct RunOptions {
   PoolOptions pool;
   bool list_strategies = false;
   bool json = false;
-  unsigned speculate_after_ms = 50;
+  unsigned speculate_after_ms = 20;
 };
 
 int fail(const std::string& message, int code, bool json) {
