@@ -14,6 +14,7 @@
 #include "common/sandbox_report.h"
 #include "protocol/line_buffer.h"
 #include "worker/cuda_devices.h"
+#include "worker/device_sync.h"
 #include "worker/fork_server.h"
 #include "worker/server.h"
 
@@ -59,6 +60,13 @@ int main(int argc, char** argv) {
   at::set_num_threads(threads);
   std::optional<at::Device> cuda_device;
   if (at::hasCUDA() && at::detail::getCUDAHooks().getNumGPUs() > 0) cuda_device = at::Device(at::kCUDA, 0);
+  // The GPU's context is created by the first CUDA call, which takes seconds while other processes
+  // create theirs: done before the hello, so that no query's time limit pays for it.
+  if (cuda_device)
+    if (auto failure = minifyd::worker::synchronize_device()) {
+      std::cerr << "minify-worker: initialising the GPU: " << failure->to_string() << "\n";
+      return 1;
+    }
   // A child forked after CUDA was initialised cannot use CUDA: with a GPU, serve in this process,
   // one request at a time.
   bool forking = !cuda_device && !no_fork_server;

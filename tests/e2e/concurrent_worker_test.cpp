@@ -75,6 +75,7 @@ struct ParkingPool {
   static PoolConfig config() {
     PoolConfig config;
     config.worker = real_worker(4);
+    config.slots = {PoolSlot{""}};  // a slot sets CUDA_VISIBLE_DEVICES: no GPU, as in real_worker()
     config.park_after = 20ms;
     return config;
   }

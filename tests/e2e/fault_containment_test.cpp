@@ -53,8 +53,8 @@ Tally run_rounds(const std::string& fault, std::chrono::milliseconds timeout,
   config.worker.arguments = std::move(worker_arguments);
   config.worker.kill_grace = 200ms;
   // Only a worker without a GPU is a fork server (one that sees one serves in its own process, as
-  // tests/gpu covers), so on a GPU machine too these workers see none.
-  config.worker.cuda_visible_devices = "";
+  // tests/gpu covers), so on a GPU machine too these workers see none (a slot sets the variable).
+  config.slots = {PoolSlot{""}};
   boost::asio::io_context io;
   WorkerPool pool(io, config);
   pool.start();
