@@ -13,7 +13,7 @@
 namespace minifyd {
 
 // Variables a worker inherits from the coordinator; everything else is dropped. CUDA_VISIBLE_DEVICES
-// is never inherited: the pool sets it per slot.
+// is never inherited: the pool sets it per slot (or this config does, below).
 inline const std::vector<std::string> default_environment_allowlist = {
     "PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "LD_LIBRARY_PATH",
 };
@@ -22,7 +22,8 @@ struct WorkerConfig {
   std::filesystem::path executable;  // minify-worker, or a fake worker in tests
   std::vector<std::string> arguments;
   std::vector<std::string> environment_allowlist = default_environment_allowlist;
-  // Set as CUDA_VISIBLE_DEVICES when present (the empty string hides every GPU).
+  // Set as CUDA_VISIBLE_DEVICES when present (the empty string hides every GPU); a pool slot that
+  // pins GPUs overrides it.
   std::optional<std::string> cuda_visible_devices;
   // Each worker runs in a fresh directory under this one, removed when it ends.
   std::filesystem::path scratch_root = std::filesystem::temp_directory_path();

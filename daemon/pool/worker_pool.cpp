@@ -44,7 +44,7 @@ void WorkerPool::launch(std::size_t slot_index, bool as_spare) {
   if (stopping_) return;
   Slot& slot = slots_[slot_index];
   WorkerConfig worker_config = config_.worker;
-  worker_config.cuda_visible_devices = slot.config.cuda_visible_devices;
+  if (slot.config.cuda_visible_devices) worker_config.cuda_visible_devices = slot.config.cuda_visible_devices;
   auto holder = std::make_shared<std::shared_ptr<WorkerProcess>>();
   auto worker = WorkerProcess::start(io_, std::move(worker_config),
                                      [this, alive = std::weak_ptr<bool>(alive_), slot_index, holder](WorkerStart start) {

@@ -26,7 +26,7 @@
 namespace minifyd {
 
 struct PoolSlot {
-  std::optional<std::string> cuda_visible_devices;  // nullopt: leave GPUs hidden from nothing
+  std::optional<std::string> cuda_visible_devices;  // nullopt: the worker config's (by default, unset)
 };
 
 struct PoolConfig {

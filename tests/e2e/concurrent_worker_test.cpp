@@ -8,6 +8,7 @@
 #include "common/graph_codec.h"
 #include "daemon/pool/worker_pool.h"
 #include "daemon/query/verdict_of_outcome.h"
+#include "tests/support/fork_server_worker.h"
 #include "tests/support/sample_graph_dir.h"
 #include "tests/support/temp_dir.h"
 
@@ -40,14 +41,7 @@ struct Requests {
 };
 
 WorkerConfig real_worker(std::size_t concurrency) {
-  WorkerConfig config;
-  config.executable = MINIFYD_WORKER_EXECUTABLE;
-  config.arguments = {"--max-concurrent", std::to_string(concurrency)};
-  config.kill_grace = 200ms;
-  // Only a worker without a GPU is a fork server (one that sees one serves in its own process), so
-  // on a GPU machine too these workers see none.
-  config.cuda_visible_devices = "";
-  return config;
+  return test::fork_server_worker({"--max-concurrent", std::to_string(concurrency)});
 }
 
 bool passed(const std::optional<WorkerOutcome>& outcome) {
@@ -75,7 +69,6 @@ struct ParkingPool {
   static PoolConfig config() {
     PoolConfig config;
     config.worker = real_worker(4);
-    config.slots = {PoolSlot{""}};  // a slot sets CUDA_VISIBLE_DEVICES: no GPU, as in real_worker()
     config.park_after = 20ms;
     return config;
   }

@@ -10,6 +10,7 @@
 #include "common/graph_codec.h"
 #include "daemon/pool/worker_pool.h"
 #include "daemon/query/verdict_of_outcome.h"
+#include "tests/support/fork_server_worker.h"
 #include "tests/support/sample_graph_dir.h"
 #include "tests/support/temp_dir.h"
 
@@ -49,12 +50,7 @@ Tally run_rounds(const std::string& fault, std::chrono::milliseconds timeout,
   auto passing = request_for(graph, "eager", {}, protocol::AccuracyMode::off);
 
   PoolConfig config;
-  config.worker.executable = MINIFYD_WORKER_EXECUTABLE;
-  config.worker.arguments = std::move(worker_arguments);
-  config.worker.kill_grace = 200ms;
-  // Only a worker without a GPU is a fork server (one that sees one serves in its own process, as
-  // tests/gpu covers), so on a GPU machine too these workers see none (a slot sets the variable).
-  config.slots = {PoolSlot{""}};
+  config.worker = test::fork_server_worker(std::move(worker_arguments));
   boost::asio::io_context io;
   WorkerPool pool(io, config);
   pool.start();
