@@ -9,8 +9,8 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
-import repro_from_graph  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "worker", "python"))
+from minifyd import repro_writer  # noqa: E402
 
 
 def main():
@@ -21,7 +21,7 @@ def main():
     with tempfile.TemporaryDirectory() as work:
         repro = os.path.join(work, "repro.py")
         with open(repro, "w") as f:
-            f.write(repro_from_graph.repro_source(args.graph_dir))
+            f.write(repro_writer.repro_source(args.graph_dir))
         times = []
         for _ in range(args.n):
             start = time.monotonic()

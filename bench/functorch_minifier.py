@@ -24,7 +24,7 @@ from functorch.compile import minifier
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "run"))
 import cases  # noqa: E402
-import export_fx  # noqa: E402  (on the path cases.py sets)
+from minifyd import export as export_fx  # noqa: E402
 from fault_model import Failure, kind_and_detail  # noqa: E402
 from functorch_isolated_query import FAILED_EXIT  # noqa: E402
 

@@ -15,10 +15,10 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "minifyd"))
-sys.path.insert(0, os.path.join(HERE, "..", "scripts"))
+sys.path.insert(0, os.path.join(HERE, "..", "worker", "python"))
 import torch  # noqa: E402
 
-import export_fx  # noqa: E402
+from minifyd import export as export_fx  # noqa: E402
 from daemon_harness import Daemon, Tools  # noqa: E402
 
 

@@ -1,6 +1,8 @@
 // Encoding and decoding of worker protocol messages.
 #include "protocol/worker_messages.h"
 
+#include <algorithm>
+
 #include "common/graph_codec.h"
 #include "common/json_view.h"
 
@@ -108,9 +110,18 @@ json encode(const WorkerHello& hello) {
   json devices = json::array();
   for (const DeviceInfo& device : hello.devices)
     devices.push_back({{"index", device.index}, {"name", device.name}, {"uuid", device.uuid}});
-  return {{"type", "hello"},          {"protocol", hello.protocol}, {"version", hello.version},
-          {"pid", hello.pid},         {"torch_version", hello.torch_version},
-          {"devices", std::move(devices)}, {"concurrency", hello.concurrency}, {"sandbox", hello.sandbox}};
+  json message{{"type", "hello"},          {"protocol", hello.protocol}, {"version", hello.version},
+               {"pid", hello.pid},         {"torch_version", hello.torch_version},
+               {"devices", std::move(devices)}, {"concurrency", hello.concurrency}, {"sandbox", hello.sandbox}};
+  if (!hello.backends.empty()) message["backends"] = hello.backends;
+  return message;
+}
+
+bool serves(const std::vector<std::string>& backends, const std::string& backend) {
+  if (backends.empty()) return true;
+  static constexpr std::string_view plugin_prefix = "plugin:";
+  std::string family = backend.rfind(plugin_prefix, 0) == 0 ? "plugin" : backend;
+  return std::find(backends.begin(), backends.end(), family) != backends.end();
 }
 
 json encode(const WorkerRequest& request) {
@@ -182,6 +193,17 @@ Expected<WorkerHello> decode_hello(const json& message) {
   }
   if (auto read = view.read_optional("concurrency", hello.concurrency); !read) return read.error();
   if (hello.concurrency == 0) return view.error("concurrency: must be at least 1");
+  if (auto backends = view.optional_field("backends"); !backends) {
+    return backends.error();
+  } else if (*backends) {
+    auto count = (*backends)->array_size();
+    if (!count) return count.error();
+    for (std::size_t i = 0; i < *count; ++i) {
+      auto name = (*backends)->item(i).as_string();
+      if (!name) return name.error();
+      hello.backends.push_back(*name);
+    }
+  }
   if (auto sandbox = view.optional_field("sandbox"); !sandbox) return sandbox.error();
   else if (*sandbox) hello.sandbox = (*sandbox)->raw();
   return hello;

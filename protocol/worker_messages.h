@@ -38,6 +38,9 @@ struct WorkerHello {
   // How many requests the worker serves at once (at least 1; a hello without it means 1). A worker
   // of concurrency 1 is driven one request at a time and never sent a cancel.
   std::uint64_t concurrency = 1;
+  // The backends it serves ("plugin" standing for every plugin:PATH.so); empty when the hello does
+  // not say, as older workers' do not: the coordinator then finds out from the first request.
+  std::vector<std::string> backends;
   // What the worker observes of its sandbox (environment names, open descriptors, process group,
   // working directory): diagnostics for logs and tests, never interpreted by the coordinator.
   nlohmann::json sandbox = nlohmann::json::object();
@@ -71,6 +74,9 @@ struct ShutdownRequest {
 struct CancelRequest {
   std::uint64_t id = 0;
 };
+
+// Whether a worker whose hello lists `backends` serves `backend` (any backend when it lists none).
+bool serves(const std::vector<std::string>& backends, const std::string& backend);
 
 using WorkerRequest = std::variant<EvaluateRequest, PropagateRequest, ShutdownRequest, CancelRequest>;
 

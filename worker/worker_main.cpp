@@ -27,6 +27,7 @@ minifyd::protocol::WorkerHello make_hello(nlohmann::json sandbox, std::size_t co
   hello.torch_version = TORCH_VERSION;
   hello.devices = minifyd::worker::visible_cuda_devices();
   hello.sandbox = std::move(sandbox);
+  hello.backends = {"eager", "torchscript", "plugin"};
   return hello;
 }
 

@@ -3,12 +3,14 @@
 
 #include <filesystem>
 
-#include "daemon/pool/worker_executable.h"
 
 namespace minifyd::cli {
 
 void EvaluationOptions::add_to(CLI::App& command, bool backend_required) {
-  command.add_option("--backend", backend, "eager, torchscript or plugin:PATH.so")->required(backend_required);
+  command.add_option("--backend", backend,
+                     "eager, torchscript, plugin:PATH.so, or a torch.compile backend: inductor, aot_eager, "
+                     "aot_eager_decomp_partition")
+      ->required(backend_required);
   command.add_option("--backend-opt", backend_opts, "KEY=VALUE passed to the backend (repeatable)");
   auto* loose = command.add_flag("--accuracy", accuracy,
                                  "fail on numbers worse than eager's against an fp64 reference (floating outputs)");
@@ -21,6 +23,9 @@ void EvaluationOptions::add_to(CLI::App& command, bool backend_required) {
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   command.add_option("--worker", worker, "the minify-worker executable (default: beside minify)");
+  command.add_option("--python", python,
+                     "the python3 whose PyTorch 2.x compiles for the torch.compile backends (default: the first of "
+                     "$MINIFYD_PYTHON, python3, /usr/bin/python3 and scripts/torch2_env.sh's whose torch has Inductor)");
   command.add_option("--cpu-limit", cpu_limit_seconds, "RLIMIT_CPU of each worker, in seconds (0: none)");
   command.add_option("--memory-limit", memory_limit_mb, "RLIMIT_AS of each worker, in MiB (0: none)");
 }
@@ -31,6 +36,7 @@ Expected<EvaluationSpec> EvaluationOptions::spec() const {
   spec.backend = backend.rfind(plugin_prefix, 0) != 0
                      ? backend
                      : std::string(plugin_prefix) + std::filesystem::absolute(backend.substr(plugin_prefix.size())).string();
+  if (auto program = worker_program_for(spec.backend); !program) return program.error();
   for (const std::string& pair : backend_opts) {
     std::size_t equals = pair.find('=');
     if (equals == std::string::npos || equals == 0)
@@ -46,18 +52,6 @@ Expected<EvaluationSpec> EvaluationOptions::spec() const {
   if (cpu_limit_seconds > 0) spec.cpu_limit_seconds = cpu_limit_seconds;
   if (memory_limit_mb > 0) spec.memory_limit_mb = memory_limit_mb;
   return spec;
-}
-
-Expected<WorkerConfig> EvaluationOptions::worker_config() const {
-  WorkerConfig config;
-  if (worker.empty()) {
-    auto found = default_worker_executable();
-    if (!found) return found.error();
-    config.executable = *found;
-  } else {
-    config.executable = worker;
-  }
-  return config;
 }
 
 }  // namespace minifyd::cli

@@ -8,7 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "common/expected.h"
-#include "daemon/pool/worker_config.h"
+#include "daemon/pool/worker_program.h"
 #include "daemon/query/evaluation_spec.h"
 
 namespace minifyd::cli {
@@ -22,6 +22,7 @@ struct EvaluationOptions {
   std::string check_str;
   double timeout_seconds = 60;
   std::string worker;  // minify-worker path; default: found beside minify
+  std::string python;  // the python whose torch serves the torch.compile backends; default: found
   std::uint64_t cpu_limit_seconds = 0;
   std::uint64_t memory_limit_mb = 0;
 
@@ -32,8 +33,8 @@ struct EvaluationOptions {
   // The evaluation the options describe: a relative plugin:PATH made absolute (the worker runs in
   // a scratch directory of its own), KEY=VALUE pairs and the --check-str regex validated.
   Expected<EvaluationSpec> spec() const;
-  // The worker executable and its sandbox; the spec's limits go on top (apply_limits()).
-  Expected<WorkerConfig> worker_config() const;
+  // The worker programs the options name; worker_config_for() picks the one a backend needs.
+  WorkerPrograms worker_programs() const { return WorkerPrograms{worker, python}; }
 };
 
 }  // namespace minifyd::cli

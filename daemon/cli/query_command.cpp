@@ -49,7 +49,7 @@ int query(const QueryOptions& options) {
   auto check = failure_check_of(*spec);
   if (!check) return fail_usage(check.error().message, options.json);
   if (options.through_daemon) return query_through_daemon(options, *spec);
-  auto worker = options.evaluation.worker_config();
+  auto worker = worker_config_for(spec->backend, options.evaluation.worker_programs());
   if (!worker) return fail_usage(worker.error().message, options.json);
   apply_limits(*spec, *worker);
   protocol::EvaluateRequest request =

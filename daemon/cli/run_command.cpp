@@ -122,9 +122,7 @@ int run_command(RunOptions& options) {
   auto slots = options.pool.slots();
   if (!slots) return fail(slots.error().message, exit_usage, options.json);
   settings.slots = std::move(*slots);
-  auto worker = options.search.evaluation.worker_config();
-  if (!worker) return fail(worker.error().message, exit_usage, options.json);
-  settings.worker = std::move(*worker);
+  settings.workers = options.search.evaluation.worker_programs();
   std::error_code error;
   settings.minify_executable = std::filesystem::read_symlink("/proc/self/exe", error).string();
   if (options.speculate_after_ms > 0) settings.speculate_after = std::chrono::milliseconds(options.speculate_after_ms);

@@ -21,6 +21,9 @@ inline const std::vector<std::string> default_environment_allowlist = {
 struct WorkerConfig {
   std::filesystem::path executable;  // minify-worker, or a fake worker in tests
   std::vector<std::string> arguments;
+  // The backend its requests will name: a worker whose hello does not list it is refused at start
+  // (worker_program.h picks the program that serves it). Empty: not checked.
+  std::string backend;
   std::vector<std::string> environment_allowlist = default_environment_allowlist;
   // Set as CUDA_VISIBLE_DEVICES when present (the empty string hides every GPU); a pool slot that
   // pins GPUs overrides it.

@@ -230,6 +230,12 @@ void WorkerProcess::handle_line(const protocol::Line& line) {
   if (state_ == State::starting) {
     auto hello = protocol::decode_hello(*json);
     if (!hello) return fail(WorkerFault::Kind::protocol_error, "bad hello: " + hello.error().message);
+    if (!config_.backend.empty() && !protocol::serves(hello->backends, config_.backend)) {
+      std::string served;
+      for (const std::string& name : hello->backends) served += (served.empty() ? "" : ", ") + name;
+      return fail(WorkerFault::Kind::protocol_error, config_.executable.string() + " serves " + served +
+                                                         ", not backend '" + config_.backend + "'");
+    }
     hello_deadline_.cancel();
     hello_ = *hello;
     state_ = State::idle;

@@ -1,12 +1,12 @@
 # Writes the C++ header that carries repro.py's sources into `minify`, cut where repro_script.cpp
 # fills them in, so the C++ side knows no marker and a template without them fails the build:
-#   before_loader    scripts/repro_main.py up to its `from graph_format import` line
-#   loader           scripts/graph_format.py up to its "# ---- end of the loader:" line
+#   before_loader    worker/python/minifyd/repro_template.py up to its `from minifyd.graph_format import` line
+#   loader           worker/python/minifyd/graph_format.py up to its "# ---- end of the loader:" line
 #   before_settings  the template after that line, up to and with the "SETTINGS_JSON = " that
 #                    starts its settings line
 #   after_settings   the template from the end of that line on
-# scripts/repro_from_graph.py fills in the same two lines. Run by daemon/CMakeLists.txt:
-#   cmake -DGRAPH_FORMAT=graph_format.py -DTEMPLATE=repro_main.py -DOUTPUT=header.h -P embed_repro_template.cmake
+# minifyd/repro_writer.py fills in the same two lines. Run by daemon/CMakeLists.txt:
+#   cmake -DGRAPH_FORMAT=graph_format.py -DTEMPLATE=repro_template.py -DOUTPUT=header.h -P embed_repro_template.cmake
 cmake_minimum_required(VERSION 3.18)
 
 # The position of the one line of text that starts with prefix (in out_start) and of its end (out_end).
@@ -34,10 +34,10 @@ string(SUBSTRING "${graph_format}" 0 ${loader_end} loader)
 
 file(READ "${TEMPLATE}" template)
 set(settings_prefix "SETTINGS_JSON = ")
-find_line("${template}" "from graph_format import" "${TEMPLATE}" loader_start loader_line_end)
+find_line("${template}" "from minifyd.graph_format import" "${TEMPLATE}" loader_start loader_line_end)
 find_line("${template}" "${settings_prefix}" "${TEMPLATE}" settings_start settings_end)
 if(NOT loader_line_end LESS settings_start)
-  message(FATAL_ERROR "${TEMPLATE}: the `from graph_format import` line must come before the settings line")
+  message(FATAL_ERROR "${TEMPLATE}: the `from minifyd.graph_format import` line must come before the settings line")
 endif()
 string(LENGTH "${settings_prefix}" prefix_length)
 math(EXPR before_settings_start "${loader_line_end} + 1")
@@ -58,7 +58,7 @@ foreach(part before_loader loader before_settings after_settings)
 endforeach()
 
 file(WRITE "${OUTPUT}"
-  "// Generated at build time by daemon/run/embed_repro_template.cmake from scripts/repro_main.py and\n"
-  "// scripts/graph_format.py: edit those, not this.\n"
+  "// Generated at build time by daemon/run/embed_repro_template.cmake from worker/python/minifyd/repro_template.py and\n"
+  "// worker/python/minifyd/graph_format.py: edit those, not this.\n"
   "#pragma once\n\n#include <string_view>\n\nnamespace minifyd::run::repro_template {\n\n"
   "${body}\n}  // namespace minifyd::run::repro_template\n")

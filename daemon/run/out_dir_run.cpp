@@ -24,10 +24,13 @@ RunPlace out_dir_place(ContentStore store, const std::filesystem::path& out_dir)
 // (20 ms here cost the 1000-node hang chain 0.3 s).
 constexpr std::chrono::milliseconds park_after{2};
 
-// The run's pool: its slots, the spec's limits on each worker, parking when the search speculates.
-PoolConfig pool_config(const RunSettings& settings, const EvaluationSpec& spec) {
+// The run's pool: the worker serving the spec's backend on each slot, with the spec's limits, parking
+// when the search speculates.
+Expected<PoolConfig> pool_config(const RunSettings& settings, const EvaluationSpec& spec) {
   PoolConfig config;
-  config.worker = settings.worker;
+  auto worker = worker_config_for(spec.backend, settings.workers);
+  if (!worker) return worker.error();
+  config.worker = std::move(*worker);
   apply_limits(spec, config.worker);
   config.slots = settings.slots;
   if (settings.speculate_after) config.park_after = std::min(*settings.speculate_after, park_after);
@@ -39,7 +42,7 @@ PoolConfig pool_config(const RunSettings& settings, const EvaluationSpec& spec) 
 Expected<RunResult> with_outputs(RunResult result, const RunSettings& settings) {
   if (result.stop == search::StopReason::original_passes) return result;
   std::string report = render_report(result.checkpoint, result, settings.slots.size());
-  if (auto written = write_outputs(result.checkpoint, report, OutputPlace{settings.out_dir, settings.minify_executable});
+  if (auto written = write_outputs(result.checkpoint, report, OutputPlace{settings.out_dir, settings.minify_executable, settings.workers.python});
       !written)
     return written.error();
   return result;
@@ -48,6 +51,9 @@ Expected<RunResult> with_outputs(RunResult result, const RunSettings& settings) 
 }  // namespace
 
 Expected<RunResult> start_run(const RunSpec& spec, const RunSettings& settings) {
+  // Before anything is written: a backend no worker serves, or no python for it, ends here.
+  auto pool = pool_config(settings, spec.evaluation);
+  if (!pool) return pool.error();
   std::filesystem::path graph_dir(spec.graph_dir);
   auto original = load_graph_dir(graph_dir);
   if (!original) return original.error();
@@ -65,7 +71,7 @@ Expected<RunResult> start_run(const RunSpec& spec, const RunSettings& settings) 
   if (auto imported = import_original(*original, *source, place); !imported)
     return imported.error().with_context("importing " + graph_dir.string());
 
-  PoolRunner runner(pool_config(settings, spec.evaluation));
+  PoolRunner runner(std::move(*pool));
   auto checkpoint = begin_run(spec, std::move(*original), place, runner.access());
   if (!checkpoint) return checkpoint.error();
   auto result = continue_run(std::move(*checkpoint), place, runner.access(), SessionHooks{settings.observer, nullptr, settings.speculate_after});
@@ -92,7 +98,9 @@ Expected<RunResult> resume_run(const RunSettings& settings) {
   log::info("resuming at " + std::to_string(checkpoint->state.document.graph.size()) + " nodes after " +
             std::to_string(checkpoint->totals.queries) + " queries");
   RunPlace place = out_dir_place(std::move(*store), settings.out_dir);
-  PoolRunner runner(pool_config(settings, checkpoint->spec.evaluation));
+  auto pool = pool_config(settings, checkpoint->spec.evaluation);
+  if (!pool) return pool.error();
+  PoolRunner runner(std::move(*pool));
   auto result = continue_run(std::move(*checkpoint), place, runner.access(), SessionHooks{settings.observer, nullptr, settings.speculate_after});
   if (!result) return result.error();
   return with_outputs(std::move(*result), settings);

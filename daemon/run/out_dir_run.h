@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "common/expected.h"
-#include "daemon/pool/worker_config.h"
+#include "daemon/pool/worker_program.h"
 #include "daemon/pool/worker_pool.h"
 #include "daemon/run/minification.h"
 #include "daemon/run/run_spec.h"
@@ -21,7 +21,7 @@ namespace minifyd::run {
 struct RunSettings {
   std::filesystem::path out_dir;
   std::vector<PoolSlot> slots{PoolSlot{}};  // one per worker (pool_slots.h)
-  WorkerConfig worker;  // the executable and sandbox; the spec's limits are applied on top
+  WorkerPrograms workers;  // the worker for the spec's backend is chosen among these; its limits on top
   std::string minify_executable;  // written into repro.py for backends plain PyTorch cannot run
   search::SearchObserver* observer = nullptr;  // progress, on the calling thread
   // Workers park a request running longer than this, and the search speculates past it

@@ -4,9 +4,35 @@
 #include "common/file_util.h"
 #include "common/graph_codec.h"
 #include "common/graph_dot.h"
+#include "daemon/pool/worker_program.h"
 #include "daemon/run/repro_script.h"
 
 namespace minifyd::run {
+
+namespace {
+
+// repro.py in after_aot's shape, written by PyTorch's own generator in the run's python
+// (worker/python/minifyd/after_aot_repro.py), with the exact inputs in repro_inputs/ beside it.
+Expected<void> write_after_aot_repro(const EvaluationSpec& evaluation, const OutputPlace& place) {
+  auto python = find_python(place.python);
+  if (!python) return python.error();
+  std::string package_dir = std::filesystem::path(python_worker_script()).parent_path().string();
+  std::vector<std::string> arguments = {
+      "-c", "import sys; sys.path.insert(0, sys.argv[1]); del sys.argv[1]; "
+            "from minifyd.after_aot_repro import main; sys.exit(main())",
+      package_dir, std::filesystem::absolute(place.out_dir).string(),
+      "--out", (std::filesystem::absolute(place.out_dir) / repro_file_name).string(), "--backend", evaluation.backend};
+  for (const auto& [key, value] : evaluation.backend_options) {
+    arguments.push_back("--backend-opt");
+    arguments.push_back(key + "=" + value);
+  }
+  if (evaluation.accuracy != protocol::AccuracyMode::off) arguments.push_back("--accuracy");
+  auto written = run_python(*python, arguments);
+  if (!written) return written.error().with_context("writing repro.py with " + *python);
+  return {};
+}
+
+}  // namespace
 
 Expected<void> write_outputs(const Checkpoint& checkpoint, const std::string& report, const OutputPlace& place) {
   GraphDocument document = search::clone_document(checkpoint.state.document);
@@ -16,6 +42,12 @@ Expected<void> write_outputs(const Checkpoint& checkpoint, const std::string& re
     return written.error();
 
   const EvaluationSpec& evaluation = checkpoint.spec.evaluation;
+  auto program = worker_program_for(evaluation.backend);
+  if (!program) return program.error();
+  if (*program == WorkerProgram::python) {
+    if (auto written = write_after_aot_repro(evaluation, place); !written) return written.error();
+    return write_file_atomic(place.out_dir / report_file_name, report);
+  }
   ReproSpec repro;
   repro.graph_dir = std::filesystem::absolute(place.out_dir).string();
   repro.backend = evaluation.backend;

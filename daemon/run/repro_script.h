@@ -1,5 +1,5 @@
-// repro.py for a minimized graph: the template scripts/repro_main.py with the graph loader of
-// scripts/graph_format.py and this run's settings filled in (docs/cli.md, "repro.py").
+// repro.py for a minimized graph: the template worker/python/minifyd/repro_template.py with the graph
+// loader of minifyd/graph_format.py and this run's settings filled in (docs/cli.md, "repro.py").
 #pragma once
 
 #include <map>

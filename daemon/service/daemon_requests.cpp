@@ -5,6 +5,7 @@
 #include "common/graph_codec.h"
 #include "common/json_view.h"
 #include "common/log.h"
+#include "daemon/pool/worker_program.h"
 #include "daemon/query/evaluation_spec.h"
 #include "daemon/query/failure_check.h"
 #include "daemon/query/query_result.h"
@@ -35,6 +36,18 @@ Expected<std::filesystem::path> absolute_dir_of(const nlohmann::json& request, c
 
 // The submitted graph, validated, and the job's spec; then its blobs in the shared store and the job
 // in the job store, in that order (a job never exists without its blobs).
+// The daemon's pool runs minify-worker; the torch.compile backends need the Python worker's pool,
+// which minifyd does not start yet.
+Expected<void> served_by_daemon(const EvaluationSpec& spec) {
+  auto program = worker_program_for(spec.backend);
+  if (!program) return program.error();
+  if (*program == WorkerProgram::python)
+    return make_error(ErrorKind::unsupported, "backend '" + spec.backend +
+                                                  "': minifyd's workers serve eager, torchscript and plugins; run "
+                                                  "torch.compile backends with `minify run` or `minify query`");
+  return {};
+}
+
 Expected<std::int64_t> submit_job(const nlohmann::json& request, const ContentStore& store, JobStore& jobs) {
   auto graph_dir = absolute_dir_of(request, "graph_dir");
   if (!graph_dir) return graph_dir.error();
@@ -49,6 +62,7 @@ Expected<std::int64_t> submit_job(const nlohmann::json& request, const ContentSt
   auto run_spec = run::decode_run_spec(JsonView(spec_json, "spec"));
   if (!run_spec) return run_spec.error();
   if (auto strategies = search::select_strategies(run_spec->strategies); !strategies) return strategies.error();
+  if (auto served = served_by_daemon(run_spec->evaluation); !served) return served.error();
   if (run_spec->evaluation.cpu_limit_seconds || run_spec->evaluation.memory_limit_mb)
     return make_error(ErrorKind::invalid_input,
                       "--cpu-limit and --memory-limit are the daemon's: every job's workers run under minifyd's limits");
@@ -113,6 +127,7 @@ Expected<PreparedQuery> prepare_query(const nlohmann::json& request, const std::
   if (!evaluation) return evaluation.error();
   auto spec = decode_evaluation_spec(*evaluation);
   if (!spec) return spec.error();
+  if (auto served = served_by_daemon(*spec); !served) return served.error();
   auto check = failure_check_of(*spec);
   if (!check) return check.error();
   protocol::WorkerRequest worker_request = evaluate_request(*spec, *document, graph_dir / store_dir_name);

@@ -9,9 +9,9 @@ import sys
 
 import torch
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
-import export_fx  # noqa: E402
-import graph_format  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "worker", "python"))
+from minifyd import export as export_fx  # noqa: E402
+from minifyd import graph_format  # noqa: E402
 
 
 def small_graph(out_dir):

@@ -2,7 +2,7 @@
 # prints repro_script's text): it rebuilds exported graphs from a directory whose name needs
 # escaping, runs them in a fresh Python outside the source tree, and exits 1 exactly when the
 # failure reproduces: an exception under eager, NaN from finite inputs and accuracy under
-# torchscript, and a faulty plugin through `minify query`. scripts/repro_from_graph.py fills in
+# torchscript, and a faulty plugin through `minify query`. minifyd/repro_writer.py fills in
 # the same template.
 import argparse
 import json
@@ -13,11 +13,10 @@ import sys
 
 import torch
 
-SCRIPTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts")
-sys.path.insert(0, SCRIPTS)
-import export_fx  # noqa: E402
-import graph_format  # noqa: E402
-import repro_from_graph  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "worker", "python"))
+from minifyd import export as export_fx  # noqa: E402
+from minifyd import graph_format  # noqa: E402
+from minifyd import repro_writer  # noqa: E402
 
 # Quotes, a backslash and a space: the path must survive as a Python string literal in repro.py.
 AWKWARD_DIR = "we\"ird 'dir\\ x"
@@ -93,10 +92,10 @@ def test_eager(tools, work):
     x, w = graph_format.load_graph(graph)[1]
     expect(torch.equal(torch.load(outputs)[0], with_relu(x, w)[0]), "saved outputs differ from PyTorch's")
 
-    # repro_from_graph.py fills in the same template: the scripts differ only in their settings.
+    # repro_writer.py fills in the same template: the scripts differ only in their settings.
     minify_script = open(repro.write(graph, "--backend", "eager")).read().splitlines()
-    python_script = repro_from_graph.repro_source(graph).splitlines()
-    settings_line = [i for i, line in enumerate(python_script) if line.startswith(repro_from_graph.SETTINGS_LINE)]
+    python_script = repro_writer.repro_source(graph).splitlines()
+    settings_line = [i for i, line in enumerate(python_script) if line.startswith(repro_writer.SETTINGS_LINE)]
     expect(len(minify_script) == len(python_script) and len(settings_line) == 1, "the two repro.py differ in shape")
     for i, (ours, theirs) in enumerate(zip(minify_script, python_script)):
         expect(ours == theirs or i == settings_line[0], f"line {i + 1} differs:\n{ours}\n{theirs}")

@@ -52,7 +52,7 @@ TEST_CASE("the script is the template with the graph loader in place of its impo
   CHECK(script.find("\ndef load_graph(graph_dir):\n") != std::string::npos);
   CHECK(script.find("\ndef main():\n") != std::string::npos);
   CHECK(script.find("\ndef load_graph(") < script.find("\ndef main():"));
-  CHECK(lines_starting_with(script, "from graph_format import").empty());
+  CHECK(lines_starting_with(script, "from minifyd.graph_format import").empty());
   CHECK(script.find("# ---- end of the loader:") == std::string::npos);
   CHECK(script.size() > std::string("    sys.exit(main())\n").size());
   CHECK(script.substr(script.size() - 21) == "    sys.exit(main())\n");

@@ -21,10 +21,10 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "run"))
 sys.path.insert(0, os.path.join(HERE, "..", "minifyd"))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "worker", "python"))
 import torch  # noqa: E402
 
-import export_fx  # noqa: E402
+from minifyd import export as export_fx  # noqa: E402
 from cases import chain1000  # noqa: E402
 from daemon_harness import Daemon, Tools, wait_all_final  # noqa: E402
 

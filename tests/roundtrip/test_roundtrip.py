@@ -12,12 +12,12 @@ import traceback
 import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "worker", "python"))
 sys.path.insert(0, HERE)
 import cases  # noqa: E402
-import export_fx  # noqa: E402
-import graph_format  # noqa: E402
-import repro_from_graph  # noqa: E402
+from minifyd import export as export_fx  # noqa: E402
+from minifyd import graph_format  # noqa: E402
+from minifyd import repro_writer  # noqa: E402
 
 
 def compare(expected, actual, path="output", exact=True):
@@ -103,7 +103,7 @@ def run_case(name, minify, work):
 
     repro = os.path.join(work, "repro.py")
     with open(repro, "w") as f:
-        f.write(repro_from_graph.repro_source(graph_dir))
+        f.write(repro_writer.repro_source(graph_dir))
     outputs_file = os.path.join(work, "outputs.pt")
     # Outside the source tree and without PYTHONPATH, so repro.py proves it needs nothing from scripts/.
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}

@@ -16,8 +16,8 @@ from torch.fx.experimental.proxy_tensor import make_fx
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
-import export_fx  # noqa: E402
+sys.path.insert(0, os.path.join(HERE, "..", "..", "worker", "python"))
+from minifyd import export as export_fx  # noqa: E402
 from fault_model import COMPILE_ERROR, Check, Failure  # noqa: E402
 
 FAULTY = "{faulty}"  # stands for the faulty plugin's path in a case's arguments

@@ -1,6 +1,6 @@
 // Test tool: runs a graph directory with a backend, in process, and writes the outputs as a graph
 // directory of their own (an identity graph whose inputs are the outputs), so Python tests load
-// them with scripts/graph_format.py and compare with PyTorch.
+// them with worker/python/minifyd/graph_format.py and compare with PyTorch.
 //   minifyd_run_backend GRAPH_DIR OUT_DIR --backend eager|torchscript|plugin:PATH
 #include <iostream>
 

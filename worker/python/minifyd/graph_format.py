@@ -105,11 +105,11 @@ def check_store_version(store_dir):
         raise FormatError(f"{store_dir}: store format {text.strip()!r} is not supported (expected 'minifyd-store 1')")
 
 
-def _load_storage(store_dir, entry, where):
+def _load_storage(store_dir, entry, where, read):
     digest = entry.get("hash")
     if not isinstance(digest, str) or not SHA256_HEX.fullmatch(digest):
         raise FormatError(f"{where}: hash: {digest!r} is not a SHA-256 digest (64 lowercase hex digits)")
-    data = read_blob(store_dir, digest)
+    data = read(store_dir, digest)
     if len(data) != entry["nbytes"]:
         raise FormatError(f"{where}: blob {digest} holds {len(data)} bytes, expected {entry['nbytes']}")
     # frombuffer refuses an empty buffer; bytearray keeps the tensor's memory writable.
@@ -143,12 +143,18 @@ def load_graph(graph_dir):
     path = os.path.join(graph_dir, "graph.json")
     with open(path) as f:
         doc = json.load(f)
-    if doc.get("format") != GRAPH_FORMAT or doc.get("version") != GRAPH_VERSION:
+    return build_graph(doc, os.path.join(graph_dir, "store"), path)
+
+
+def build_graph(doc, store_dir, path, read=read_blob):
+    """A graph document whose blobs are in store_dir as (torch.fx.GraphModule, list of input tensors);
+    path names the document in errors; read(store_dir, digest) gives a blob's verified bytes."""
+    if not isinstance(doc, dict) or doc.get("format") != GRAPH_FORMAT or doc.get("version") != GRAPH_VERSION:
+        found = (doc.get("format"), doc.get("version")) if isinstance(doc, dict) else (type(doc).__name__, None)
         raise FormatError(f"{path}: not a {GRAPH_FORMAT} version {GRAPH_VERSION} document "
-                          f"(format {doc.get('format')!r}, version {doc.get('version')!r})")
-    store_dir = os.path.join(graph_dir, "store")
+                          f"(format {found[0]!r}, version {found[1]!r})")
     check_store_version(store_dir)
-    flats = [_load_storage(store_dir, s, f"{path}: storages[{i}]") for i, s in enumerate(doc["storages"])]
+    flats = [_load_storage(store_dir, s, f"{path}: storages[{i}]", read) for i, s in enumerate(doc["storages"])]
     inputs = [_make_tensor(flats, t, f"{path}: inputs[{i}]") for i, t in enumerate(doc["inputs"])]
     constants = {name: _make_tensor(flats, t, f"{path}: constants[{name!r}]")
                  for name, t in doc.get("constants", {}).items()}
@@ -191,7 +197,7 @@ def load_graph(graph_dir):
     return torch.fx.GraphModule(constants, graph), inputs
 
 
-# ---- end of the loader: every repro.py (scripts/repro_main.py) embeds everything above this line ----
+# ---- end of the loader: every repro.py (minifyd/repro_template.py) embeds everything above this line ----
 
 
 def encode_value(value, node_name, where):

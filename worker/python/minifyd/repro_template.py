@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # repro.py: a standalone reproduction of a failing graph, written by `minify run` or by
-# scripts/repro_from_graph.py. It rebuilds the graph in a graph directory (graph.json + store/) as a
+# scripts/repro_from_graph.py (minifyd/repro_writer.py). It rebuilds the graph in a graph directory (graph.json + store/) as a
 # torch.fx GraphModule, needs only torch, and checks the failure with the backend and the check the
 # graph was minimized for (SETTINGS below):
 #   eager, torchscript  reproduced with plain PyTorch in this process (torchscript: torch.jit.script
@@ -11,11 +11,10 @@
 # Exit status: 1 when the failure reproduces, 0 when it does not, 2 when the check could not run; a
 # crash in this process kills it by its signal. With --eager-only: run the graph and print its outputs.
 #
-# Every repro.py comes from one template, scripts/repro_main.py: its generators
-# (daemon/run/repro_script.cpp, scripts/repro_from_graph.py) put the loader part of
-# scripts/graph_format.py in place of the template's `from graph_format import` line and the
-# repro's settings in place of its SETTINGS_JSON line. The template itself runs next to
-# graph_format.py, with --graph-dir.
+# Every repro.py comes from one template, worker/python/minifyd/repro_template.py: its generators
+# (daemon/run/repro_script.cpp, minifyd/repro_writer.py) put the loader part of
+# minifyd/graph_format.py in place of the template's `from minifyd.graph_format import` line and the
+# repro's settings in place of its SETTINGS_JSON line.
 import argparse
 import faulthandler
 import json
@@ -29,7 +28,7 @@ import traceback
 
 import torch
 
-from graph_format import FormatError, load_graph  # noqa: E402
+from minifyd.graph_format import FormatError, load_graph  # noqa: E402
 
 # graph_dir: the graph directory; backend: eager, torchscript or plugin:/abs/path.so;
 # backend_options: {KEY: VALUE}; accuracy: off, accuracy or strict-accuracy; nan_check: fail on
@@ -84,7 +83,7 @@ def _nan_failure(outputs):
         if count:
             nans = int(torch.isnan(value.detach()).sum().item())
             what = "Inf" if nans == 0 else "NaN" if nans == count else "NaN and Inf"
-            return f"nan: {path} holds {what} ({count} of {value.numel()} elements) while no input does"
+            return f"{path} holds {what} ({count} of {value.numel()} elements) while no input does"
     return None
 
 
@@ -99,10 +98,11 @@ def _rmse(reference, value):
     return (_as_real_double(reference) - _as_real_double(value)).pow(2).mean().sqrt().item()
 
 
-def _fp64_run(graph_dir):
+def _fp64_run(load):
     """The graph's outputs computed in float64: floating inputs, constants and dtype arguments
-    become float64 (the seeds' cast_to_fp64); None when the graph cannot run that way."""
-    gm, inputs = load_graph(graph_dir)
+    become float64 (the seeds' cast_to_fp64); None when the graph cannot run that way. load() gives
+    a fresh (GraphModule, inputs)."""
+    gm, inputs = load()
 
     def upcast(value):
         if isinstance(value, torch.dtype) and value.is_floating_point:
@@ -128,27 +128,28 @@ def _fp64_run(graph_dir):
         return None
 
 
-def _accuracy_failure(graph_dir, compiled, strict):
-    """The accuracy check's failure text, or None (the criterion is at ACCURACY_TOLERANCE)."""
-    eager_gm, eager_inputs = load_graph(graph_dir)
+def _accuracy_failure(load, compiled, strict):
+    """The accuracy check's failure text, or None (the criterion is at ACCURACY_TOLERANCE). load()
+    gives a fresh (GraphModule, inputs) for the eager and the fp64 run."""
+    eager_gm, eager_inputs = load()
     eager = list(_leaves(eager_gm(*eager_inputs), "output"))
     results = list(_leaves(compiled, "output"))
     if len(eager) != len(results):
-        return f"accuracy: the compiled graph returns {len(results)} values, eager {len(eager)}"
-    fp64_outputs = _fp64_run(graph_dir)
+        return f"the compiled graph returns {len(results)} values, eager {len(eager)}"
+    fp64_outputs = _fp64_run(load)
     if fp64_outputs is None and not strict:
         return None
     fp64 = [value for _, value in _leaves(fp64_outputs, "output")] if fp64_outputs is not None else None
     for i, ((path, ref), (_, res)) in enumerate(zip(eager, results)):
         if not isinstance(ref, torch.Tensor) or not isinstance(res, torch.Tensor):
             if type(ref) is not type(res) or ref != res:
-                return f"accuracy: {path}: {res!r} differs from eager's {ref!r}"
+                return f"{path}: {res!r} differs from eager's {ref!r}"
             continue
         if ref.shape != res.shape:
-            return f"accuracy: {path}: shape {list(res.shape)} differs from eager's {list(ref.shape)}"
+            return f"{path}: shape {list(res.shape)} differs from eager's {list(ref.shape)}"
         if not _is_floating(ref):
             if strict and not torch.equal(ref, res.to(ref.dtype).to(ref.device)):
-                return f"accuracy: {path}: {str(ref.dtype).replace('torch.', '')} values differ from eager's"
+                return f"{path}: {str(ref.dtype).replace('torch.', '')} values differ from eager's"
             continue
         ref64, res64 = _as_real_double(ref), _as_real_double(res.to(ref.device))
         if torch.allclose(ref64, res64, ACCURACY_TOLERANCE, ACCURACY_TOLERANCE, equal_nan=True):
@@ -160,9 +161,9 @@ def _accuracy_failure(graph_dir, compiled, strict):
             # Eager itself cannot compute this stably in its precision: nothing to hold the compiled graph to.
             if math.isnan(rmse_eager) or rmse_compiled <= multiplier * rmse_eager + ACCURACY_TOLERANCE / 10:
                 continue
-            return (f"accuracy: {path}: compiled differs from eager (max abs error {max_abs}, "
+            return (f"{path}: compiled differs from eager (max abs error {max_abs}, "
                     f"rmse vs fp64 {rmse_compiled} compiled, {rmse_eager} eager)")
-        return f"accuracy: {path}: compiled differs from eager (max abs error {max_abs})"
+        return f"{path}: compiled differs from eager (max abs error {max_abs})"
     return None
 
 
@@ -215,9 +216,11 @@ def _failure(graph_dir, gm, inputs, settings, save_outputs):
     if check_nan:
         found = _nan_failure(outputs)
         if found:
-            return found
+            return f"nan: {found}"
     if settings["accuracy"] != "off":
-        return _accuracy_failure(graph_dir, outputs, settings["accuracy"] == "strict-accuracy")
+        found = _accuracy_failure(lambda: load_graph(graph_dir), outputs, settings["accuracy"] == "strict-accuracy")
+        if found:
+            return f"accuracy: {found}"
     return None
 
 

@@ -1,0 +1,115 @@
+// Choosing and locating worker programs.
+#include "daemon/pool/worker_program.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <istream>
+
+#include <boost/process/args.hpp>
+#include <boost/process/child.hpp>
+#include <boost/process/io.hpp>
+#include <boost/process/pipe.hpp>
+#include <boost/process/search_path.hpp>
+
+#include "daemon/pool/worker_executable.h"
+
+namespace minifyd {
+namespace {
+
+namespace bp = boost::process;
+
+std::string known_backends() {
+  std::string names = "eager, torchscript, plugin:PATH.so";
+  for (const std::string& name : python_backends) names += ", " + name;
+  return names;
+}
+
+// Runs `python SCRIPT --check`: empty when its torch serves the backends, else what it said.
+std::string check_python(const std::string& python) {
+  auto checked = run_python(python, {python_worker_script(), "--check"});
+  return checked ? "" : checked.error().message;
+}
+
+// scripts/torch2_env.sh's launcher, where that script puts it by default.
+std::string torch2_env_launcher() {
+  const char* root = std::getenv("MINIFYD_TORCH2_ROOT");
+  return std::string(root ? root : "/var/cache/minifyd/torch2-trixie") + ".python3";
+}
+
+}  // namespace
+
+Expected<void> run_python(const std::string& python, const std::vector<std::string>& arguments) {
+  try {
+    bp::ipstream output;
+    bp::child child(python, bp::args(arguments), (bp::std_out & bp::std_err) > output, bp::std_in < bp::null);
+    std::string last, line;
+    while (std::getline(output, line))
+      if (!line.empty()) last = line;
+    child.wait();
+    if (child.exit_code() == 0) return {};
+    return make_error(ErrorKind::io, last.empty() ? "exited with code " + std::to_string(child.exit_code()) : last);
+  } catch (const std::exception& error) {
+    return make_error(ErrorKind::io, std::string("cannot run it (") + error.what() + ")");
+  }
+}
+
+Expected<WorkerProgram> worker_program_for(const std::string& backend) {
+  if (backend == "eager" || backend == "torchscript" || backend.rfind("plugin:", 0) == 0) return WorkerProgram::native;
+  if (std::find(python_backends.begin(), python_backends.end(), backend) != python_backends.end())
+    return WorkerProgram::python;
+  return make_error(ErrorKind::invalid_input, "unknown backend '" + backend + "' (" + known_backends() + ")");
+}
+
+std::string python_worker_script() {
+  if (const char* configured = std::getenv("MINIFYD_PYTHON_WORKER")) return configured;
+  return MINIFYD_PYTHON_WORKER_SCRIPT;
+}
+
+Expected<std::string> find_python(const std::string& requested) {
+  if (!requested.empty()) {
+    if (requested.find('/') != std::string::npos) return requested;
+    auto on_path = bp::search_path(requested);
+    if (on_path.empty()) return make_error(ErrorKind::not_found, "--python " + requested + ": not found on PATH");
+    return on_path.string();
+  }
+  std::vector<std::string> candidates;
+  if (const char* configured = std::getenv("MINIFYD_PYTHON")) candidates.emplace_back(configured);
+  if (auto on_path = bp::search_path("python3"); !on_path.empty()) candidates.push_back(on_path.string());
+  candidates.emplace_back("/usr/bin/python3");
+  candidates.push_back(torch2_env_launcher());
+  std::string tried;
+  for (const std::string& candidate : candidates) {
+    if (tried.find(candidate + ":") != std::string::npos) continue;
+    std::string problem = ::access(candidate.c_str(), X_OK) == 0 ? check_python(candidate) : "not found";
+    if (problem.empty()) return candidate;
+    tried += "\n  " + candidate + ": " + problem;
+  }
+  return make_error(ErrorKind::not_found,
+                    "no python3 whose torch has Inductor (PyTorch 2.x) was found; pass --python, or run "
+                    "scripts/torch2_env.sh on Debian 12. Tried:" + tried);
+}
+
+Expected<WorkerConfig> worker_config_for(const std::string& backend, const WorkerPrograms& programs, WorkerConfig base) {
+  auto program = worker_program_for(backend);
+  if (!program) return program.error();
+  base.backend = backend;
+  if (*program == WorkerProgram::native) {
+    if (!programs.native.empty()) {
+      base.executable = programs.native;
+      return base;
+    }
+    auto found = default_worker_executable();
+    if (!found) return found.error();
+    base.executable = *found;
+    return base;
+  }
+  auto python = find_python(programs.python);
+  if (!python) return python.error();
+  base.executable = *python;
+  base.arguments = {python_worker_script()};
+  return base;
+}
+
+}  // namespace minifyd

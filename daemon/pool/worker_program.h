@@ -1,0 +1,43 @@
+// Which worker program serves a backend, and how to start it: the C++ minify-worker for eager,
+// torchscript and plugins; the Python worker (worker/python/minify_worker.py) in the user's PyTorch
+// 2.x for the torch.compile backends. A backend no worker serves is refused here, before any start.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/expected.h"
+#include "daemon/pool/worker_config.h"
+
+namespace minifyd {
+
+enum class WorkerProgram { native, python };
+
+// The torch.compile backends the Python worker serves (minifyd/compile_backends.py's BACKENDS).
+inline const std::vector<std::string> python_backends = {"inductor", "aot_eager", "aot_eager_decomp_partition"};
+
+// The program serving `backend`; an unknown backend is an error listing the known ones.
+Expected<WorkerProgram> worker_program_for(const std::string& backend);
+
+struct WorkerPrograms {
+  std::string native;  // --worker: minify-worker; empty: found beside the running executable
+  std::string python;  // --python: the interpreter whose torch compiles; empty: find_python()
+};
+
+// `base` (its sandbox and limits) set up to start the program serving `backend`: executable,
+// arguments, and the backend its hello must list.
+Expected<WorkerConfig> worker_config_for(const std::string& backend, const WorkerPrograms& programs,
+                                         WorkerConfig base = {});
+
+// The Python worker's entry script: $MINIFYD_PYTHON_WORKER, else the source tree's.
+std::string python_worker_script();
+
+// `requested` when given (checked when the worker says hello); otherwise the first of
+// $MINIFYD_PYTHON, python3 on PATH, /usr/bin/python3 and scripts/torch2_env.sh's launcher whose
+// torch has Inductor, asked by running the worker with --check. The error says what each lacked.
+Expected<std::string> find_python(const std::string& requested);
+
+// Runs `python ARGUMENTS...` to its end, its output captured; an error holds the last line it wrote.
+Expected<void> run_python(const std::string& python, const std::vector<std::string>& arguments);
+
+}  // namespace minifyd

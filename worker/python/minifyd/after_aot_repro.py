@@ -1,0 +1,67 @@
+# repro.py for a graph minimized under a torch.compile backend, in after_aot's own shape, written by
+# PyTorch's own generator (torch._dynamo.repro.after_aot.save_graph_repro): the config lines of the
+# run's backend options, a `Repro` module, `load_args(reader)` reading the exact input values from
+# PyTorch's content store beside it, and `run_repro` in its __main__, so PyTorch engineers run it
+# (and its minify/analyze commands) with the tools they know. `minify run` calls main() in the
+# run's --python when its backend is one of the Python worker's.
+import argparse
+import importlib
+import io
+import os
+import sys
+
+import torch
+
+from minifyd import compile_backends
+from minifyd import graph_format as gf
+
+INPUTS_DIR = "repro_inputs"
+# The AOT backends have no after_aot command of their own: their repro compiles with Dynamo's backend.
+AOT_MAIN = """if __name__ == '__main__':
+    from torch._dynamo.debug_utils import InputReader
+    from torch._dynamo.backends.registry import lookup_backend
+    from torch.fx.experimental.proxy_tensor import make_fx
+    reader = InputReader(save_dir={save_dir!r})
+    load_args(reader)
+    args = reader.args
+    with torch.no_grad():
+        gm = make_fx(mod, tracing_mode='real')(*args)
+        compiled = lookup_backend({backend!r})(gm, args)
+        print(compiled(*args))
+"""
+
+
+def write_repro(graph_dir, out_path, backend, options, accuracy):
+    """Writes out_path for the graph in graph_dir; the inputs go to INPUTS_DIR beside it."""
+    from torch._dynamo.repro.after_aot import save_graph_repro
+    gm, inputs = gf.load_graph(graph_dir)
+    # Set, not patched: the generator writes the config values that differ from the defaults.
+    for module_name, values in compile_backends.config_patches(options).items():
+        module = importlib.import_module(module_name)
+        for key, value in values.items():
+            setattr(module, key, value)
+    save_dir = os.path.join(os.path.dirname(os.path.abspath(out_path)), INPUTS_DIR)
+    text = io.StringIO()
+    save_graph_repro(text, gm, inputs, backend, save_dir=save_dir, accuracy=accuracy)
+    source = text.getvalue()
+    if backend != "inductor":
+        source = source[:source.index("if __name__ == '__main__':")] + AOT_MAIN.format(save_dir=save_dir,
+                                                                                        backend=backend)
+    gf.write_file_atomic(out_path, source.encode(), os.path.dirname(os.path.abspath(out_path)))
+
+
+def main():
+    parser = argparse.ArgumentParser(description="Write an after_aot-shaped repro.py for a graph directory.")
+    parser.add_argument("graph_dir")
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--backend", required=True, choices=compile_backends.BACKENDS)
+    parser.add_argument("--backend-opt", action="append", default=[], metavar="KEY=VALUE")
+    parser.add_argument("--accuracy", action="store_true")
+    args = parser.parse_args()
+    options = dict(pair.split("=", 1) for pair in args.backend_opt)
+    try:
+        write_repro(args.graph_dir, args.out, args.backend, options, args.accuracy)
+    except (gf.FormatError, compile_backends.OptionError, OSError) as error:
+        print(f"repro.py for {args.graph_dir}: {error}", file=sys.stderr)
+        return 2
+    return 0

@@ -1,0 +1,98 @@
+# The torch.compile backends the Python worker serves, compiled the way after_aot compiles the graph
+# it dumped: the graph after AOT autograd, forward only, on real inputs. Inductor through
+# compile_fx_inner (run with the boxed calling convention, a list of inputs), the AOT backends
+# through Dynamo's registry. --backend-opt KEY=VALUE pairs become config patches.
+import ast
+import contextlib
+import difflib
+import importlib
+
+# What each backend is for: the list the worker's hello announces.
+BACKENDS = ("inductor", "aot_eager", "aot_eager_decomp_partition")
+# Config modules a key may name by prefix; a key without one is Inductor's (max_autotune, cpp.X).
+CONFIG_MODULES = {"torch._inductor.config.": "torch._inductor.config",
+                  "torch._dynamo.config.": "torch._dynamo.config",
+                  "torch._functorch.config.": "torch._functorch.config"}
+
+
+class OptionError(Exception):
+    """A backend option that names no config key, or a value of the wrong type."""
+
+
+def _typed_value(key, text, default):
+    """text as a value of the type of the key's default (bools as true/false, as in the seeds' configs)."""
+    if isinstance(default, bool):
+        lowered = text.strip().lower()
+        if lowered in ("true", "1"):
+            return True
+        if lowered in ("false", "0"):
+            return False
+        raise OptionError(f"backend option {key}={text}: expected true or false")
+    if isinstance(default, (int, float)):
+        try:
+            return type(default)(text)
+        except ValueError:
+            raise OptionError(f"backend option {key}={text}: expected {type(default).__name__}") from None
+    if isinstance(default, str):
+        return text
+    # None (an Optional[str] such as cpp.inject_relu_bug_TESTING_ONLY), lists, dicts: a Python
+    # literal when it reads as one, else the text itself.
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
+    if default is not None and not isinstance(value, type(default)):
+        raise OptionError(f"backend option {key}={text}: expected a {type(default).__name__} literal")
+    return value
+
+
+def config_patches(options):
+    """{config module: {key: typed value}} for the --backend-opt pairs; OptionError for an unknown key."""
+    patches = {}
+    for key, text in sorted(options.items()):
+        module_name, name = "torch._inductor.config", key
+        for prefix, module in CONFIG_MODULES.items():
+            if key.startswith(prefix):
+                module_name, name = module, key[len(prefix):]
+        config = importlib.import_module(module_name)
+        known = config.get_config_copy()
+        if name not in known:
+            close = difflib.get_close_matches(name, known, n=3)
+            hint = f" (did you mean {', '.join(close)}?)" if close else ""
+            raise OptionError(f"backend option {key}: {module_name} has no option '{name}'{hint}")
+        patches.setdefault(module_name, {})[name] = _typed_value(key, text, known[name])
+    return patches
+
+
+@contextlib.contextmanager
+def patched_config(patches):
+    with contextlib.ExitStack() as stack:
+        for module_name, values in patches.items():
+            stack.enter_context(importlib.import_module(module_name).patch(values))
+        yield
+
+
+def compile_graph(backend, gm, inputs):
+    """The compiled graph as a function of a list of inputs (which it may consume)."""
+    if backend == "inductor":
+        from torch._inductor.compile_fx import compile_fx_inner
+        compiled = compile_fx_inner(gm, inputs)
+        return compiled  # boxed: takes the list and may clear it
+    from torch._dynamo.backends.registry import lookup_backend
+    compiled = lookup_backend(backend)(gm, inputs)
+    return lambda args: compiled(*args)
+
+
+def warm_up(backend):
+    """Compiles and runs a tiny graph once, so the lazy imports and one-time set-up of the backend
+    (Inductor's codegen modules, its code cache, the C++ compiler's first run) are paid by the worker
+    at start, not by its first candidate."""
+    import torch
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    def tiny(x):
+        return (torch.add(x, 1),)
+
+    x = torch.ones(4)
+    with torch.no_grad():
+        compile_graph(backend, make_fx(tiny)(x), [x])([x])

@@ -1,0 +1,57 @@
+# An exception from compiling or running a candidate as the verdict's exception_type and message.
+# The message's first line is what the coordinator's failure signature keeps (numbers become N
+# there), so it is made stable here: the same compile error in two candidates must read the same,
+# though each was compiled from a generated file with its own hash-named path and line numbers.
+import re
+
+# Wrappers that PyTorch versions put around the error a backend raised: their cause is the failure.
+WRAPPERS = ("BackendCompilerFailed", "InductorError", "LoweringException")
+# A generated file's path (Inductor's cache, a temp dir) and the line:column a compiler puts after it.
+GENERATED_PATH = re.compile(r"(?:/[^\s:'\"()]+)+\.(?:cpp|h|hpp|py|so|cu|ptx|ttir|ttgir|llir)(?::\d+)*")
+# Inductor's base32 cache keys and other long hex or base32 hashes.
+HASH = re.compile(r"\b[a-z0-9]{32,}\b")
+COMPILER_ERROR = re.compile(r"(?:^|\s)(?:fatal )?error:\s*(.+)")
+MAX_DETAIL = 8192
+
+
+def _unwrap(error):
+    while type(error).__name__ in WRAPPERS:
+        inner = getattr(error, "inner_exception", None) or error.__cause__
+        if inner is None:
+            break
+        error = inner
+    return error
+
+
+def type_name(error):
+    kind = type(error)
+    return kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+
+
+def normalise_line(text):
+    """A line with generated paths (and their line numbers) and hashes replaced by placeholders."""
+    return HASH.sub("<hash>", GENERATED_PATH.sub("<generated>", text)).strip()
+
+
+def summary_line(message):
+    """The line that names the failure: for a compiler's output its first error, else the first line."""
+    lines = [line for line in message.splitlines() if line.strip()]
+    if not lines:
+        return ""
+    first = normalise_line(lines[0])
+    for line in lines[1:]:
+        found = COMPILER_ERROR.search(line)
+        if found:
+            return f"{first}: {normalise_line(found.group(1))}"
+    return first
+
+
+def describe_exception(error):
+    """(exception_type, message, is_cuda_error) of an exception raised by a backend or a run."""
+    error = _unwrap(error)
+    text = str(error)
+    summary = summary_line(text) or type_name(error)
+    detail = text if len(text) <= MAX_DETAIL else text[:MAX_DETAIL] + "\n[...]"
+    message = summary if detail.strip() == summary else f"{summary}\n{detail}"
+    is_cuda = "CUDA error" in text or type(error).__name__ in ("AcceleratorError", "CudaError")
+    return type_name(error), message, is_cuda

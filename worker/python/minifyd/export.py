@@ -1,0 +1,121 @@
+# Exports a PyTorch function, module or aten-level GraphModule as a graph directory (graph.json + store/).
+import argparse
+import functools
+import importlib.util
+import operator
+import os
+
+import torch
+from torch.fx.experimental.proxy_tensor import make_fx
+
+from minifyd import graph_format as gf
+
+
+def is_aten_graph(obj):
+    """True for a GraphModule whose calls are all operator overloads or getitem: it is exported as it is."""
+    if not isinstance(obj, torch.fx.GraphModule):
+        return False
+    return all(n.op in ("placeholder", "get_attr", "output") or
+               (n.op == "call_function" and (n.target is operator.getitem or
+                                             isinstance(n.target, torch._ops.OpOverload)))
+               for n in obj.graph.nodes)
+
+
+class _Storages:
+    """Writes each storage once, keyed by identity, so tensors viewing one storage name one storage index."""
+
+    def __init__(self, store):
+        self.store, self.entries, self.index = store, [], {}
+
+    def tensor(self, tensor, where):
+        if not isinstance(tensor, torch.Tensor):
+            raise gf.FormatError(f"{where}: a {type(tensor).__name__} is not a tensor; graph inputs and constants "
+                                 "must be tensors")
+        if tensor.device.type == "meta":
+            raise gf.FormatError(f"{where}: a meta tensor has no bytes to store")
+        storage = gf.untyped_storage(tensor)
+        key = (str(tensor.device), storage.data_ptr(), storage.nbytes())
+        if key not in self.index:
+            flat = torch.empty(0, dtype=torch.uint8, device=tensor.device).set_(storage)
+            self.index[key] = len(self.entries)
+            self.entries.append({"hash": self.store.put(flat.cpu().numpy().tobytes()),
+                                 "nbytes": storage.nbytes(), "device": str(tensor.device)})
+        return gf.tensor_entry(tensor, self.index[key], where)
+
+
+def _encode_node(node, where, storages, constants, gm):
+    entry = {"name": node.name, "op": node.op}
+    if node.op == "get_attr":
+        entry["target"] = node.target
+        if node.target not in constants:
+            value = functools.reduce(getattr, node.target.split("."), gm)
+            constants[node.target] = storages.tensor(value, f"{where}: get_attr {node.target!r}")
+    elif node.op == "call_function":
+        entry["target"] = gf.target_name(node.target, f"{where}: target")
+        entry["args"] = [gf.encode_value(a, _node_name, f"{where}: args[{i}]") for i, a in enumerate(node.args)]
+        entry["kwargs"] = {k: gf.encode_value(v, _node_name, f"{where}: kwargs.{k}") for k, v in node.kwargs.items()}
+    elif node.op == "output":
+        entry["args"] = [gf.encode_value(node.args[0], _node_name, f"{where}: args[0]")]
+    elif node.op != "placeholder":
+        raise gf.FormatError(f"{where}: {node.op} cannot be exported; trace to an aten-level graph (make_fx) first")
+    return entry
+
+
+def _node_name(node):
+    return node.name
+
+
+def export(target, example_inputs, out_dir):
+    """Writes out_dir/graph.json and out_dir/store; returns the document. Anything but an aten-level GraphModule
+    is traced with make_fx on example_inputs (a flat sequence of tensors)."""
+    inputs = list(example_inputs)
+    graph_path = os.path.join(out_dir, "graph.json")
+    with gf.StoreWriter(os.path.join(out_dir, "store")) as store:
+        storages = _Storages(store)
+        # Inputs are stored before tracing, which runs the function and may mutate them in place.
+        input_entries = [storages.tensor(t, f"{graph_path}: inputs[{i}]") for i, t in enumerate(inputs)]
+        gm = target if is_aten_graph(target) else make_fx(target)(*inputs)
+        # Constants are read after tracing: a buffer the function updates in place (BatchNorm's running stats
+        # in training mode) is written with its updated value.
+        constants, nodes = {}, []
+        for i, node in enumerate(gm.graph.nodes):
+            where = f"{graph_path}: node {node.name!r} (nodes[{i}])"
+            if not gf.NODE_NAME.fullmatch(node.name):
+                raise gf.FormatError(f"{where}: name is not an identifier ([A-Za-z_][A-Za-z0-9_]*)")
+            nodes.append(_encode_node(node, where, storages, constants, gm))
+        placeholders = sum(n["op"] == "placeholder" for n in nodes)
+        if placeholders != len(inputs):
+            raise gf.FormatError(f"{graph_path}: the graph has {placeholders} placeholders but {len(inputs)} "
+                                 "example inputs were given")
+        store.write_root("graph", sorted({s["hash"] for s in storages.entries}))
+    doc = {"format": gf.GRAPH_FORMAT, "version": gf.GRAPH_VERSION, "storages": storages.entries,
+           "inputs": input_entries, "constants": constants, "nodes": nodes}
+    gf.write_file_atomic(graph_path, gf.format_document(doc).encode(), os.path.join(out_dir, "store", "tmp"))
+    return doc
+
+
+def load_module_file(path):
+    """Imports MODULE.py from a path and returns its make()."""
+    spec = importlib.util.spec_from_file_location(os.path.splitext(os.path.basename(path))[0], path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    if not callable(getattr(module, "make", None)):
+        raise SystemExit(f"{path}: defines no make() returning (fn_or_module_or_graphmodule, example_inputs)")
+    return module.make
+
+
+def main():
+    parser = argparse.ArgumentParser(description="Export MODULE.py's make() as a minifyd graph directory.")
+    parser.add_argument("module", metavar="MODULE.py",
+                        help="defines make() returning (fn_or_module_or_graphmodule, example_inputs)")
+    parser.add_argument("--out", required=True, metavar="DIR", help="graph directory to write")
+    args = parser.parse_args()
+    fn, example_inputs = load_module_file(args.module)()
+    try:
+        doc = export(fn, example_inputs, args.out)
+    except gf.FormatError as error:
+        raise SystemExit(f"export_fx: {error}")
+    nbytes = sum(s["nbytes"] for s in doc["storages"])
+    print(f"{len(doc['nodes'])} nodes, {len(doc['inputs'])} inputs, {len(doc['constants'])} constants, "
+          f"{len(doc['storages'])} storages ({nbytes} bytes): wrote {os.path.join(args.out, 'graph.json')} "
+          f"and {os.path.join(args.out, 'store')}")

@@ -1,0 +1,133 @@
+# The Python worker: the worker protocol (docs/protocol.md) in the user's own PyTorch 2.x, serving
+# the torch.compile backends. torch and the backend are imported and warmed up once; then, without a
+# GPU, requests are served by forked children (fork_server.py), several at once, so a segfault or an
+# abort in generated code is one request's crash verdict; with a GPU, in this process, retiring
+# after a CUDA error.
+import argparse
+import json
+import os
+import sys
+import time
+
+MIN_TORCH = (2, 0)
+
+
+def _torch_or_exit(python):
+    """torch with Inductor, or exit 2 with a line saying what is missing (before any hello)."""
+    try:
+        import torch
+    except ImportError as error:
+        sys.exit(f"minify-worker.py: {python} cannot import torch ({error}); pass --python with a "
+                 "python3 whose torch is PyTorch 2.x (scripts/torch2_env.sh builds one on Debian 12)")
+    version = tuple(int(part) for part in torch.__version__.split("+")[0].split(".")[:2] if part.isdigit())
+    try:
+        import torch._inductor.compile_fx  # noqa: F401
+        import torch._dynamo.backends.registry  # noqa: F401
+    except ImportError as error:
+        sys.exit(f"minify-worker.py: torch {torch.__version__} at {os.path.dirname(torch.__file__)} has no "
+                 f"Inductor ({error}); the torch.compile backends need PyTorch "
+                 f"{MIN_TORCH[0]}.{MIN_TORCH[1]} or later")
+    if version < MIN_TORCH:
+        sys.exit(f"minify-worker.py: torch {torch.__version__} is too old; the torch.compile backends "
+                 f"need PyTorch {MIN_TORCH[0]}.{MIN_TORCH[1]} or later")
+    return torch
+
+
+def _devices(torch):
+    """The GPUs this process sees, as the hello lists them (CUDA_VISIBLE_DEVICES applied)."""
+    if os.environ.get("CUDA_VISIBLE_DEVICES") == "" or not torch.cuda.is_available():
+        return []
+    found = []
+    for index in range(torch.cuda.device_count()):
+        properties = torch.cuda.get_device_properties(index)
+        uuid = getattr(properties, "uuid", None)
+        found.append({"index": index, "name": properties.name, **({"uuid": f"GPU-{uuid}"} if uuid else {})})
+    return found
+
+
+def _sandbox_report(protocol_fd):
+    fds = sorted(int(name) for name in os.listdir("/proc/self/fd") if int(name) != protocol_fd)
+    report = {"environment": sorted(os.environ), "open_fds": [fd for fd in fds if os.path.exists(f"/proc/self/fd/{fd}")],
+              "pgid": os.getpgid(0), "cwd": os.getcwd()}
+    if "CUDA_VISIBLE_DEVICES" in os.environ:
+        report["cuda_visible_devices"] = os.environ["CUDA_VISIBLE_DEVICES"]
+    return report
+
+
+def _write(fd, line):
+    data = (line + "\n").encode()
+    while data:
+        data = data[os.write(fd, data):]
+
+
+def _serve_in_process(handler, protocol_fd, max_line_bytes):
+    """One request at a time, in this process; exits 3 after answering a CUDA error."""
+    from minifyd import worker_protocol as wp
+    from minifyd.line_reader import read_lines
+    for line, dropped in read_lines(0, max_line_bytes):
+        if dropped:
+            _write(protocol_fd, wp.error_line(0, f"request of {dropped} bytes is over the limit of {max_line_bytes}"))
+            continue
+        try:
+            request = wp.decode_request(line)
+        except wp.RequestError as error:
+            _write(protocol_fd, wp.error_line(error.request_id, str(error)))
+            continue
+        if isinstance(request, wp.ShutdownRequest):
+            return 0
+        if isinstance(request, wp.CancelRequest):
+            continue
+        reply = handler.handle(request)
+        _write(protocol_fd, reply)
+        if wp.is_cuda_error_verdict(reply):
+            return 3
+    return 0
+
+
+def main():
+    parser = argparse.ArgumentParser(description="minifyd's Python worker: serves the torch.compile backends.")
+    parser.add_argument("--check", action="store_true",
+                        help="only check this python's torch: print its version as JSON, exit 2 if unusable")
+    parser.add_argument("--no-fork-server", action="store_true", help="serve every request in this process")
+    parser.add_argument("--max-concurrent", type=int, default=32, help="requests served at once (fork server)")
+    parser.add_argument("--max-line-bytes", type=int, default=16 << 20, help="longest request line accepted")
+    parser.add_argument("--no-warm-up", action="store_true", help="skip compiling a tiny graph at start")
+    args = parser.parse_args()
+
+    # The protocol gets a private descriptor; fd 1 becomes stderr, so nothing that generated code,
+    # a compiler or PyTorch prints can corrupt it.
+    protocol_fd = os.dup(1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+
+    torch = _torch_or_exit(sys.executable)
+    from minifyd import compile_backends
+    from minifyd import worker_protocol as wp
+    from minifyd.worker_requests import RequestHandler
+    if args.check:
+        _write(protocol_fd, json.dumps({"torch_version": torch.__version__, "backends": list(compile_backends.BACKENDS)}))
+        return 0
+
+    devices = _devices(torch)
+    in_process = args.no_fork_server or bool(devices)
+    if in_process and devices:
+        torch.zeros(1, device="cuda")  # the CUDA context, before the hello: no query's time limit pays for it
+    if not in_process:
+        # Children forked from this process compile on their own: no pool of compile workers, whose
+        # pipes forked children would share.
+        torch._inductor.config.compile_threads = 1
+    started = time.perf_counter()
+    if not args.no_warm_up:
+        compile_backends.warm_up("inductor")
+    print(f"minify-worker.py: torch {torch.__version__}, warmed up in {time.perf_counter() - started:.2f} s",
+          file=sys.stderr, flush=True)
+
+    synchronize = torch.cuda.synchronize if devices else (lambda: None)
+    handler = RequestHandler(synchronize)
+    concurrency = 1 if in_process else max(1, args.max_concurrent)
+    _write(protocol_fd, wp.hello_line(os.getpid(), torch.__version__, devices, concurrency,
+                                      list(compile_backends.BACKENDS), _sandbox_report(protocol_fd)))
+    if in_process:
+        return _serve_in_process(handler, protocol_fd, args.max_line_bytes)
+    from minifyd.fork_server import ForkServer
+    return ForkServer(handler, protocol_fd, args.max_concurrent, args.max_line_bytes).serve()

@@ -1,0 +1,156 @@
+# The worker protocol, version 1 (docs/protocol.md), as the Python worker speaks it: requests decoded
+# and replies encoded here and nowhere else, mirroring protocol/worker_messages.h and verdict.h.
+import dataclasses
+import json
+import math
+
+PROTOCOL = "minifyd.worker"
+VERSION = 1
+ACCURACY_MODES = ("off", "accuracy", "strict-accuracy")
+REQUEST_TYPES = ("evaluate", "propagate", "shutdown", "cancel")
+
+
+class RequestError(Exception):
+    """A request that cannot be acted on: answered with an error reply for request_id (0: unknown)."""
+
+    def __init__(self, request_id, message):
+        super().__init__(message)
+        self.request_id = request_id
+
+
+@dataclasses.dataclass
+class EvaluateRequest:
+    id: int
+    graph: dict
+    store: str
+    backend: str
+    backend_options: dict
+    accuracy: str = "off"
+    nan_check: bool = False
+
+
+@dataclasses.dataclass
+class PropagateRequest:
+    id: int
+    graph: dict
+    store: str
+
+
+@dataclasses.dataclass
+class ShutdownRequest:
+    id: int
+
+
+@dataclasses.dataclass
+class CancelRequest:
+    id: int
+
+
+def _field(message, key, kinds, kind_name, request_id, default=dataclasses.MISSING):
+    if key not in message:
+        if default is dataclasses.MISSING:
+            raise RequestError(request_id, f"missing field '{key}'")
+        return default
+    value = message[key]
+    # bool is an int in Python; the protocol keeps them apart.
+    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+        raise RequestError(request_id, f"{key}: expected {kind_name}, got {json.dumps(value)[:80]}")
+    return value
+
+
+def request_id_of(message):
+    """The id of a (possibly malformed) request when it has a readable one, else 0."""
+    value = message.get("id") if isinstance(message, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+def decode_request(line):
+    """One request line as its dataclass; RequestError names what is wrong."""
+    try:
+        message = json.loads(line)
+    except (ValueError, UnicodeDecodeError) as error:
+        raise RequestError(0, f"invalid JSON: {error}") from None
+    if not isinstance(message, dict):
+        raise RequestError(0, "a request is a JSON object")
+    request_id = request_id_of(message)
+    kind = _field(message, "type", (str,), "a string", request_id)
+    rid = _field(message, "id", (int,), "an integer", request_id)
+    if kind == "shutdown":
+        return ShutdownRequest(rid)
+    if kind == "cancel":
+        return CancelRequest(rid)
+    if kind not in ("evaluate", "propagate"):
+        raise RequestError(request_id, f"type: unknown request type '{kind}' ({', '.join(REQUEST_TYPES)})")
+    graph = _field(message, "graph", (dict,), "an object", rid)
+    store = _field(message, "store", (str,), "a string", rid)
+    if kind == "propagate":
+        return PropagateRequest(rid, graph, store)
+    backend = _field(message, "backend", (str,), "a string", rid)
+    options = _field(message, "backend_options", (dict,), "an object", rid, {})
+    for key, value in options.items():
+        if not isinstance(value, str):
+            raise RequestError(rid, f"backend_options.{key}: expected a string, got {json.dumps(value)[:80]}")
+    accuracy = _field(message, "accuracy", (str,), "a string", rid, "off")
+    if accuracy not in ACCURACY_MODES:
+        raise RequestError(rid, f"accuracy: unknown mode '{accuracy}' ({', '.join(ACCURACY_MODES)})")
+    nan_check = _field(message, "nan_check", (bool,), "a boolean", rid, False)
+    return EvaluateRequest(rid, graph, store, backend, options, accuracy, nan_check)
+
+
+def _float(value):
+    if math.isnan(value):
+        return {"float": "nan"}
+    if math.isinf(value):
+        return {"float": "inf" if value > 0 else "-inf"}
+    return float(value)
+
+
+def passed():
+    return {"status": "pass"}
+
+
+def failed(kind, message="", *, exception_type="", signal="", node="", op="", stderr_tail="", accuracy=None):
+    """A failing verdict; accuracy is (max_abs_error, max_rel_error, rmse_compiled, rmse_eager)."""
+    verdict = {"status": "fail", "kind": kind}
+    for key, value in (("signal", signal), ("exception_type", exception_type), ("message", message),
+                       ("node", node), ("op", op), ("stderr_tail", stderr_tail)):
+        if value:
+            verdict[key] = value
+    if accuracy is not None:
+        verdict["accuracy"] = dict(zip(("max_abs_error", "max_rel_error", "rmse_compiled", "rmse_eager"),
+                                       (_float(x) for x in accuracy)))
+    return verdict
+
+
+def _line(message):
+    return json.dumps(message, allow_nan=False, separators=(",", ":"))
+
+
+def hello_line(pid, torch_version, devices, concurrency, backends, sandbox):
+    return _line({"type": "hello", "protocol": PROTOCOL, "version": VERSION, "pid": pid,
+                  "torch_version": torch_version, "devices": devices, "concurrency": concurrency,
+                  "backends": backends, "sandbox": sandbox})
+
+
+def verdict_line(request_id, verdict, compile_ms=0.0, run_ms=0.0):
+    return _line({"type": "verdict", "id": request_id, "verdict": verdict,
+                  "compile_ms": _float(compile_ms), "run_ms": _float(run_ms)})
+
+
+def propagated_line(request_id, root, values):
+    """values: (node name, storage {hash, nbytes, device}, tensor metadata) for each stored value."""
+    return _line({"type": "propagated", "id": request_id, "root": root,
+                  "values": [{"node": node, "storage": storage, "tensor": tensor} for node, storage, tensor in values]})
+
+
+def error_line(request_id, message):
+    return _line({"type": "error", "id": request_id, "message": message})
+
+
+def is_cuda_error_verdict(line):
+    """Whether a reply line is a cuda_error verdict: the process that wrote it must retire."""
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return False
+    return message.get("type") == "verdict" and message.get("verdict", {}).get("kind") == "cuda_error"
