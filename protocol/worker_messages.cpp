@@ -196,9 +196,9 @@ Expected<WorkerHello> decode_hello(const json& message) {
   if (auto backends = view.optional_field("backends"); !backends) {
     return backends.error();
   } else if (*backends) {
-    auto count = (*backends)->array_size();
-    if (!count) return count.error();
-    for (std::size_t i = 0; i < *count; ++i) {
+    auto backend_count = (*backends)->array_size();
+    if (!backend_count) return backend_count.error();
+    for (std::size_t i = 0; i < *backend_count; ++i) {
       auto name = (*backends)->item(i).as_string();
       if (!name) return name.error();
       hello.backends.push_back(*name);

@@ -105,7 +105,7 @@ Expected<nlohmann::json> export_result(const JobRecord& job, const std::filesyst
   if (auto copied = run::import_original(checkpoint->state.document, store, place); !copied)
     return copied.error().with_context("copying the result's blobs");
   if (auto written = run::write_outputs(*checkpoint, result.value("report", std::string()),
-                                        run::OutputPlace{out, minify_executable});
+                                        run::OutputPlace{out, minify_executable, ""});
       !written)
     return written.error();
   result.erase("report");
