@@ -24,6 +24,13 @@ RunPlace out_dir_place(ContentStore store, const std::filesystem::path& out_dir)
 // (20 ms here cost the 1000-node hang chain 0.3 s).
 constexpr std::chrono::milliseconds park_after{2};
 
+// How soon the run speculates (search/lineage.h), if at all.
+std::optional<std::chrono::milliseconds> speculation_of(const RunSettings& settings, const EvaluationSpec& spec) {
+  auto program = worker_program_for(spec.backend);
+  if (!settings.speculation_chosen && program && *program == WorkerProgram::python) return std::nullopt;
+  return settings.speculate_after;
+}
+
 // The run's pool: the worker serving the spec's backend on each slot, with the spec's limits, parking
 // when the search speculates.
 Expected<PoolConfig> pool_config(const RunSettings& settings, const EvaluationSpec& spec) {
@@ -33,7 +40,7 @@ Expected<PoolConfig> pool_config(const RunSettings& settings, const EvaluationSp
   config.worker = std::move(*worker);
   apply_limits(spec, config.worker);
   config.slots = settings.slots;
-  if (settings.speculate_after) config.park_after = std::min(*settings.speculate_after, park_after);
+  if (auto speculate_after = speculation_of(settings, spec)) config.park_after = std::min(*speculate_after, park_after);
   return config;
 }
 
@@ -74,7 +81,7 @@ Expected<RunResult> start_run(const RunSpec& spec, const RunSettings& settings) 
   PoolRunner runner(std::move(*pool));
   auto checkpoint = begin_run(spec, std::move(*original), place, runner.access());
   if (!checkpoint) return checkpoint.error();
-  auto result = continue_run(std::move(*checkpoint), place, runner.access(), SessionHooks{settings.observer, nullptr, settings.speculate_after});
+  auto result = continue_run(std::move(*checkpoint), place, runner.access(), SessionHooks{settings.observer, nullptr, speculation_of(settings, spec.evaluation)});
   if (!result) return result.error();
   return with_outputs(std::move(*result), settings);
 }
@@ -101,7 +108,8 @@ Expected<RunResult> resume_run(const RunSettings& settings) {
   auto pool = pool_config(settings, checkpoint->spec.evaluation);
   if (!pool) return pool.error();
   PoolRunner runner(std::move(*pool));
-  auto result = continue_run(std::move(*checkpoint), place, runner.access(), SessionHooks{settings.observer, nullptr, settings.speculate_after});
+  auto speculate_after = speculation_of(settings, checkpoint->spec.evaluation);
+  auto result = continue_run(std::move(*checkpoint), place, runner.access(), SessionHooks{settings.observer, nullptr, speculate_after});
   if (!result) return result.error();
   return with_outputs(std::move(*result), settings);
 }

@@ -27,6 +27,9 @@ struct RunSettings {
   // Workers park a request running longer than this, and the search speculates past it
   // (search/lineage.h); nullopt: neither.
   std::optional<std::chrono::milliseconds> speculate_after;
+  // Whether the user chose speculate_after. If not, runs of the torch.compile backends do not
+  // speculate: every query compiles for seconds, so lineages only compete for the cores.
+  bool speculation_chosen = false;
 };
 
 // Starts a run of `spec` (spec.graph_dir must be absolute) into settings.out_dir, which must not

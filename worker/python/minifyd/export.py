@@ -94,6 +94,32 @@ def export(target, example_inputs, out_dir):
     return doc
 
 
+def aot_graphs(fn, example_inputs):
+    """[(GraphModule, real inputs)] of each forward graph that AOT autograd hands torch.compile's backend
+    when fn runs compiled on example_inputs: the graph after_aot dumps and Inductor compiles (PyTorch
+    2.x), its inputs (parameters lifted among them) as they arrive at run time."""
+    import torch._dynamo
+    from torch._dynamo.backends.common import aot_autograd
+    import torch._inductor.compile_fx  # noqa: F401  (registers the lowerings the decomposition table consults)
+    from torch._inductor.decomposition import select_decomp_table
+
+    captured = []
+
+    def forward_compiler(gm, _fake_inputs):
+        def run(*args):
+            captured.append((gm, list(args)))
+            return gm(*args)
+        return run
+
+    torch._dynamo.reset()
+    with torch.no_grad():
+        # Inductor's decompositions, as compile_fx hands them to AOT autograd: the graph Inductor gets.
+        backend = aot_autograd(fw_compiler=forward_compiler, decompositions=select_decomp_table())
+        torch.compile(fn, backend=backend)(*example_inputs)
+    torch._dynamo.reset()
+    return captured
+
+
 def load_module_file(path):
     """Imports MODULE.py from a path and returns its make()."""
     spec = importlib.util.spec_from_file_location(os.path.splitext(os.path.basename(path))[0], path)
@@ -109,9 +135,17 @@ def main():
     parser.add_argument("module", metavar="MODULE.py",
                         help="defines make() returning (fn_or_module_or_graphmodule, example_inputs)")
     parser.add_argument("--out", required=True, metavar="DIR", help="graph directory to write")
+    parser.add_argument("--aot", action="store_true",
+                        help="export the forward graph AOT autograd hands torch.compile's backend, as Inductor "
+                             "sees it (PyTorch 2.x; under torch.no_grad; one graph, or the first of several)")
     args = parser.parse_args()
     fn, example_inputs = load_module_file(args.module)()
     try:
+        if args.aot:
+            graphs = aot_graphs(fn, example_inputs)
+            if not graphs:
+                raise SystemExit(f"export_fx: torch.compile compiled no graph of {args.module}")
+            fn, example_inputs = graphs[0]
         doc = export(fn, example_inputs, args.out)
     except gf.FormatError as error:
         raise SystemExit(f"export_fx: {error}")
