@@ -23,6 +23,15 @@ WorkerFault cancelled_fault(const std::string& detail) {
   return WorkerFault{WorkerFault::Kind::cancelled, {}, detail, {}};
 }
 
+// ": " and the last line of text, or nothing when it is blank.
+std::string last_line_of(const std::string& text) {
+  std::size_t end = text.find_last_not_of(" \n\r\t");
+  if (end == std::string::npos) return "";
+  std::size_t newline = text.rfind('\n', end);
+  std::size_t start = newline == std::string::npos ? 0 : newline + 1;
+  return ": " + text.substr(start, end + 1 - start);
+}
+
 }  // namespace
 
 WorkerPool::WorkerPool(boost::asio::io_context& io, PoolConfig config) : io_(io), config_(std::move(config)) {
@@ -57,6 +66,7 @@ void WorkerPool::launch(std::size_t slot_index, bool as_spare) {
   (as_spare ? slot.spare_ready : slot.active_ready) = false;
 }
 
+
 void WorkerPool::on_started(std::size_t slot_index, const std::shared_ptr<WorkerProcess>& worker, WorkerStart start) {
   Slot& slot = slots_[slot_index];
   bool is_active = slot.active == worker;
@@ -66,9 +76,11 @@ void WorkerPool::on_started(std::size_t slot_index, const std::shared_ptr<Worker
     if (is_spare) slot.spare = nullptr;
     if (stopping_) return check_stopped();
     ++slot.start_failures;
-    slot.last_start_error = fault->describe();
-    log::warn("slot " + std::to_string(slot_index) + ": " + slot.last_start_error +
+    log::warn("slot " + std::to_string(slot_index) + ": " + fault->describe() +
               (fault->stderr_tail.empty() ? "" : "\n" + fault->stderr_tail));
+    // What a worker says last before dying at start names the cause (a python without torch, a
+    // missing library): it goes into the error the pool's requests get.
+    slot.last_start_error = fault->describe() + last_line_of(fault->stderr_tail);
     if (slot.start_failures < config_.max_start_failures) {
       if (is_active) replace_active(slot_index);
       else if (is_spare) launch(slot_index, true);

@@ -4,6 +4,7 @@ import functools
 import importlib.util
 import operator
 import os
+import sys
 
 import torch
 from torch.fx.experimental.proxy_tensor import make_fx
@@ -121,7 +122,9 @@ def aot_graphs(fn, example_inputs):
 
 
 def load_module_file(path):
-    """Imports MODULE.py from a path and returns its make()."""
+    """Imports MODULE.py from a path and returns its make(); its directory is on sys.path, as when
+    python runs it, so it may import its neighbours."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
     spec = importlib.util.spec_from_file_location(os.path.splitext(os.path.basename(path))[0], path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -1,0 +1,192 @@
+# End-to-end tests of the torch.compile backends (label inductor): real Inductor in a PyTorch 2.x
+# (--python: scripts/torch2_env.sh's launcher on Debian 12, python3 on the GPU machine), its own
+# injected bugs (cpp.inject_relu_bug_TESTING_ONLY, as PyTorch's test_minifier uses them), graphs
+# exported as AOT autograd hands them to Inductor (scripts/export_fx.py --aot), real Python workers.
+# This script runs in the host's python; torch 2.x only ever runs in --python.
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.join(HERE, "..", "..")
+MODELS = {"chain": os.path.join(HERE, "models", "chain200.py"),
+          "chain_no_relu": os.path.join(HERE, "models", "chain200_no_relu.py"),
+          "slippage": os.path.join(HERE, "models", "slippage.py"),
+          "resnet18": os.path.join(ROOT, "scripts", "examples", "resnet18.py")}
+BUG = "cpp.inject_relu_bug_TESTING_ONLY"
+# What each injected bug looks like to the search: (verdict kind, what identifies it).
+EXPECTED = {"compile_error": ("exception", "torch._inductor.exc.CppCompileError"),
+            "runtime_error": ("crash", "SIGABRT"),  # `throw` in an OpenMP region: std::terminate
+            "accuracy": ("accuracy", None)}
+EXIT_OK, EXIT_FAILS, EXIT_USAGE, EXIT_WORKER, EXIT_DOES_NOT_FAIL = 0, 1, 2, 3, 4
+SKIP = 77
+
+
+def expect(condition, what):
+    if not condition:
+        raise AssertionError(what)
+
+
+class Env:
+    def __init__(self, args):
+        self.minify, self.python, self.work = args.minify, args.python, args.work
+
+    def export(self, model):
+        out = os.path.join(self.work, model)
+        if not os.path.isfile(os.path.join(out, "graph.json")):
+            done = subprocess.run([self.python, os.path.join(ROOT, "scripts", "export_fx.py"), MODELS[model],
+                                   "--aot", "--out", out], capture_output=True, text=True, timeout=600)
+            expect(done.returncode == 0, f"export of {model} failed:\n{done.stdout}{done.stderr[-3000:]}")
+        return out
+
+    def minify_cmd(self, command, *args, timeout=1200, env=None):
+        done = subprocess.run([self.minify, command, *args, "--python", self.python, "--json"], capture_output=True,
+                              text=True, timeout=timeout, env={**os.environ, **(env or {})})
+        try:
+            result = json.loads(done.stdout)
+        except json.JSONDecodeError:
+            raise AssertionError(f"minify {command} exits {done.returncode}, stdout is not JSON: {done.stdout!r}\n"
+                                 f"{done.stderr[-3000:]}")
+        return done.returncode, result, done.stderr
+
+
+def bug_args(bug):
+    return ["--backend", "inductor", "--backend-opt", f"{BUG}={bug}"] + (["--accuracy"] if bug == "accuracy" else [])
+
+
+def call_nodes(graph_dir):
+    with open(os.path.join(graph_dir, "graph.json")) as f:
+        return [n for n in json.load(f)["nodes"] if n["op"] == "call_function"]
+
+
+def check_at_relu(env, out, summary, bug):
+    """The run ended at the relu and its input, failing as the original did."""
+    kind, identity = EXPECTED[bug]
+    nodes = call_nodes(out)
+    expect([n["target"] for n in nodes] == ["aten::relu"], f"minimized to {[n['target'] for n in nodes]}, not one relu")
+    expect(summary["inputs"] == 1 and summary["nodes"] == 3, f"not the relu and its input: {summary}")
+    signature = summary["signature"]
+    expect(signature["kind"] == kind, f"signature {signature}, expected kind {kind}")
+    expect(identity in (None, signature["exception_type"], signature["signal"]), f"signature {signature} is not {identity}")
+    done = subprocess.run([env.minify, "validate", "--check-store", out], capture_output=True, text=True)
+    expect(done.returncode == 0, f"minify validate --check-store {out}: {done.stdout}{done.stderr}")
+    # repro.py, after_aot's shape: plain PyTorch with the config line reproduces the bug.
+    with open(os.path.join(out, "repro.py")) as f:
+        repro = f.read()
+    expect(f"torch._inductor.config.{BUG} = '{bug}'" in repro and "class Repro(torch.nn.Module)" in repro
+           and "def load_args(reader)" in repro, f"repro.py is not after_aot's shape with the config line:\n{repro[:2000]}")
+    done = subprocess.run([env.python, os.path.join(out, "repro.py")], capture_output=True, text=True, timeout=600,
+                          cwd=env.work)
+    expect(done.returncode != 0, f"repro.py passes (exit 0) instead of reproducing {bug}:\n{done.stderr[-2000:]}")
+    if bug == "compile_error":
+        expect("CppCompileError" in done.stderr, f"repro.py fails otherwise:\n{done.stderr[-2000:]}")
+    if bug == "runtime_error":
+        expect(done.returncode == -6, f"repro.py exits {done.returncode}, not by SIGABRT:\n{done.stderr[-2000:]}")
+    if bug == "accuracy":
+        expect("AccuracyError" in done.stderr, f"repro.py fails otherwise:\n{done.stderr[-2000:]}")
+
+
+def minimize(env, model, bug):
+    graph, out = env.export(model), os.path.join(env.work, f"{model}-{bug}")
+    shutil.rmtree(out, ignore_errors=True)
+    code, summary, stderr = env.minify_cmd("run", graph, "--out", out, *bug_args(bug))
+    expect(code == EXIT_OK, f"minify run exits {code}: {summary}\n{stderr[-3000:]}")
+    print(f"{model} {bug}: {summary['start_nodes']} -> {summary['nodes']} nodes, {summary['queries']} queries, "
+          f"{summary['wall_seconds']:.1f} s")
+    check_at_relu(env, out, summary, bug)
+
+
+def query_clean(env):
+    graph = env.export("chain")
+    for args in (["--backend", "inductor"], ["--backend", "inductor", "--strict-accuracy"],
+                 ["--backend", "aot_eager", "--strict-accuracy"], ["--backend", "aot_eager_decomp_partition"]):
+        code, result, stderr = env.minify_cmd("query", graph, *args)
+        expect(code == EXIT_OK and result["verdict"]["status"] == "pass",
+               f"minify query {' '.join(args)} on a clean graph: exit {code}, {result}\n{stderr[-2000:]}")
+    code, result, _ = env.minify_cmd("query", graph, *bug_args("compile_error"))
+    expect(code == EXIT_FAILS and result["verdict"]["exception_type"] == "torch._inductor.exc.CppCompileError",
+           f"the injected compile error is not seen by minify query: exit {code}, {result}")
+
+
+def control(env):
+    graph, out = env.export("chain_no_relu"), os.path.join(env.work, "control-out")
+    shutil.rmtree(out, ignore_errors=True)
+    code, summary, stderr = env.minify_cmd("run", graph, "--out", out, *bug_args("compile_error"))
+    expect(code == EXIT_DOES_NOT_FAIL and summary["status"] == "does_not_fail",
+           f"a relu-free graph: exit {code}, {summary}\n{stderr[-2000:]}")
+
+
+def slippage(env):
+    graph, out = env.export("slippage"), os.path.join(env.work, "slippage-out")
+    shutil.rmtree(out, ignore_errors=True)
+    code, summary, stderr = env.minify_cmd("run", graph, "--out", out, *bug_args("compile_error"),
+                                           "--backend-opt", "cpp.inject_log1p_bug_TESTING_ONLY=accuracy", "--accuracy")
+    expect(code == EXIT_OK, f"minify run exits {code}: {summary}\n{stderr[-3000:]}")
+    targets = [n["target"] for n in call_nodes(out)]
+    expect(targets == ["aten::relu"] and summary["signature"]["kind"] == "exception",
+           f"slipped off the compile error: {targets}, {summary['signature']}")
+
+
+def write_file(directory, name, text):
+    path = os.path.join(directory, name)
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def bad_input(env):
+    graph = env.export("chain")
+    cases = [
+        (["--backend", "inductor", "--backend-opt", "cpp.inject_relu_bug=compile_error"], EXIT_WORKER,
+         "has no option 'cpp.inject_relu_bug' (did you mean cpp.inject_relu_bug_TESTING_ONLY"),
+        (["--backend", "inductor", "--backend-opt", "max_autotune=maybe"], EXIT_WORKER,
+         "max_autotune=maybe: expected true or false"),
+        (["--backend", "tpu"], EXIT_USAGE, "unknown backend 'tpu'"),
+    ]
+    for args, code_wanted, text in cases:
+        code, result, stderr = env.minify_cmd("query", graph, *args)
+        expect(code == code_wanted and text in json.dumps(result), f"{args}: exit {code}, {result}")
+    # Pythons that cannot serve: each a clear error naming what is missing, before any search.
+    dies_at_import = write_file(env.work, "dies_at_import.py", "import os\nos.abort()\n")
+    # Debian's python3 without its site packages: a python with no torch at all.
+    no_torch = write_file(env.work, "python3-without-torch", '#!/bin/sh\nexec /usr/bin/python3 -S "$@"\n')
+    os.chmod(no_torch, 0o755)
+    broken = [(no_torch, {}, "cannot import torch"),
+              ("/usr/bin/python3", {}, "has no Inductor"),  # Debian 12's torch 1.13
+              (env.python, {"MINIFYD_PYTHON_WORKER": dies_at_import}, "killed by SIGABRT")]
+    for python, extra_env, text in broken:
+        done = subprocess.run([env.minify, "run", graph, "--out", os.path.join(env.work, "bad-out"), "--backend",
+                               "inductor", "--python", python, "--json"], capture_output=True, text=True,
+                              timeout=300, env={**os.environ, **extra_env})
+        expect(done.returncode == EXIT_WORKER and text in done.stdout,
+               f"--python {python} {extra_env}: exit {done.returncode}, {done.stdout}{done.stderr[-2000:]}")
+        shutil.rmtree(os.path.join(env.work, "bad-out"), ignore_errors=True)
+
+
+SCENARIOS = {"query_clean": query_clean, "control": control, "slippage": slippage, "bad_input": bad_input}
+for _model in ("chain", "resnet18"):
+    for _bug in EXPECTED:
+        SCENARIOS[f"{_model}_{_bug}"] = (lambda model, bug: lambda env: minimize(env, model, bug))(_model, _bug)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--scenario", choices=sorted(SCENARIOS), required=True)
+    parser.add_argument("--minify", required=True)
+    parser.add_argument("--python", required=True, help="the PyTorch 2.x python (--python of minify)")
+    parser.add_argument("--work", required=True)
+    args = parser.parse_args()
+    if not os.access(args.python, os.X_OK) and not shutil.which(args.python):
+        print(f"SKIP: no PyTorch 2.x python at {args.python}: run scripts/torch2_env.sh (README command B does)")
+        return SKIP
+    os.makedirs(args.work, exist_ok=True)
+    SCENARIOS[args.scenario](Env(args))
+    print(f"inductor.{args.scenario}: ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
