@@ -17,6 +17,6 @@ export LD_LIBRARY_PATH="$multiarch${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 cmake -S . -B "$build" -G Ninja \
   -DCMAKE_PREFIX_PATH="$torch_prefix;$prefix/usr;$multiarch/cmake;$prefix/usr/share/cmake;$prefix/usr/lib/cmake" \
   -DOPENSSL_ROOT_DIR="$prefix/usr" -DOPENSSL_INCLUDE_DIR="$prefix/usr/include" \
-  -DMINIFYD_PYTHON="$(command -v "$python")"
+  -DMINIFYD_PYTHON="$(command -v "$python")" -DMINIFYD_TORCH2_PYTHON="$(command -v "$python")"
 cmake --build "$build" -j "$(nproc)"
 ctest --test-dir "$build" --output-on-failure -j 8 "$@"

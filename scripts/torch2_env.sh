@@ -62,7 +62,9 @@ exec unshare --mount --propagation private /bin/sh -c '
     esac
   done
   mkdir -p "\$root/var/tmp" && mount --bind /var/tmp "\$root/var/tmp"
+  # The root is a system of its own: its programs (python, g++), not those on the host PATH.
   unset LD_LIBRARY_PATH
+  export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
   exec chroot "\$root" /bin/sh -c "cd \"\\\$1\" 2>/dev/null || cd /; shift; exec /usr/bin/python3 \"\\\$@\"" sh "\$PWD" "\$@"
 ' sh "$root" "\$@"
 EOF

@@ -1,0 +1,111 @@
+# minify run --backend inductor against PyTorch's own minifier on Inductor's injected relu bugs,
+# side by side in one run (docs/benchmarks.md, "Inductor"). For each model and bug:
+#   the peer, as its users run it: the model compiled with torch.compile under
+#     TORCHDYNAMO_REPRO_AFTER=aot (the repro level PyTorch's test_minifier uses for the bug), which
+#     writes minifier_launcher.py; then `python minifier_launcher.py` (its default: minify, isolated,
+#     one fresh python per query);
+#   ours: the same model's forward graph as AOT autograd hands it to Inductor (export_fx --aot), then
+#     `minify run --backend inductor` with the bug's config line as a backend option.
+# Each side's final nodes, queries, wall time and peak memory (the largest process of its tree).
+#   /usr/bin/python3 bench/inductor_minifier_comparison.py --minify build/daemon/minify \
+#       --python "$(scripts/torch2_env.sh)" --work /tmp/inductor-bench [--cases chain:compile_error,...]
+import argparse
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.join(HERE, "..")
+MODELS = {"chain": os.path.join(ROOT, "tests", "inductor", "models", "chain200.py"),
+          "resnet18": os.path.join(ROOT, "scripts", "examples", "resnet18.py")}
+BUGS = ("compile_error", "runtime_error", "accuracy")
+# TORCHDYNAMO_REPRO_LEVEL as PyTorch's test_minifier sets it: 2 dumps the launcher when compiling or
+# running fails, 3 before compiling (a run that aborts leaves nothing behind otherwise), 4 checks accuracy.
+REPRO_LEVEL = {"compile_error": "2", "runtime_error": "3", "accuracy": "4"}
+USER_RUN = """import importlib.util, sys, torch, torch._inductor.config
+torch._inductor.config.cpp.inject_relu_bug_TESTING_ONLY = {bug!r}
+spec = importlib.util.spec_from_file_location("model", {model!r})
+module = importlib.util.module_from_spec(spec)
+sys.path.insert(0, {model_dir!r})
+spec.loader.exec_module(module)
+fn, inputs = module.make()
+with torch.no_grad():
+    torch.compile(fn)(*inputs)
+"""
+
+
+def timed(command, cwd, env=None):
+    """(exit status, stdout, stderr, seconds, peak RSS in MiB of the command's process tree)."""
+    started = time.perf_counter()
+    done = subprocess.run(["/usr/bin/time", "-f", "%M", *command], cwd=cwd, capture_output=True, text=True,
+                          env={**os.environ, **(env or {})})
+    seconds = time.perf_counter() - started
+    lines = done.stderr.rstrip().splitlines()
+    peak_kib = int(lines[-1]) if lines and lines[-1].isdigit() else 0
+    return done.returncode, done.stdout, "\n".join(lines[:-1]), seconds, peak_kib / 1024
+
+
+def peer(python, work, model, bug):
+    run_dir = os.path.join(work, f"peer-{model}-{bug}")
+    shutil.rmtree(run_dir, ignore_errors=True)
+    os.makedirs(run_dir)
+    with open(os.path.join(run_dir, "user_run.py"), "w") as f:
+        f.write(USER_RUN.format(bug=bug, model=MODELS[model], model_dir=os.path.dirname(MODELS[model])))
+    timed([python, "user_run.py"], run_dir, {"TORCHDYNAMO_REPRO_AFTER": "aot",
+                                             "TORCHDYNAMO_REPRO_LEVEL": REPRO_LEVEL[bug]})
+    launchers = glob.glob(os.path.join(run_dir, "torch_compile_debug", "run_*", "minifier", "minifier_launcher.py"))
+    if not launchers:
+        return {"error": "the user's run wrote no minifier_launcher.py"}
+    code, _, stderr, seconds, peak = timed([python, launchers[0]], os.path.dirname(launchers[0]))
+    queries = re.findall(r"Made (\d+) queries", stderr)
+    nodes = re.findall(r"Writing checkpoint with (\d+) nodes", stderr)
+    return {"exit": code, "queries": int(queries[-1]) if queries else None,
+            "final_nodes": int(nodes[-1]) if nodes else None, "seconds": round(seconds, 1), "peak_mib": round(peak)}
+
+
+def ours(minify, python, work, model, bug):
+    graph = os.path.join(work, f"graph-{model}")
+    if not os.path.isfile(os.path.join(graph, "graph.json")):
+        subprocess.run([python, os.path.join(ROOT, "scripts", "export_fx.py"), MODELS[model], "--aot", "--out", graph],
+                       check=True, capture_output=True)
+    out = os.path.join(work, f"ours-{model}-{bug}")
+    shutil.rmtree(out, ignore_errors=True)
+    command = [minify, "run", graph, "--out", out, "--backend", "inductor", "--python", python,
+               "--backend-opt", f"cpp.inject_relu_bug_TESTING_ONLY={bug}", "--json"]
+    if bug == "accuracy":
+        command.append("--accuracy")
+    code, stdout, stderr, seconds, peak = timed(command, work)
+    summary = json.loads(stdout) if stdout.strip() else {}
+    return {"exit": code, "queries": summary.get("queries"), "start_nodes": summary.get("start_nodes"),
+            "final_nodes": summary.get("nodes"), "seconds": round(seconds, 1), "peak_mib": round(peak),
+            "failure": summary.get("failure", stderr[-300:])}
+
+
+def main():
+    parser = argparse.ArgumentParser(description="minify run --backend inductor against PyTorch's own minifier")
+    parser.add_argument("--minify", required=True)
+    parser.add_argument("--python", required=True, help="the PyTorch 2.x python both sides use")
+    parser.add_argument("--work", required=True)
+    parser.add_argument("--cases", default=",".join(f"{m}:{b}" for m in MODELS for b in BUGS))
+    args = parser.parse_args()
+    args.minify = os.path.abspath(args.minify)
+    os.makedirs(args.work, exist_ok=True)
+    rows = []
+    for case in args.cases.split(","):
+        model, bug = case.split(":")
+        row = {"case": case, "ours": ours(args.minify, args.python, args.work, model, bug),
+               "peer": peer(args.python, args.work, model, bug)}
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    with open(os.path.join(args.work, "results.json"), "w") as f:
+        json.dump(rows, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
