@@ -23,6 +23,7 @@ struct Options {
   cli::PoolOptions pool;
   std::size_t max_running_jobs = 2;
   std::string worker;
+  std::string python;
   std::uint64_t cpu_limit_seconds = 0;
   std::uint64_t memory_limit_mb = 0;
   std::string log_level = "info";
@@ -45,6 +46,7 @@ Expected<service::DaemonConfig> config_of(const Options& options) {
   }
   if (options.cpu_limit_seconds > 0) config.pool.worker.cpu_seconds = options.cpu_limit_seconds;
   if (options.memory_limit_mb > 0) config.pool.worker.address_space_bytes = options.memory_limit_mb * 1024 * 1024;
+  config.python = options.python;
   config.max_running_jobs = std::max<std::size_t>(options.max_running_jobs, 1);
   std::error_code error;
   // repro.py of a plugin backend re-runs `minify query`, which lives beside minifyd.
@@ -67,6 +69,9 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app.add_option("--worker", options.worker, "the minify-worker executable (default: beside minifyd)");
+  app.add_option("--python", options.python,
+                 "the python3 whose PyTorch 2.x serves the torch.compile backends (default: found when a job first "
+                 "needs it, as minify run finds it)");
   app.add_option("--cpu-limit", options.cpu_limit_seconds, "RLIMIT_CPU of each worker, in seconds (0: none)");
   app.add_option("--memory-limit", options.memory_limit_mb, "RLIMIT_AS of each worker, in MiB (0: none)");
   app.add_option("--log-level", options.log_level, "debug, info, warn, error or off")->capture_default_str();

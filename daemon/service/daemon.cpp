@@ -77,21 +77,18 @@ Daemon::Daemon(DaemonConfig config, ContentStore store, JobStore jobs)
     : config_(std::move(config)),
       store_(std::move(store)),
       jobs_(std::move(jobs)),
-      pool_(io_, config_.pool),
-      scheduler_(io_, pool_),
-      queries_(scheduler_.add_client()),
-      job_context_{jobs_, store_, io_, scheduler_, pool_.capacity()},
+      pools_(io_, config_.pool, config_.python),
       server_(std::make_unique<transport::SocketServer>(io_, config_.socket_path, *this, transport::ServerLimits{})),
       signals_(io_, SIGTERM, SIGINT) {}
 
 Daemon::~Daemon() { blocking_.join(); }
 
 void Daemon::serve() {
-  pool_.start();
+  pools_.start();
   signals_.async_wait([this](const boost::system::error_code& error, int signal) {
     if (!error) begin_shutdown(signal == SIGTERM ? "SIGTERM" : "SIGINT");
   });
-  log::info("minifyd serving " + config_.socket_path.string() + " with " + std::to_string(pool_.capacity()) +
+  log::info("minifyd serving " + config_.socket_path.string() + " with " + std::to_string(config_.pool.slots.size()) +
             " worker(s), at most " + std::to_string(config_.max_running_jobs) + " running job(s)");
   start_jobs();
   io_.run();
@@ -107,12 +104,25 @@ void Daemon::start_jobs() {
     }
     if (!*claimed) return;
     std::int64_t id = (*claimed)->summary.id;
+    auto spec = decode_job_spec((*claimed)->spec_json);
+    auto pool = spec ? pools_.pool_for(spec->run.evaluation.backend) : Expected<ProgramPool*>(spec.error());
+    if (!pool) {
+      fail_unstarted_job(id, pool.error().message);
+      continue;
+    }
     log::info("job " + std::to_string(id) + ": running (session " + std::to_string((*claimed)->summary.sessions) + ")");
-    runners_[id] = std::make_unique<JobRunner>(job_context_, std::move(**claimed),
+    JobContext context{jobs_, store_, io_, (*pool)->scheduler, (*pool)->pool.capacity()};
+    runners_[id] = std::make_unique<JobRunner>(context, std::move(**claimed),
                                                [this](std::int64_t job, nlohmann::json event) {
                                                  on_job_event(job, std::move(event));
                                                });
   }
+}
+
+void Daemon::fail_unstarted_job(std::int64_t id, const std::string& message) {
+  log::warn("job " + std::to_string(id) + " failed: " + message);
+  if (auto recorded = jobs_.finish(id, JobState::failed, message); !recorded) log::error(recorded.error().message);
+  on_job_event(id, nlohmann::json{{"event", "end"}, {"job", id}, {"state", to_string(JobState::failed)}, {"error", message}});
 }
 
 void Daemon::on_job_event(std::int64_t id, nlohmann::json event) {
@@ -163,8 +173,7 @@ void Daemon::finish_shutdown_when_idle() {
   if (!stopping_ || !runners_.empty() || pool_stopped_) return;
   pool_stopped_ = true;
   signals_.cancel();
-  scheduler_.remove_client(queries_);
-  pool_.stop([this] {
+  pools_.stop([this] {
     server_->stop();
     io_.stop();
   });

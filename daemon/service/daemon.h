@@ -23,9 +23,9 @@
 #include "common/content_store.h"
 #include "common/expected.h"
 #include "daemon/pool/worker_pool.h"
-#include "daemon/service/fair_scheduler.h"
 #include "daemon/service/job_runner.h"
 #include "daemon/service/job_store.h"
+#include "daemon/service/program_pools.h"
 #include "daemon/transport/socket_server.h"
 
 namespace minifyd::service {
@@ -35,7 +35,8 @@ inline constexpr const char* job_database_name = "jobs.sqlite";
 struct DaemonConfig {
   std::filesystem::path state_dir;
   std::filesystem::path socket_path;
-  PoolConfig pool;  // the worker and one slot per worker (per GPU and k with --gpus)
+  PoolConfig pool;  // minify-worker and one slot per worker (per GPU and k with --gpus)
+  std::string python;  // the Python worker's interpreter (--python; empty: found when first needed)
   std::size_t max_running_jobs = 2;
   std::string minify_executable;  // written into repro.py for plugin backends
 };
@@ -78,6 +79,8 @@ class Daemon final : public transport::RequestHandler {
 
   // Jobs (daemon.cpp).
   void start_jobs();
+  // Records the end of a claimed job that could not start (no worker serves its backend).
+  void fail_unstarted_job(std::int64_t id, const std::string& message);
   void on_job_event(std::int64_t id, nlohmann::json event);
   void begin_shutdown(const std::string& why);
   void finish_shutdown_when_idle();
@@ -86,10 +89,7 @@ class Daemon final : public transport::RequestHandler {
   boost::asio::io_context io_;
   ContentStore store_;
   JobStore jobs_;
-  WorkerPool pool_;
-  FairScheduler scheduler_;
-  FairScheduler::ClientId queries_;  // the scheduler's client for one-off queries
-  JobContext job_context_;
+  ProgramPools pools_;
   std::unique_ptr<transport::SocketServer> server_;
   boost::asio::signal_set signals_;
   boost::asio::thread_pool blocking_{2};

@@ -5,7 +5,6 @@
 #include "common/graph_codec.h"
 #include "common/json_view.h"
 #include "common/log.h"
-#include "daemon/pool/worker_program.h"
 #include "daemon/query/evaluation_spec.h"
 #include "daemon/query/failure_check.h"
 #include "daemon/query/query_result.h"
@@ -36,19 +35,8 @@ Expected<std::filesystem::path> absolute_dir_of(const nlohmann::json& request, c
 
 // The submitted graph, validated, and the job's spec; then its blobs in the shared store and the job
 // in the job store, in that order (a job never exists without its blobs).
-// The daemon's pool runs minify-worker; the torch.compile backends need the Python worker's pool,
-// which minifyd does not start yet.
-Expected<void> served_by_daemon(const EvaluationSpec& spec) {
-  auto program = worker_program_for(spec.backend);
-  if (!program) return program.error();
-  if (*program == WorkerProgram::python)
-    return make_error(ErrorKind::unsupported, "backend '" + spec.backend +
-                                                  "': minifyd's workers serve eager, torchscript and plugins; run "
-                                                  "torch.compile backends with `minify run` or `minify query`");
-  return {};
-}
-
-Expected<std::int64_t> submit_job(const nlohmann::json& request, const ContentStore& store, JobStore& jobs) {
+Expected<std::int64_t> submit_job(const nlohmann::json& request, const ContentStore& store, JobStore& jobs,
+                                  ProgramPools& pools) {
   auto graph_dir = absolute_dir_of(request, "graph_dir");
   if (!graph_dir) return graph_dir.error();
   auto document = load_graph_dir(*graph_dir);
@@ -62,7 +50,7 @@ Expected<std::int64_t> submit_job(const nlohmann::json& request, const ContentSt
   auto run_spec = run::decode_run_spec(JsonView(spec_json, "spec"));
   if (!run_spec) return run_spec.error();
   if (auto strategies = search::select_strategies(run_spec->strategies); !strategies) return strategies.error();
-  if (auto served = served_by_daemon(run_spec->evaluation); !served) return served.error();
+  if (auto served = pools.can_serve(run_spec->evaluation.backend); !served) return served.error();
   if (run_spec->evaluation.cpu_limit_seconds || run_spec->evaluation.memory_limit_mb)
     return make_error(ErrorKind::invalid_input,
                       "--cpu-limit and --memory-limit are the daemon's: every job's workers run under minifyd's limits");
@@ -79,9 +67,9 @@ Expected<std::int64_t> submit_job(const nlohmann::json& request, const ContentSt
                             static_cast<int>(priority)});
 }
 
-// The outputs of a finished job in `out`, as `minify run` writes them, with the result's blobs.
-Expected<nlohmann::json> export_result(const JobRecord& job, const std::filesystem::path& out, const ContentStore& store,
-                                       const std::string& minify_executable) {
+// The outputs of a finished job in output.out_dir, as `minify run` writes them, with the result's blobs.
+Expected<nlohmann::json> export_result(const JobRecord& job, const ContentStore& store, const run::OutputPlace& output) {
+  const std::filesystem::path& out = output.out_dir;
   std::string id = std::to_string(job.summary.id);
   if (job.summary.state != JobState::done) {
     std::string state = to_string(job.summary.state);
@@ -104,9 +92,7 @@ Expected<nlohmann::json> export_result(const JobRecord& job, const std::filesyst
   run::RunPlace place{*target, "result", {}};
   if (auto copied = run::import_original(checkpoint->state.document, store, place); !copied)
     return copied.error().with_context("copying the result's blobs");
-  if (auto written = run::write_outputs(*checkpoint, result.value("report", std::string()),
-                                        run::OutputPlace{out, minify_executable, ""});
-      !written)
+  if (auto written = run::write_outputs(*checkpoint, result.value("report", std::string()), output); !written)
     return written.error();
   result.erase("report");
   result["out"] = out.string();
@@ -120,14 +106,15 @@ struct PreparedQuery {
 };
 
 // The evaluate request for the graph in `graph_dir`, which the worker reads from its store in place.
-Expected<PreparedQuery> prepare_query(const nlohmann::json& request, const std::filesystem::path& graph_dir) {
+Expected<PreparedQuery> prepare_query(const nlohmann::json& request, const std::filesystem::path& graph_dir,
+                                      ProgramPools& pools) {
   auto document = load_graph_dir(graph_dir);
   if (!document) return document.error();
   auto evaluation = JsonView(request).field("evaluation");
   if (!evaluation) return evaluation.error();
   auto spec = decode_evaluation_spec(*evaluation);
   if (!spec) return spec.error();
-  if (auto served = served_by_daemon(*spec); !served) return served.error();
+  if (auto served = pools.can_serve(spec->backend); !served) return served.error();
   auto check = failure_check_of(*spec);
   if (!check) return check.error();
   protocol::WorkerRequest worker_request = evaluate_request(*spec, *document, graph_dir / store_dir_name);
@@ -198,7 +185,7 @@ nlohmann::json Daemon::describe(const JobSummary& job) const {
 void Daemon::submit(const Connection& connection, const nlohmann::json& request) {
   off_thread(
       [this, request] {
-        auto id = submit_job(request, store_, jobs_);
+        auto id = submit_job(request, store_, jobs_, pools_);
         if (!id) return protocol::error_reply(id.error().with_context("submit"));
         return nlohmann::json{{"ok", true}, {"id", *id}};
       },
@@ -249,7 +236,8 @@ void Daemon::result(const Connection& connection, const nlohmann::json& request)
       [this, id = *id, out = *out] {
         auto job = jobs_.get(id);
         if (!job) return protocol::error_reply(job.error());
-        auto exported = export_result(*job, out, store_, config_.minify_executable);
+        // repro.py of a torch.compile backend is written by the Python workers' interpreter.
+        auto exported = export_result(*job, store_, run::OutputPlace{out, config_.minify_executable, config_.python});
         if (!exported) return protocol::error_reply(exported.error());
         nlohmann::json answer = std::move(*exported);
         answer["ok"] = true;
@@ -273,10 +261,12 @@ void Daemon::query(const Connection& connection, const nlohmann::json& request) 
   auto graph_dir = absolute_dir_of(request, "graph_dir");
   if (!graph_dir) return reply(connection, request, protocol::error_reply(graph_dir.error()));
   boost::asio::post(blocking_, [this, connection, request, graph_dir = *graph_dir] {
-    auto prepared = prepare_query(request, graph_dir);
+    auto prepared = prepare_query(request, graph_dir, pools_);
     boost::asio::post(io_, [this, connection, request, prepared = std::move(prepared)] {
       if (!prepared) return reply(connection, request, protocol::error_reply(prepared.error()));
-      scheduler_.submit(queries_, prepared->request, prepared->spec.timeout,
+      auto pool = pools_.pool_for(prepared->spec.backend);
+      if (!pool) return reply(connection, request, protocol::error_reply(pool.error()));
+      (*pool)->scheduler.submit((*pool)->queries, prepared->request, prepared->spec.timeout,
                         [this, connection, request, check = prepared->check](WorkerOutcome outcome) {
                           auto result = query_result(outcome, check);
                           if (!result) return reply(connection, request, protocol::error_reply(result.error()));
@@ -287,10 +277,24 @@ void Daemon::query(const Connection& connection, const nlohmann::json& request) 
 }
 
 void Daemon::stats(const Connection& connection, const nlohmann::json& request) {
-  const PoolStats& pool = pool_.stats();
-  transport::ServerStats connections = server_->stats();
+  // The pools' figures together: minify-worker's and, once started, the Python worker's.
+  PoolStats pool;
+  std::size_t slots = 0, waiting = 0, running = 0;
   nlohmann::json workers = nlohmann::json::array();
-  for (const protocol::WorkerHello& hello : pool_.hellos()) workers.push_back(protocol::encode(hello));
+  for (const ProgramPool* program : pools_.started()) {
+    const PoolStats& stats = program->pool.stats();
+    pool.requests += stats.requests;
+    pool.workers_started += stats.workers_started;
+    pool.crashes_contained += stats.crashes_contained;
+    pool.timeouts += stats.timeouts;
+    pool.protocol_errors += stats.protocol_errors;
+    pool.cancelled += stats.cancelled;
+    slots += program->pool.capacity();
+    waiting += program->scheduler.waiting();
+    running += program->scheduler.running();
+    for (const protocol::WorkerHello& hello : program->pool.hellos()) workers.push_back(protocol::encode(hello));
+  }
+  transport::ServerStats connections = server_->stats();
   nlohmann::json jobs = nlohmann::json::object();
   if (auto counts = jobs_.counts(); counts)
     jobs = {{"queued", counts->queued}, {"running", counts->running}, {"done", counts->done},
@@ -302,7 +306,7 @@ void Daemon::stats(const Connection& connection, const nlohmann::json& request) 
   }
   reply(connection, request,
         nlohmann::json{{"ok", true},
-                       {"pool", {{"slots", pool_.capacity()},
+                       {"pool", {{"slots", slots},
                                  {"requests", pool.requests},
                                  {"workers_started", pool.workers_started},
                                  {"crashes_contained", pool.crashes_contained},
@@ -310,7 +314,7 @@ void Daemon::stats(const Connection& connection, const nlohmann::json& request) 
                                  {"protocol_errors", pool.protocol_errors},
                                  {"cancelled", pool.cancelled},
                                  {"workers", std::move(workers)}}},
-                       {"queue", {{"waiting", scheduler_.waiting()}, {"running", scheduler_.running()}}},
+                       {"queue", {{"waiting", waiting}, {"running", running}}},
                        {"jobs", std::move(jobs)},
                        {"running_jobs", {{"queries", queries}, {"cache_hits", cache_hits}}},
                        {"connections", {{"open", connections.open},

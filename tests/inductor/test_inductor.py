@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..", "..")
@@ -32,7 +33,7 @@ def expect(condition, what):
 
 class Env:
     def __init__(self, args):
-        self.minify, self.python, self.work = args.minify, args.python, args.work
+        self.minify, self.minifyd, self.python, self.work = args.minify, args.minifyd, args.python, args.work
 
     def export(self, model):
         out = os.path.join(self.work, model)
@@ -166,7 +167,47 @@ def bad_input(env):
         shutil.rmtree(os.path.join(env.work, "bad-out"), ignore_errors=True)
 
 
-SCENARIOS = {"query_clean": query_clean, "control": control, "slippage": slippage, "bad_input": bad_input}
+def daemon(env):
+    """Two Inductor jobs in minifyd, SIGKILLed mid-run and restarted: both finish with minify run's graphs."""
+    sys.path.insert(0, os.path.join(HERE, "..", "minifyd"))
+    from daemon_harness import Daemon, Tools, wait_all_final
+    graph = env.export("chain")
+    jobs = {"compile_error": bug_args("compile_error"), "runtime_error": bug_args("runtime_error")}
+    references = {}
+    for bug, args in jobs.items():
+        out = os.path.join(env.work, f"reference-{bug}")
+        shutil.rmtree(out, ignore_errors=True)
+        code, summary, stderr = env.minify_cmd("run", graph, "--out", out, *args, "--workers", "2")
+        expect(code == EXIT_OK, f"minify run {bug}: exit {code} {summary}\n{stderr[-2000:]}")
+        with open(os.path.join(out, "graph.json"), "rb") as f:
+            references[bug] = f.read()
+    state = os.path.join(env.work, "state")
+    shutil.rmtree(state, ignore_errors=True)
+    minifyd = Daemon(Tools(env.minify, env.minifyd, None), state, "--workers", "2", "--python", env.python).start()
+    try:
+        submitted = {minifyd.submit(graph, args): bug for bug, args in jobs.items()}
+        # Killed once both searches are under way (a checkpoint or some queries behind them).
+        started = lambda listed: all(listed.get(i, {}).get("progress", {}).get("queries", 0) >= 3 for i in submitted)
+        deadline = time.monotonic() + 600
+        while not started({job["id"]: job for job in minifyd.jobs()}):
+            expect(time.monotonic() < deadline, f"the jobs did not get going: {minifyd.jobs()}\n{minifyd.log()}")
+            time.sleep(0.5)
+        minifyd.kill()
+        minifyd.start()
+        finished = wait_all_final(minifyd, list(submitted), 1200)
+        for job_id, bug in submitted.items():
+            expect(finished[job_id]["state"] == "done", f"job {job_id} ({bug}): {finished[job_id]}")
+            out = os.path.join(env.work, f"result-{job_id}")
+            expect(minifyd.result_graph(job_id, out) == references[bug],
+                   f"job {job_id} ({bug}): its graph differs from minify run's")
+            with open(os.path.join(out, "repro.py")) as f:
+                expect("def load_args(reader)" in f.read(), f"job {job_id}: repro.py is not after_aot's shape")
+    finally:
+        minifyd.stop()
+
+
+SCENARIOS = {"query_clean": query_clean, "control": control, "slippage": slippage, "bad_input": bad_input,
+             "daemon": daemon}
 for _model in ("chain", "resnet18"):
     for _bug in EXPECTED:
         SCENARIOS[f"{_model}_{_bug}"] = (lambda model, bug: lambda env: minimize(env, model, bug))(_model, _bug)
@@ -176,6 +217,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--scenario", choices=sorted(SCENARIOS), required=True)
     parser.add_argument("--minify", required=True)
+    parser.add_argument("--minifyd", required=True)
     parser.add_argument("--python", required=True, help="the PyTorch 2.x python (--python of minify)")
     parser.add_argument("--work", required=True)
     args = parser.parse_args()
