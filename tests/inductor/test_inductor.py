@@ -16,6 +16,7 @@ ROOT = os.path.join(HERE, "..", "..")
 MODELS = {"chain": os.path.join(HERE, "models", "chain200.py"),
           "chain_no_relu": os.path.join(HERE, "models", "chain200_no_relu.py"),
           "slippage": os.path.join(HERE, "models", "slippage.py"),
+          "chain_cuda": os.path.join(HERE, "models", "chain200_cuda.py"),
           "resnet18": os.path.join(ROOT, "scripts", "examples", "resnet18.py")}
 BUG = "cpp.inject_relu_bug_TESTING_ONLY"
 # What each injected bug looks like to the search: (verdict kind, what identifies it).
@@ -156,8 +157,10 @@ def bad_input(env):
     no_torch = write_file(env.work, "python3-without-torch", '#!/bin/sh\nexec /usr/bin/python3 -S "$@"\n')
     os.chmod(no_torch, 0o755)
     broken = [(no_torch, {}, "cannot import torch"),
-              ("/usr/bin/python3", {}, "has no Inductor"),  # Debian 12's torch 1.13
               (env.python, {"MINIFYD_PYTHON_WORKER": dies_at_import}, "killed by SIGABRT")]
+    # Debian 12's torch 1.13 (elsewhere /usr/bin/python3 may have PyTorch 2.x: nothing to check there).
+    if subprocess.run(["/usr/bin/python3", "-c", "import torch._inductor"], capture_output=True).returncode != 0:
+        broken.append(("/usr/bin/python3", {}, "has no Inductor"))
     for python, extra_env, text in broken:
         done = subprocess.run([env.minify, "run", graph, "--out", os.path.join(env.work, "bad-out"), "--backend",
                                "inductor", "--python", python, "--json"], capture_output=True, text=True,
@@ -206,11 +209,36 @@ def daemon(env):
         minifyd.stop()
 
 
+def gpu(env, bug):
+    """Triton's injected relu bug on the GPU, two workers sharing it: minimized to the relu."""
+    has_cuda = subprocess.run([env.python, "-c", "import torch; assert torch.cuda.is_available()"],
+                              capture_output=True).returncode == 0
+    if not has_cuda:
+        print(f"SKIP: {env.python}'s torch sees no CUDA GPU")
+        sys.exit(SKIP)
+    graph, out = env.export("chain_cuda"), os.path.join(env.work, f"gpu-{bug}")
+    shutil.rmtree(out, ignore_errors=True)
+    code, summary, stderr = env.minify_cmd("run", graph, "--out", out, "--backend", "inductor", "--backend-opt",
+                                           f"triton.inject_relu_bug_TESTING_ONLY={bug}", "--gpus", "0",
+                                           "--workers-per-gpu", "2")
+    expect(code == EXIT_OK, f"minify run exits {code}: {summary}\n{stderr[-3000:]}")
+    print(f"chain on cuda, triton {bug}: {summary['start_nodes']} -> {summary['nodes']} nodes, "
+          f"{summary['queries']} queries, {summary['wall_seconds']:.1f} s, {summary['failure']}")
+    targets = [n["target"] for n in call_nodes(out)]
+    expect(targets == ["aten::relu"], f"minimized to {targets}, not one relu")
+    # A compile error in the Triton kernel; the injected device-side assert is a CUDA error that
+    # retires the worker which ran it.
+    kind = {"compile_error": "exception", "runtime_error": "cuda_error"}[bug]
+    expect(summary["signature"]["kind"] == kind, f"signature {summary['signature']}, expected kind {kind}")
+
+
 SCENARIOS = {"query_clean": query_clean, "control": control, "slippage": slippage, "bad_input": bad_input,
              "daemon": daemon}
 for _model in ("chain", "resnet18"):
     for _bug in EXPECTED:
         SCENARIOS[f"{_model}_{_bug}"] = (lambda model, bug: lambda env: minimize(env, model, bug))(_model, _bug)
+for _bug in ("compile_error", "runtime_error"):
+    SCENARIOS[f"gpu_{_bug}"] = (lambda bug: lambda env: gpu(env, bug))(_bug)
 
 
 def main():

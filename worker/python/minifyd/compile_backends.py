@@ -83,16 +83,16 @@ def compile_graph(backend, gm, inputs):
     return lambda args: compiled(*args)
 
 
-def warm_up(backend):
-    """Compiles and runs a tiny graph once, so the lazy imports and one-time set-up of the backend
-    (Inductor's codegen modules, its code cache, the C++ compiler's first run) are paid by the worker
-    at start, not by its first candidate."""
+def warm_up(backend, device):
+    """Compiles and runs a tiny graph once on device, so the lazy imports and one-time set-up of the
+    backend (Inductor's codegen modules, its code cache, the C++ compiler's or Triton's first run,
+    its compile workers) are paid by the worker at start, not by its first candidate."""
     import torch
     from torch.fx.experimental.proxy_tensor import make_fx
 
     def tiny(x):
         return (torch.add(x, 1),)
 
-    x = torch.ones(4)
+    x = torch.ones(4, device=device)
     with torch.no_grad():
         compile_graph(backend, make_fx(tiny)(x), [x])([x])

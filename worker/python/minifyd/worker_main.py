@@ -118,7 +118,7 @@ def main():
         torch._inductor.config.compile_threads = 1
     started = time.perf_counter()
     if not args.no_warm_up:
-        compile_backends.warm_up("inductor")
+        compile_backends.warm_up("inductor", "cuda" if devices else "cpu")
     print(f"minify-worker.py: torch {torch.__version__}, warmed up in {time.perf_counter() - started:.2f} s",
           file=sys.stderr, flush=True)
 
