@@ -1,8 +1,13 @@
 # The Python worker's fork server, as worker/fork_server.h: this process (torch imported, Inductor
-# warmed up) forks children that serve one request at a time each, up to max_concurrent at once; the
-# rest wait in order. An idle child serves the next request with its caches warm. A child that dies
-# mid-request is that request's crash verdict, with the stderr it wrote since the request began; a
-# cancel kills the one child serving it. Children die with this process (PR_SET_PDEATHSIG).
+# warmed up, CUDA never touched) forks a child for each request, up to max_concurrent at once; the
+# rest wait in order. Unlike minify-worker's, a child serves one request and exits: Inductor keeps
+# state in its process (loaded modules, in-memory caches, compile futures), and a candidate compiled
+# where another failed can pass where it fails alone (seen with Triton's injected compile error on
+# the H100), so every candidate gets the process state of the warmed-up server, nothing more. Forking
+# costs milliseconds; Inductor's on-disk caches stay shared. With a GPU each child creates its own
+# CUDA context, so a CUDA error ends one child. A child that dies mid-request is that request's
+# crash verdict, with its stderr; a cancel kills the one child serving it. Children die with this
+# process (PR_SET_PDEATHSIG).
 import collections
 import ctypes
 import json
@@ -18,26 +23,21 @@ STDERR_TAIL_BYTES = 16 * 1024
 
 
 class _Child:
-    def __init__(self, pid, request_fd, reply_fd, stderr_fd, max_line_bytes):
-        self.pid, self.request_fd, self.reply_fd, self.stderr_fd = pid, request_fd, reply_fd, stderr_fd
+    def __init__(self, pid, serving, reply_fd, stderr_fd, max_line_bytes):
+        self.pid, self.reply_fd, self.stderr_fd = pid, reply_fd, stderr_fd
         self.replies = LineBuffer(max_line_bytes)
-        self.serving = None  # the id of the request it serves
+        self.serving = serving  # the id of the request it serves; None once answered
         self.stderr_tail = bytearray()
 
 
-def _child_main(handler, request_fd, reply_fd):
-    """Serves request lines from request_fd until it closes; never returns."""
-    from minifyd.line_reader import read_lines
+def _child_main(handler, line, reply_fd):
+    """Serves one request line, writes its reply and exits; never returns."""
     code = 0
     try:
-        for line, _ in read_lines(request_fd, 1 << 40):
-            reply = handler.handle(wp.decode_request(line))
-            data = (reply + "\n").encode()
-            while data:
-                data = data[os.write(reply_fd, data):]
-            if wp.is_cuda_error_verdict(reply):
-                code = 3
-                break
+        reply = handler.handle(wp.decode_request(line))
+        data = (reply + "\n").encode()
+        while data:
+            data = data[os.write(reply_fd, data):]
     except BaseException:  # noqa: BLE001  (whatever happens, the child must not return into the server)
         import traceback
         traceback.print_exc()
@@ -57,7 +57,7 @@ class ForkServer:
 
     def serve(self):
         self.selector.register(0, selectors.EVENT_READ, None)
-        while self.input_open or self.queue or any(c.serving is not None for c in self.children.values()):
+        while self.input_open or self.queue or self.children:
             for key, _ in self.selector.select():
                 if key.data is None:
                     if self._read_input():
@@ -104,22 +104,11 @@ class ForkServer:
                 self._forget(child)
 
     def _dispatch(self):
-        while self.queue:
-            idle = next((c for c in self.children.values() if c.serving is None), None)
-            if idle is None:
-                if len(self.children) >= self.max_children:
-                    return
-                idle = self._fork()
-            request_id, line = self.queue.popleft()
-            idle.serving, idle.stderr_tail = request_id, bytearray()
-            try:
-                os.write(idle.request_fd, line + b"\n")  # one line fits the pipe or blocks until read
-            except OSError:
-                pass  # the child died: its reply pipe's end turns into this request's crash verdict
+        while self.queue and len(self.children) < self.max_children:
+            self._fork(*self.queue.popleft())
 
     # Children.
-    def _fork(self):
-        request_r, request_w = os.pipe()
+    def _fork(self, request_id, line):
         reply_r, reply_w = os.pipe()
         stderr_r, stderr_w = os.pipe()
         pid = os.fork()
@@ -129,16 +118,15 @@ class ForkServer:
             os.dup2(null, 0)
             os.dup2(stderr_w, 1)
             os.dup2(stderr_w, 2)
-            keep = {0, 1, 2, request_r, reply_w}
-            for fd in [self.out, request_w, reply_r, stderr_r, stderr_w, null] + [
-                    fd for c in self.children.values() for fd in (c.request_fd, c.reply_fd, c.stderr_fd)]:
-                if fd not in keep:
+            for fd in [self.out, reply_r, stderr_r, stderr_w, null] + [
+                    fd for c in self.children.values() for fd in (c.reply_fd, c.stderr_fd)]:
+                if fd != reply_w:
                     os.close(fd)
             self.selector.close()
-            _child_main(self.handler, request_r, reply_w)
-        for fd in (request_r, reply_w, stderr_w):
+            _child_main(self.handler, line, reply_w)
+        for fd in (reply_w, stderr_w):
             os.close(fd)
-        child = _Child(pid, request_w, reply_r, stderr_r, self.max_line_bytes)
+        child = _Child(pid, request_id, reply_r, stderr_r, self.max_line_bytes)
         self.children[pid] = child
         self.selector.register(reply_r, selectors.EVENT_READ, (child, "reply"))
         self.selector.register(stderr_r, selectors.EVENT_READ, (child, "stderr"))
@@ -204,7 +192,6 @@ class ForkServer:
         for fd in (child.reply_fd, child.stderr_fd):
             self.selector.unregister(fd)
             os.close(fd)
-        os.close(child.request_fd)
         del self.children[child.pid]
 
     def _reply(self, line):
