@@ -79,6 +79,7 @@ Expected<EvaluateReply> decode_evaluate_reply(const JsonView& view, std::uint64_
   reply.verdict = std::move(*verdict);
   if (auto read = view.read_optional("compile_ms", reply.compile_ms); !read) return read.error();
   if (auto read = view.read_optional("run_ms", reply.run_ms); !read) return read.error();
+  if (auto read = view.read_optional("retiring", reply.retiring); !read) return read.error();
   return reply;
 }
 
@@ -147,8 +148,10 @@ json encode(const WorkerReply& reply) {
       [](const auto& r) -> json {
         using T = std::decay_t<decltype(r)>;
         if constexpr (std::is_same_v<T, EvaluateReply>) {
-          return {{"type", "verdict"}, {"id", r.id}, {"verdict", encode(r.verdict)},
-                  {"compile_ms", r.compile_ms}, {"run_ms", r.run_ms}};
+          json message{{"type", "verdict"}, {"id", r.id}, {"verdict", encode(r.verdict)},
+                       {"compile_ms", r.compile_ms}, {"run_ms", r.run_ms}};
+          if (r.retiring) message["retiring"] = true;
+          return message;
         } else if constexpr (std::is_same_v<T, PropagateReply>) {
           json values = json::array();
           for (const PropagatedValue& value : r.values) values.push_back(encode(value));

@@ -85,6 +85,9 @@ struct EvaluateReply {
   Verdict verdict;
   double compile_ms = 0;
   double run_ms = 0;
+  // The worker exits after this reply (the Python worker serving in its own process, after a
+  // failure, so that no candidate runs where another failed): it must be sent nothing more.
+  bool retiring = false;
 };
 
 // One intermediate value written by propagate: the node's tensor, by storage hash and metadata.

@@ -19,6 +19,11 @@ bool reports_cuda_error(const protocol::WorkerReply& reply) {
   return evaluated != nullptr && !evaluated->verdict.pass && evaluated->verdict.kind == protocol::FailureKind::cuda_error;
 }
 
+bool announces_retirement(const protocol::WorkerReply& reply) {
+  auto* evaluated = std::get_if<protocol::EvaluateReply>(&reply);
+  return evaluated != nullptr && evaluated->retiring;
+}
+
 WorkerFault cancelled_fault(const std::string& detail) {
   return WorkerFault{WorkerFault::Kind::cancelled, {}, detail, {}};
 }
@@ -219,13 +224,15 @@ void WorkerPool::on_outcome(Ticket ticket, WorkerOutcome outcome) {
       slot.active = nullptr;
       slot.active_ready = false;
     }
-  } else if (reports_cuda_error(std::get<protocol::WorkerReply>(outcome))) {
-    ++stats_.retired_after_cuda_error;
-    // Its CUDA context is poisoned: it serves nothing more (it exits by itself too). On a concurrent
-    // worker that was a forked child, gone already; the fork server never initialises CUDA.
+  } else if (bool cuda_error = reports_cuda_error(std::get<protocol::WorkerReply>(outcome));
+             cuda_error || announces_retirement(std::get<protocol::WorkerReply>(outcome))) {
+    if (cuda_error) ++stats_.retired_after_cuda_error;
+    // After a CUDA error its CUDA context is poisoned; a worker announcing its retirement exits after
+    // this reply. Either way it serves nothing more. On a concurrent worker a CUDA error was a
+    // forked child's, gone already; the fork server never initialises CUDA.
     if (done.worker->concurrency() == 1 && on_active) {
       log::info("slot " + std::to_string(done.slot_index) + ": worker " + std::to_string(slot.active->pid()) +
-                " retired after a CUDA error");
+                (cuda_error ? " retired after a CUDA error" : " retired, as it announced"));
       retire(slot.active);
       slot.active = nullptr;
       slot.active_ready = false;

@@ -1,13 +1,12 @@
 # The Python worker's fork server, as worker/fork_server.h: this process (torch imported, Inductor
-# warmed up, CUDA never touched) forks a child for each request, up to max_concurrent at once; the
-# rest wait in order. Unlike minify-worker's, a child serves one request and exits: Inductor keeps
-# state in its process (loaded modules, in-memory caches, compile futures), and a candidate compiled
-# where another failed can pass where it fails alone (seen with Triton's injected compile error on
-# the H100), so every candidate gets the process state of the warmed-up server, nothing more. Forking
-# costs milliseconds; Inductor's on-disk caches stay shared. With a GPU each child creates its own
-# CUDA context, so a CUDA error ends one child. A child that dies mid-request is that request's
-# crash verdict, with its stderr; a cancel kills the one child serving it. Children die with this
-# process (PR_SET_PDEATHSIG).
+# warmed up) forks a child for each request, up to max_concurrent at once; the rest wait in order.
+# Unlike minify-worker's, a child serves one request and exits: Inductor keeps state in its process
+# (loaded modules, in-memory caches, compile futures), and a candidate compiled where another failed
+# can pass where it fails alone (seen with Triton's injected compile error on the H100), so every
+# candidate gets the warmed-up server's process state and nothing more. Forking costs milliseconds;
+# Inductor's on-disk caches stay shared. A child that dies mid-request is that request's crash
+# verdict (a propagate's error), with its stderr; a cancel kills the one child serving it. Children
+# die with this process (PR_SET_PDEATHSIG).
 import collections
 import ctypes
 import json
@@ -23,10 +22,11 @@ STDERR_TAIL_BYTES = 16 * 1024
 
 
 class _Child:
-    def __init__(self, pid, serving, reply_fd, stderr_fd, max_line_bytes):
+    def __init__(self, pid, serving, evaluates, reply_fd, stderr_fd, max_line_bytes):
         self.pid, self.reply_fd, self.stderr_fd = pid, reply_fd, stderr_fd
         self.replies = LineBuffer(max_line_bytes)
         self.serving = serving  # the id of the request it serves; None once answered
+        self.evaluates = evaluates  # an evaluate request (else a propagate)
         self.stderr_tail = bytearray()
 
 
@@ -89,11 +89,11 @@ class ForkServer:
             if isinstance(request, wp.CancelRequest):
                 self._cancel(request.id)
             else:
-                self.queue.append((request.id, line))
+                self.queue.append((request.id, isinstance(request, wp.EvaluateRequest), line))
         return False
 
     def _cancel(self, request_id):
-        for i, (queued_id, _) in enumerate(self.queue):
+        for i, (queued_id, _, _) in enumerate(self.queue):
             if queued_id == request_id:
                 del self.queue[i]
                 return
@@ -108,7 +108,7 @@ class ForkServer:
             self._fork(*self.queue.popleft())
 
     # Children.
-    def _fork(self, request_id, line):
+    def _fork(self, request_id, evaluates, line):
         reply_r, reply_w = os.pipe()
         stderr_r, stderr_w = os.pipe()
         pid = os.fork()
@@ -126,7 +126,7 @@ class ForkServer:
             _child_main(self.handler, line, reply_w)
         for fd in (reply_w, stderr_w):
             os.close(fd)
-        child = _Child(pid, request_id, reply_r, stderr_r, self.max_line_bytes)
+        child = _Child(pid, request_id, evaluates, reply_r, stderr_r, self.max_line_bytes)
         self.children[pid] = child
         self.selector.register(reply_r, selectors.EVENT_READ, (child, "reply"))
         self.selector.register(stderr_r, selectors.EVENT_READ, (child, "stderr"))
@@ -167,13 +167,12 @@ class ForkServer:
         _, status = os.waitpid(child.pid, 0)
         if child.serving is not None:
             tail = child.stderr_tail.decode(errors="replace")
-            if os.WIFSIGNALED(status):
-                name = signal.Signals(os.WTERMSIG(status)).name
-                verdict = wp.failed("crash", f"worker child killed by {name}", signal=name, stderr_tail=tail)
+            name = signal.Signals(os.WTERMSIG(status)).name if os.WIFSIGNALED(status) else ""
+            death = f"worker child killed by {name}" if name else f"worker child exited with code {os.WEXITSTATUS(status)}"
+            if child.evaluates:
+                self._reply(wp.verdict_line(child.serving, wp.failed("crash", death, signal=name, stderr_tail=tail)))
             else:
-                verdict = wp.failed("crash", f"worker child exited with code {os.WEXITSTATUS(status)}",
-                                    stderr_tail=tail)
-            self._reply(wp.verdict_line(child.serving, verdict))
+                self._reply(wp.error_line(child.serving, f"propagate: {death}: {tail[-2000:]}"))
         self._forget(child)
 
     def _drain_stderr(self, child):

@@ -1,9 +1,9 @@
 # The Python worker: the worker protocol (docs/protocol.md) in the user's own PyTorch 2.x, serving
-# the torch.compile backends. torch and the backend are imported and warmed up once; then requests
-# are served by forked children (fork_server.py), one each, several at once, so a segfault, an
-# abort or a CUDA error in generated code is one request's verdict and no candidate sees another's
-# process state. This process never initialises CUDA, so that its children can. With
-# --no-fork-server it serves in its own process instead, retiring after a CUDA error.
+# the torch.compile backends. torch and the backend are imported and warmed up once; then, without a
+# GPU, requests are served by forked children (fork_server.py), one each, several at once, so a
+# segfault or an abort in generated code is one request's verdict and no candidate sees another's
+# process state; with a GPU (or --no-fork-server), in this process, which exits after every failing
+# verdict, saying so in it (worker_requests.py says why).
 import argparse
 import json
 import os
@@ -46,24 +46,6 @@ def _devices(torch):
     return found
 
 
-def _devices_seen_by_a_child(torch):
-    """_devices() asked in a forked child, so that this process never initialises CUDA: the children
-    it forks later could not use CUDA otherwise."""
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(read_end)
-        try:
-            _write(write_end, json.dumps(_devices(torch)))
-        finally:
-            os._exit(0)
-    os.close(write_end)
-    with os.fdopen(read_end) as answer:
-        text = answer.read()
-    os.waitpid(pid, 0)
-    return json.loads(text) if text.strip() else []
-
-
 def _sandbox_report(protocol_fd):
     fds = sorted(int(name) for name in os.listdir("/proc/self/fd") if int(name) != protocol_fd)
     report = {"environment": sorted(os.environ), "open_fds": [fd for fd in fds if os.path.exists(f"/proc/self/fd/{fd}")],
@@ -98,7 +80,7 @@ def _serve_in_process(handler, protocol_fd, max_line_bytes):
             continue
         reply = handler.handle(request)
         _write(protocol_fd, reply)
-        if wp.is_cuda_error_verdict(reply):
+        if wp.is_retiring(reply):
             return 3
     return 0
 
@@ -108,8 +90,7 @@ def main():
     parser.add_argument("--check", action="store_true",
                         help="only check this python's torch: print its version as JSON, exit 2 if unusable")
     parser.add_argument("--no-fork-server", action="store_true", help="serve every request in this process")
-    parser.add_argument("--max-concurrent", type=int, help="requests served at once by the fork server "
-                                                            "(default 32; 4 with a GPU: each child has a CUDA context)")
+    parser.add_argument("--max-concurrent", type=int, default=32, help="requests served at once (fork server)")
     parser.add_argument("--max-line-bytes", type=int, default=16 << 20, help="longest request line accepted")
     parser.add_argument("--no-warm-up", action="store_true", help="skip compiling a tiny graph at start")
     args = parser.parse_args()
@@ -128,9 +109,11 @@ def main():
         _write(protocol_fd, json.dumps({"torch_version": torch.__version__, "backends": list(compile_backends.BACKENDS)}))
         return 0
 
-    in_process = args.no_fork_server
-    devices = _devices(torch) if in_process else _devices_seen_by_a_child(torch)
-    if in_process and devices:
+    devices = _devices(torch)
+    # CUDA cannot be used in a child forked after it was initialised, and Inductor initialises it
+    # where a GPU is to be seen: with one, serve in this process.
+    in_process = args.no_fork_server or bool(devices)
+    if devices:
         torch.zeros(1, device="cuda")  # the CUDA context, before the hello: no query's time limit pays for it
     if not in_process:
         # Children forked from this process compile on their own: no pool of compile workers, whose
@@ -138,15 +121,13 @@ def main():
         torch._inductor.config.compile_threads = 1
     started = time.perf_counter()
     if not args.no_warm_up:
-        # On the CPU: this process must not initialise CUDA (its children could not use it).
-        compile_backends.warm_up("inductor", "cuda" if in_process and devices else "cpu")
+        compile_backends.warm_up("inductor", "cuda" if devices else "cpu")
     print(f"minify-worker.py: torch {torch.__version__}, warmed up in {time.perf_counter() - started:.2f} s",
           file=sys.stderr, flush=True)
 
     synchronize = torch.cuda.synchronize if devices else (lambda: None)
-    handler = RequestHandler(synchronize)
-    max_concurrent = args.max_concurrent or (4 if devices else 32)
-    concurrency = 1 if in_process else max(1, max_concurrent)
+    handler = RequestHandler(synchronize, retire_after_failure=in_process)
+    concurrency = 1 if in_process else max(1, args.max_concurrent)
     _write(protocol_fd, wp.hello_line(os.getpid(), torch.__version__, devices, concurrency,
                                       list(compile_backends.BACKENDS), _sandbox_report(protocol_fd)))
     if in_process:

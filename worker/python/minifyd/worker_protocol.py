@@ -132,9 +132,13 @@ def hello_line(pid, torch_version, devices, concurrency, backends, sandbox):
                   "backends": backends, "sandbox": sandbox})
 
 
-def verdict_line(request_id, verdict, compile_ms=0.0, run_ms=0.0):
-    return _line({"type": "verdict", "id": request_id, "verdict": verdict,
-                  "compile_ms": _float(compile_ms), "run_ms": _float(run_ms)})
+def verdict_line(request_id, verdict, compile_ms=0.0, run_ms=0.0, retiring=False):
+    """retiring: the worker exits after this reply, and the coordinator sends it nothing more."""
+    message = {"type": "verdict", "id": request_id, "verdict": verdict,
+               "compile_ms": _float(compile_ms), "run_ms": _float(run_ms)}
+    if retiring:
+        message["retiring"] = True
+    return _line(message)
 
 
 def propagated_line(request_id, root, values):
@@ -147,10 +151,10 @@ def error_line(request_id, message):
     return _line({"type": "error", "id": request_id, "message": message})
 
 
-def is_cuda_error_verdict(line):
-    """Whether a reply line is a cuda_error verdict: the process that wrote it must retire."""
+def is_retiring(line):
+    """Whether a reply line announces that the worker that wrote it exits now."""
     try:
         message = json.loads(line)
     except ValueError:
         return False
-    return message.get("type") == "verdict" and message.get("verdict", {}).get("kind") == "cuda_error"
+    return message.get("retiring") is True

@@ -34,10 +34,15 @@ class BlobCache:
 
 
 class RequestHandler:
-    def __init__(self, synchronize):
+    def __init__(self, synchronize, retire_after_failure):
         # synchronize(): waits for the device's queued work, so an asynchronous kernel error is the
         # failure of the run that launched it (a no-op without a GPU).
         self.synchronize = synchronize
+        # Serving in its own process, the worker exits after a failing verdict (and says so in it):
+        # Inductor keeps state in its process, and a candidate compiled where another failed can
+        # pass where it fails alone (seen with Triton's injected compile error on the H100). A CUDA
+        # error leaves the process's CUDA context unusable besides.
+        self.retire_after_failure = retire_after_failure
         self.cache = BlobCache()
 
     def _loader(self, request):
@@ -57,6 +62,8 @@ class RequestHandler:
             return wp.error_line(request.id, f"{request.store}: {error}")
         except (KeyError, TypeError, ValueError) as error:
             return wp.error_line(request.id, f"graph: malformed document ({type(error).__name__}: {error})")
+        except Exception as error:  # noqa: BLE001  (propagate's eager run: the graph cannot be minimized)
+            return wp.error_line(request.id, f"eager run failed: {type(error).__name__}: {error}")
 
     def evaluate(self, request):
         if request.backend not in compile_backends.BACKENDS:
@@ -72,17 +79,22 @@ class RequestHandler:
             try:
                 compiled = compile_backends.compile_graph(request.backend, gm, inputs)
             except Exception as error:  # noqa: BLE001  (a compile error is the candidate's verdict)
-                return self._exception_reply(request.id, error, (time.perf_counter() - started) * 1e3, 0.0)
+                return self._reply(request.id, _exception_verdict(error), (time.perf_counter() - started) * 1e3, 0.0)
             compile_ms = (time.perf_counter() - started) * 1e3
             started = time.perf_counter()
             try:
                 outputs = compiled(list(inputs))
                 self.synchronize()
             except Exception as error:  # noqa: BLE001  (so is a run error)
-                return self._exception_reply(request.id, error, compile_ms, (time.perf_counter() - started) * 1e3)
+                return self._reply(request.id, _exception_verdict(error), compile_ms,
+                                   (time.perf_counter() - started) * 1e3)
             run_ms = (time.perf_counter() - started) * 1e3
             verdict = self._judge(request, load, outputs, check_nan)
-        return wp.verdict_line(request.id, verdict, compile_ms, run_ms)
+        return self._reply(request.id, verdict, compile_ms, run_ms)
+
+    def _reply(self, request_id, verdict, compile_ms, run_ms):
+        retiring = self.retire_after_failure and verdict["status"] == "fail"
+        return wp.verdict_line(request_id, verdict, compile_ms, run_ms, retiring)
 
     def _judge(self, request, load, outputs, check_nan):
         if check_nan:
@@ -102,13 +114,6 @@ class RequestHandler:
             return wp.passed()
         return wp.failed("accuracy", found) if found else wp.passed()
 
-    def _exception_reply(self, request_id, error, compile_ms, run_ms):
-        exception_type, message, is_cuda = exception_verdict.describe_exception(error)
-        if is_cuda:
-            verdict = wp.failed("cuda_error", message)
-        else:
-            verdict = wp.failed("exception", message, exception_type=exception_type)
-        return wp.verdict_line(request_id, verdict, compile_ms, run_ms)
 
     def propagate(self, request):
         gm, inputs = self._loader(request)()
@@ -140,6 +145,13 @@ class RequestHandler:
             root = "intermediates-" + document_hash[:16]
             store.write_root(root, sorted({storage["hash"] for _, storage, _ in values}))
         return wp.propagated_line(request.id, root, values)
+
+
+def _exception_verdict(error):
+    exception_type, message, is_cuda = exception_verdict.describe_exception(error)
+    if is_cuda:
+        return wp.failed("cuda_error", message)
+    return wp.failed("exception", message, exception_type=exception_type)
 
 
 def _storage_key(tensor):
