@@ -123,7 +123,9 @@ def test_nan(minify, faulty, work):
 def test_bad_input(minify, faulty, work):
     graph = export(with_relu, os.path.join(work, "relu"))
     code, result = query(minify, graph, "--backend", "tpu")
-    expect(code == 3 and "unknown backend 'tpu'" in result["error"], f"{code} {result}")
+    # Refused by the coordinator before any worker starts: bad input, exit 2.
+    expect(code == 2 and "unknown backend 'tpu' (eager, torchscript, plugin:PATH.so, inductor" in result["error"],
+           f"{code} {result}")
     code, result = query(minify, graph, "--backend", "plugin:/nonexistent/libx.so")
     expect(code == 3 and "/nonexistent/libx.so" in result["error"], f"{code} {result}")
     # A relative plugin path is the user's, not the worker's scratch directory's.

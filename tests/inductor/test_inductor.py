@@ -158,8 +158,9 @@ def bad_input(env):
     os.chmod(no_torch, 0o755)
     broken = [(no_torch, {}, "cannot import torch"),
               (env.python, {"MINIFYD_PYTHON_WORKER": dies_at_import}, "killed by SIGABRT")]
-    # Debian 12's torch 1.13 (elsewhere /usr/bin/python3 may have PyTorch 2.x: nothing to check there).
-    if subprocess.run(["/usr/bin/python3", "-c", "import torch._inductor"], capture_output=True).returncode != 0:
+    # Debian 12's torch 1.13 (elsewhere /usr/bin/python3 may have PyTorch 2.x, or no torch at all).
+    torch_without_inductor = "import torch\ntry:\n    import torch._inductor\nexcept ImportError:\n    exit(7)"
+    if subprocess.run(["/usr/bin/python3", "-c", torch_without_inductor], capture_output=True).returncode == 7:
         broken.append(("/usr/bin/python3", {}, "has no Inductor"))
     for python, extra_env, text in broken:
         done = subprocess.run([env.minify, "run", graph, "--out", os.path.join(env.work, "bad-out"), "--backend",
