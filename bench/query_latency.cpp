@@ -3,7 +3,7 @@
 // p90 wall time per query, the worker's own compile + run time, and the difference: the
 // coordinator/worker overhead (JSON both ways, graph decoding and validation, tensor loading from
 // the store, operator lookup).
-//   minifyd_bench_query_latency GRAPH_DIR --backend eager [-n 1000] [--worker PATH]
+//   minifyd_bench_query_latency GRAPH_DIR --backend eager [-n 1000] [--worker PATH] [--python PY]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -14,8 +14,8 @@
 #include <CLI/CLI.hpp>
 
 #include "common/graph_codec.h"
-#include "daemon/pool/worker_executable.h"
 #include "daemon/pool/worker_pool.h"
+#include "daemon/pool/worker_program.h"
 
 using namespace minifyd;
 using Clock = std::chrono::steady_clock;
@@ -30,13 +30,14 @@ double percentile(std::vector<double> values, double p) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"per-query latency of a warm minify-worker"};
-  std::string dir, backend = "eager", worker;
+  CLI::App app{"per-query latency of a warm worker (minify-worker, or the Python worker for torch.compile backends)"};
+  std::string dir, backend = "eager", worker, python;
   int count = 1000;
   app.add_option("dir", dir, "graph directory")->required();
   app.add_option("--backend", backend)->capture_default_str();
   app.add_option("-n", count, "queries")->capture_default_str();
   app.add_option("--worker", worker, "minify-worker (default: found beside the build)");
+  app.add_option("--python", python, "the PyTorch 2.x python of the torch.compile backends (default: found)");
   CLI11_PARSE(app, argc, argv);
 
   auto document = load_graph_dir(dir);
@@ -45,16 +46,12 @@ int main(int argc, char** argv) {
     return 2;
   }
   PoolConfig config;
-  if (worker.empty()) {
-    auto found = default_worker_executable();
-    if (!found) {
-      std::cerr << found.error().message << "\n";
-      return 2;
-    }
-    config.worker.executable = *found;
-  } else {
-    config.worker.executable = worker;
+  auto worker_config = worker_config_for(backend, WorkerPrograms{worker, python});
+  if (!worker_config) {
+    std::cerr << worker_config.error().message << "\n";
+    return 2;
   }
+  config.worker = std::move(*worker_config);
   config.warm_spares = false;
   protocol::EvaluateRequest request;
   request.graph = encode_graph_document(*document);
