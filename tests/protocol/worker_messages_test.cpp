@@ -137,6 +137,42 @@ TEST_CASE("a hello says how many requests the worker serves at once, 1 when it d
   CHECK_FALSE(decode_hello(encoded).has_value());
 }
 
+TEST_CASE("a hello names the backends it serves, and one without them serves whatever it is sent", "[worker_messages]") {
+  WorkerHello hello;
+  hello.backends = {"eager", "torchscript", "plugin"};
+  auto decoded = decode_hello(encode(hello));
+  REQUIRE(decoded.has_value());
+  CHECK(decoded->backends == hello.backends);
+  CHECK(serves(decoded->backends, "torchscript"));
+  CHECK(serves(decoded->backends, "plugin:/opt/libmine.so"));
+  CHECK_FALSE(serves(decoded->backends, "inductor"));
+  CHECK(serves({}, "inductor"));  // an older worker's hello
+
+  json encoded = encode(hello);
+  encoded["backends"] = json::array({"inductor", 3});
+  auto bad = decode_hello(encoded);
+  REQUIRE_FALSE(bad.has_value());
+  CHECK(bad.error().message.find("backends[1]") != std::string::npos);
+}
+
+TEST_CASE("a verdict announcing the worker's retirement round-trips, and others do not say so", "[worker_messages]") {
+  EvaluateReply reply;
+  reply.id = 4;
+  reply.verdict.pass = false;
+  reply.verdict.kind = FailureKind::exception;
+  reply.retiring = true;
+  json encoded = encode(WorkerReply(reply));
+  CHECK(encoded["retiring"] == true);
+  auto decoded = decode_reply(encoded);
+  REQUIRE(decoded.has_value());
+  CHECK(std::get<EvaluateReply>(*decoded).retiring);
+
+  reply.retiring = false;
+  encoded = encode(WorkerReply(reply));
+  CHECK_FALSE(encoded.contains("retiring"));
+  CHECK_FALSE(std::get<EvaluateReply>(*decode_reply(encoded)).retiring);
+}
+
 TEST_CASE("malformed requests are refused naming the field", "[worker_messages]") {
   CHECK(refusal_of_request(json::array()) == "a message is a JSON object, got an array");
   CHECK(refusal_of_request(json{{"id", 1}}) == "missing field 'type'");
