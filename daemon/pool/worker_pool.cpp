@@ -71,7 +71,6 @@ void WorkerPool::launch(std::size_t slot_index, bool as_spare) {
   (as_spare ? slot.spare_ready : slot.active_ready) = false;
 }
 
-
 void WorkerPool::on_started(std::size_t slot_index, const std::shared_ptr<WorkerProcess>& worker, WorkerStart start) {
   Slot& slot = slots_[slot_index];
   bool is_active = slot.active == worker;

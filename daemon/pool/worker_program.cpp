@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <istream>
+#include <set>
 
 #include <boost/process/args.hpp>
 #include <boost/process/child.hpp>
@@ -80,8 +81,9 @@ Expected<std::string> find_python(const std::string& requested) {
   candidates.emplace_back("/usr/bin/python3");
   candidates.push_back(torch2_env_launcher());
   std::string tried;
+  std::set<std::string> asked;
   for (const std::string& candidate : candidates) {
-    if (tried.find(candidate + ":") != std::string::npos) continue;
+    if (!asked.insert(candidate).second) continue;
     std::string problem = ::access(candidate.c_str(), X_OK) == 0 ? check_python(candidate) : "not found";
     if (problem.empty()) return candidate;
     tried += "\n  " + candidate + ": " + problem;
@@ -89,6 +91,16 @@ Expected<std::string> find_python(const std::string& requested) {
   return make_error(ErrorKind::not_found,
                     "no python3 whose torch has Inductor (PyTorch 2.x) was found; pass --python, or run "
                     "scripts/torch2_env.sh on Debian 12. Tried:" + tried);
+}
+
+Expected<WorkerPrograms> with_python_found(const std::string& backend, WorkerPrograms programs) {
+  auto program = worker_program_for(backend);
+  if (!program) return program.error();
+  if (*program != WorkerProgram::python) return programs;
+  auto python = find_python(programs.python);
+  if (!python) return python.error();
+  programs.python = *python;
+  return programs;
 }
 
 Expected<WorkerConfig> worker_config_for(const std::string& backend, const WorkerPrograms& programs, WorkerConfig base) {

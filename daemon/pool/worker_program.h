@@ -24,6 +24,10 @@ struct WorkerPrograms {
   std::string python;  // --python: the interpreter whose torch compiles; empty: find_python()
 };
 
+// `programs` with the python found (find_python()) when `backend` is the Python worker's, so that
+// whoever starts workers or writes repro.py for it looks for it once.
+Expected<WorkerPrograms> with_python_found(const std::string& backend, WorkerPrograms programs);
+
 // `base` (its sandbox and limits) set up to start the program serving `backend`: executable,
 // arguments, and the backend its hello must list.
 Expected<WorkerConfig> worker_config_for(const std::string& backend, const WorkerPrograms& programs,

@@ -44,21 +44,34 @@ Expected<PoolConfig> pool_config(const RunSettings& settings, const EvaluationSp
   return config;
 }
 
+// `settings` with the python of the spec's backend found once, for its workers and its repro.py.
+Expected<RunSettings> for_backend(const RunSettings& settings, const EvaluationSpec& spec) {
+  auto workers = with_python_found(spec.backend, settings.workers);
+  if (!workers) return workers.error();
+  RunSettings found = settings;
+  found.workers = std::move(*workers);
+  return found;
+}
+
 // The outputs of a run that minimized something (a failing original), its best graph so far when
 // the search stopped early.
 Expected<RunResult> with_outputs(RunResult result, const RunSettings& settings) {
   if (result.stop == search::StopReason::original_passes) return result;
   std::string report = render_report(result.checkpoint, result, settings.slots.size());
-  if (auto written = write_outputs(result.checkpoint, report, OutputPlace{settings.out_dir, settings.minify_executable, settings.workers.python});
-      !written)
+  OutputPlace place{settings.out_dir, settings.minify_executable,
+                    [python = settings.workers.python] { return Expected<std::string>(python); }};
+  if (auto written = write_outputs(result.checkpoint, report, place); !written)
     return written.error();
   return result;
 }
 
 }  // namespace
 
-Expected<RunResult> start_run(const RunSpec& spec, const RunSettings& settings) {
+Expected<RunResult> start_run(const RunSpec& spec, const RunSettings& given) {
   // Before anything is written: a backend no worker serves, or no python for it, ends here.
+  auto found = for_backend(given, spec.evaluation);
+  if (!found) return found.error();
+  const RunSettings& settings = *found;
   auto pool = pool_config(settings, spec.evaluation);
   if (!pool) return pool.error();
   std::filesystem::path graph_dir(spec.graph_dir);
@@ -86,9 +99,12 @@ Expected<RunResult> start_run(const RunSpec& spec, const RunSettings& settings) 
   return with_outputs(std::move(*result), settings);
 }
 
-Expected<RunResult> resume_run(const RunSettings& settings) {
-  auto checkpoint = read_checkpoint(settings.out_dir);
+Expected<RunResult> resume_run(const RunSettings& given) {
+  auto checkpoint = read_checkpoint(given.out_dir);
   if (!checkpoint) return checkpoint.error();
+  auto found = for_backend(given, checkpoint->spec.evaluation);
+  if (!found) return found.error();
+  const RunSettings& settings = *found;
   if (checkpoint->finished) {
     bool original_passed = checkpoint->stop == search::to_string(search::StopReason::original_passes);
     if (original_passed || std::filesystem::exists(settings.out_dir / graph_file_name))

@@ -14,7 +14,7 @@ namespace {
 // repro.py in after_aot's shape, written by PyTorch's own generator in the run's python
 // (worker/python/minifyd/after_aot_repro.py), with the exact inputs in repro_inputs/ beside it.
 Expected<void> write_after_aot_repro(const EvaluationSpec& evaluation, const OutputPlace& place) {
-  auto python = find_python(place.python);
+  auto python = place.python();
   if (!python) return python.error();
   std::string package_dir = std::filesystem::path(python_worker_script()).parent_path().string();
   std::vector<std::string> arguments = {

@@ -4,6 +4,7 @@
 
 #include "common/expected.h"
 #include <filesystem>
+#include <functional>
 #include <string>
 
 #include "daemon/run/checkpoint.h"
@@ -17,7 +18,8 @@ inline constexpr const char* dot_file_name = "graph.dot";
 struct OutputPlace {
   std::filesystem::path out_dir;  // holds the run's store, or a store with the result's blobs
   std::string minify_executable;  // written into repro.py for backends plain PyTorch cannot run
-  std::string python;  // writes repro.py for the torch.compile backends (empty: find_python())
+  // The python that writes repro.py for the torch.compile backends; asked only for those.
+  std::function<Expected<std::string>()> python;
 };
 
 // Writes the outputs for checkpoint.state, each file atomically; `report` is report.md's text

@@ -237,7 +237,8 @@ void Daemon::result(const Connection& connection, const nlohmann::json& request)
         auto job = jobs_.get(id);
         if (!job) return protocol::error_reply(job.error());
         // repro.py of a torch.compile backend is written by the Python workers' interpreter.
-        auto exported = export_result(*job, store_, run::OutputPlace{out, config_.minify_executable, config_.python});
+        auto exported = export_result(*job, store_, run::OutputPlace{out, config_.minify_executable,
+                                                                      [this] { return pools_.python(); }});
         if (!exported) return protocol::error_reply(exported.error());
         nlohmann::json answer = std::move(*exported);
         answer["ok"] = true;

@@ -15,7 +15,7 @@ import selectors
 import signal
 
 from minifyd import worker_protocol as wp
-from minifyd.line_reader import LineBuffer
+from minifyd.line_reader import LineBuffer, write_line
 
 PR_SET_PDEATHSIG = 1
 STDERR_TAIL_BYTES = 16 * 1024
@@ -30,14 +30,19 @@ class _Child:
         self.stderr_tail = bytearray()
 
 
+def _relay_stderr(child, data):
+    """Passes what a child wrote to stderr on to ours and keeps its tail; False at its end."""
+    if data:
+        os.write(2, data)
+        child.stderr_tail = (child.stderr_tail + data)[-STDERR_TAIL_BYTES:]
+    return bool(data)
+
+
 def _child_main(handler, line, reply_fd):
     """Serves one request line, writes its reply and exits; never returns."""
     code = 0
     try:
-        reply = handler.handle(wp.decode_request(line))
-        data = (reply + "\n").encode()
-        while data:
-            data = data[os.write(reply_fd, data):]
+        write_line(reply_fd, handler.handle(wp.decode_request(line)))
     except BaseException:  # noqa: BLE001  (whatever happens, the child must not return into the server)
         import traceback
         traceback.print_exc()
@@ -77,7 +82,7 @@ class ForkServer:
             return False
         for line, dropped in self.input.feed(data):
             if dropped:
-                self._reply(wp.error_line(0, f"request of {dropped} bytes is over the limit of {self.max_line_bytes}"))
+                self._reply(wp.oversized_request_line(dropped, self.max_line_bytes))
                 continue
             try:
                 request = wp.decode_request(line)
@@ -138,9 +143,7 @@ class ForkServer:
         fd = child.reply_fd if stream == "reply" else child.stderr_fd
         data = os.read(fd, 1 << 16)
         if stream == "stderr":
-            if data:
-                os.write(2, data)
-                child.stderr_tail = (child.stderr_tail + data)[-STDERR_TAIL_BYTES:]
+            _relay_stderr(child, data)
             return
         if not data:
             return self._child_ended(child)
@@ -178,12 +181,8 @@ class ForkServer:
     def _drain_stderr(self, child):
         os.set_blocking(child.stderr_fd, False)
         try:
-            while True:
-                data = os.read(child.stderr_fd, 1 << 16)
-                if not data:
-                    break
-                os.write(2, data)
-                child.stderr_tail = (child.stderr_tail + data)[-STDERR_TAIL_BYTES:]
+            while _relay_stderr(child, os.read(child.stderr_fd, 1 << 16)):
+                pass
         except BlockingIOError:
             pass
 
@@ -194,9 +193,7 @@ class ForkServer:
         del self.children[child.pid]
 
     def _reply(self, line):
-        data = (line + "\n").encode()
-        while data:
-            data = data[os.write(self.out, data):]
+        write_line(self.out, line)
 
     def _stop(self):
         for child in list(self.children.values()):

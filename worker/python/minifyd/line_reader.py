@@ -1,5 +1,6 @@
 # Lines of a byte stream with a length cap, as protocol/line_buffer.h: an over-long line is reported
-# once (its length) and skipped through its newline, so a bad peer never costs unbounded memory.
+# once (its length) and skipped through its newline, so a bad peer never costs unbounded memory. And
+# the one way a line is written: whole, however many writes the pipe takes.
 import os
 
 
@@ -39,3 +40,9 @@ def read_lines(fd, max_line_bytes):
         if not data:
             return
         yield from lines.feed(data)
+
+
+def write_line(fd, line):
+    data = (line + "\n").encode()
+    while data:
+        data = data[os.write(fd, data):]

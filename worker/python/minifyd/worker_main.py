@@ -10,6 +10,8 @@ import os
 import sys
 import time
 
+from minifyd.line_reader import read_lines, write_line
+
 MIN_TORCH = (2, 0)
 
 
@@ -55,31 +57,24 @@ def _sandbox_report(protocol_fd):
     return report
 
 
-def _write(fd, line):
-    data = (line + "\n").encode()
-    while data:
-        data = data[os.write(fd, data):]
-
-
 def _serve_in_process(handler, protocol_fd, max_line_bytes):
     """One request at a time, in this process; exits 3 after answering a CUDA error."""
     from minifyd import worker_protocol as wp
-    from minifyd.line_reader import read_lines
     for line, dropped in read_lines(0, max_line_bytes):
         if dropped:
-            _write(protocol_fd, wp.error_line(0, f"request of {dropped} bytes is over the limit of {max_line_bytes}"))
+            write_line(protocol_fd, wp.oversized_request_line(dropped, max_line_bytes))
             continue
         try:
             request = wp.decode_request(line)
         except wp.RequestError as error:
-            _write(protocol_fd, wp.error_line(error.request_id, str(error)))
+            write_line(protocol_fd, wp.error_line(error.request_id, str(error)))
             continue
         if isinstance(request, wp.ShutdownRequest):
             return 0
         if isinstance(request, wp.CancelRequest):
             continue
         reply = handler.handle(request)
-        _write(protocol_fd, reply)
+        write_line(protocol_fd, reply)
         if wp.is_retiring(reply):
             return 3
     return 0
@@ -106,7 +101,7 @@ def main():
     from minifyd import worker_protocol as wp
     from minifyd.worker_requests import RequestHandler
     if args.check:
-        _write(protocol_fd, json.dumps({"torch_version": torch.__version__, "backends": list(compile_backends.BACKENDS)}))
+        write_line(protocol_fd, json.dumps({"torch_version": torch.__version__, "backends": list(compile_backends.BACKENDS)}))
         return 0
 
     devices = _devices(torch)
@@ -128,7 +123,7 @@ def main():
     synchronize = torch.cuda.synchronize if devices else (lambda: None)
     handler = RequestHandler(synchronize, retire_after_failure=in_process)
     concurrency = 1 if in_process else max(1, args.max_concurrent)
-    _write(protocol_fd, wp.hello_line(os.getpid(), torch.__version__, devices, concurrency,
+    write_line(protocol_fd, wp.hello_line(os.getpid(), torch.__version__, devices, concurrency,
                                       list(compile_backends.BACKENDS), _sandbox_report(protocol_fd)))
     if in_process:
         return _serve_in_process(handler, protocol_fd, args.max_line_bytes)

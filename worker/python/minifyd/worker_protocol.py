@@ -151,6 +151,10 @@ def error_line(request_id, message):
     return _line({"type": "error", "id": request_id, "message": message})
 
 
+def oversized_request_line(dropped_bytes, max_line_bytes):
+    return error_line(0, f"request of {dropped_bytes} bytes is over the limit of {max_line_bytes}")
+
+
 def is_retiring(line):
     """Whether a reply line announces that the worker that wrote it exits now."""
     try:
