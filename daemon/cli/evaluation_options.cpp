@@ -19,8 +19,9 @@ void EvaluationOptions::add_to(CLI::App& command, bool backend_required) {
   command.add_flag("--nan", nan_check, "fail when the compiled output holds NaN/Inf while no input does");
   command.add_option("--check-str", check_str,
                      "count a failure only if this regex matches its exception, message, signal or stderr");
-  command.add_option("--timeout", timeout_seconds, "seconds before a query counts as hung")
-      ->capture_default_str()
+  command.add_option("--timeout", timeout_seconds,
+                     "seconds before a query counts as hung (default 60; 600 for the torch.compile backends, whose "
+                     "cold compile of a large graph takes minutes on a loaded machine)")
       ->check(CLI::PositiveNumber);
   command.add_option("--worker", worker, "the minify-worker executable (default: beside minify)");
   command.add_option("--python", python,
@@ -36,7 +37,8 @@ Expected<EvaluationSpec> EvaluationOptions::spec() const {
   spec.backend = backend.rfind(plugin_prefix, 0) != 0
                      ? backend
                      : std::string(plugin_prefix) + std::filesystem::absolute(backend.substr(plugin_prefix.size())).string();
-  if (auto program = worker_program_for(spec.backend); !program) return program.error();
+  auto program = worker_program_for(spec.backend);
+  if (!program) return program.error();
   for (const std::string& pair : backend_opts) {
     std::size_t equals = pair.find('=');
     if (equals == std::string::npos || equals == 0)
@@ -48,7 +50,8 @@ Expected<EvaluationSpec> EvaluationOptions::spec() const {
   spec.nan_check = nan_check;
   if (!check_str.empty()) spec.check_str = check_str;
   if (auto check = failure_check_of(spec); !check) return check.error();
-  spec.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(timeout_seconds * 1000));
+  double seconds = timeout_seconds.value_or(default_timeout_seconds(*program));
+  spec.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000));
   if (cpu_limit_seconds > 0) spec.cpu_limit_seconds = cpu_limit_seconds;
   if (memory_limit_mb > 0) spec.memory_limit_mb = memory_limit_mb;
   return spec;

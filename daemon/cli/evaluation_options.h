@@ -2,6 +2,7 @@
 // backend and its options, the check, the per-query timeout, and the worker's sandbox limits.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,7 +21,8 @@ struct EvaluationOptions {
   bool strict_accuracy = false;
   bool nan_check = false;  // --nan
   std::string check_str;
-  double timeout_seconds = 60;
+  // nullopt: the backend's program's default (default_timeout_seconds()).
+  std::optional<double> timeout_seconds;
   std::string worker;  // minify-worker path; default: found beside minify
   std::string python;  // the python whose torch serves the torch.compile backends; default: found
   std::uint64_t cpu_limit_seconds = 0;

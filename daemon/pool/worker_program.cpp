@@ -63,6 +63,8 @@ Expected<WorkerProgram> worker_program_for(const std::string& backend) {
   return make_error(ErrorKind::invalid_input, "unknown backend '" + backend + "' (" + known_backends() + ")");
 }
 
+double default_timeout_seconds(WorkerProgram program) { return program == WorkerProgram::python ? 600 : 60; }
+
 std::string python_worker_script() {
   if (const char* configured = std::getenv("MINIFYD_PYTHON_WORKER")) return configured;
   return MINIFYD_PYTHON_WORKER_SCRIPT;

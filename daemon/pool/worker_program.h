@@ -19,6 +19,11 @@ inline const std::vector<std::string> python_backends = {"inductor", "aot_eager"
 // The program serving `backend`; an unknown backend is an error listing the known ones.
 Expected<WorkerProgram> worker_program_for(const std::string& backend);
 
+// How long a query may take unless the user says: 60 s; 600 s for the torch.compile backends, where
+// Inductor's cold compile of a 1000-node graph took over 60 s on this 2-core machine under load and
+// a timeout would be a verdict plain PyTorch does not share.
+double default_timeout_seconds(WorkerProgram program);
+
 struct WorkerPrograms {
   std::string native;  // --worker: minify-worker; empty: found beside the running executable
   std::string python;  // --python: the interpreter whose torch compiles; empty: find_python()

@@ -2,6 +2,7 @@
 // tests can run it (tests/cli/test_repro.py). Takes `minify query`'s evaluation options:
 //   minifyd_write_repro GRAPH_DIR --backend B [--backend-opt K=V]... [--accuracy|--strict-accuracy]
 //                       [--nan] [--check-str REGEX] [--timeout S] [--minify PATH]
+#include <chrono>
 #include <filesystem>
 #include <iostream>
 
@@ -33,7 +34,7 @@ int main(int argc, char** argv) {
   spec.accuracy = evaluation_spec->accuracy;
   spec.nan_check = evaluation_spec->nan_check;
   spec.check_str = evaluation_spec->check_str;
-  spec.timeout_seconds = evaluation.timeout_seconds;
+  spec.timeout_seconds = std::chrono::duration<double>(evaluation_spec->timeout).count();
   std::cout << run::repro_script(spec);
   return 0;
 }
