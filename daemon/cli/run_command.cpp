@@ -31,8 +31,7 @@ struct RunOptions {
   PoolOptions pool;
   bool list_strategies = false;
   bool json = false;
-  unsigned speculate_after_ms = 20;
-  CLI::Option* speculate_after_option = nullptr;
+  std::optional<unsigned> speculate_after_ms;  // nullopt: the run's default (out_dir_run.h)
 };
 
 int fail(const std::string& message, int code, bool json) {
@@ -126,8 +125,7 @@ int run_command(RunOptions& options) {
   settings.workers = options.search.evaluation.worker_programs();
   std::error_code error;
   settings.minify_executable = std::filesystem::read_symlink("/proc/self/exe", error).string();
-  if (options.speculate_after_ms > 0) settings.speculate_after = std::chrono::milliseconds(options.speculate_after_ms);
-  settings.speculation_chosen = options.speculate_after_option->count() > 0;
+  if (options.speculate_after_ms) settings.speculate_after = std::chrono::milliseconds(*options.speculate_after_ms);
   // The live line replaces the info log on a terminal; --log-level debug (or a pipe) keeps the log.
   bool live = !options.json && ::isatty(STDERR_FILENO) && log::level() == log::Level::info;
   std::optional<ProgressLine> progress;
@@ -166,13 +164,10 @@ void add_run_command(CLI::App& app, Action& action) {
   options->pool.add_to(*command);
   command->add_flag("--list-strategies", options->list_strategies, "list the strategies and exit");
   command->add_flag("--json", options->json, "print the summary as JSON");
-  options->speculate_after_option =
-      command
-          ->add_option("--speculate-after", options->speculate_after_ms,
-                       "when a deciding verdict is pending this many ms, search on in parallel as if the candidate "
-                       "fails (overlaps hangs; the result is unchanged); 0: never; default off for the torch.compile "
-                       "backends, whose every query compiles for seconds")
-          ->capture_default_str();
+  command->add_option("--speculate-after", options->speculate_after_ms,
+                      "when a deciding verdict is pending this many ms, search on in parallel as if the candidate "
+                      "fails (overlaps hangs; the result is unchanged); 0: never; default 20, off for the "
+                      "torch.compile backends, whose every query compiles for seconds");
   command->callback([options, &action] { action = [options] { return run_command(*options); }; });
 }
 

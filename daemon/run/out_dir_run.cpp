@@ -23,12 +23,15 @@ RunPlace out_dir_place(ContentStore store, const std::filesystem::path& out_dir)
 // on a chain of hangs, each level's re-verification and next candidate wait for it in turn
 // (20 ms here cost the 1000-node hang chain 0.3 s).
 constexpr std::chrono::milliseconds park_after{2};
+constexpr std::chrono::milliseconds default_speculate_after{20};
 
 // How soon the run speculates (search/lineage.h), if at all.
 std::optional<std::chrono::milliseconds> speculation_of(const RunSettings& settings, const EvaluationSpec& spec) {
+  if (settings.speculate_after)
+    return settings.speculate_after->count() > 0 ? settings.speculate_after : std::nullopt;
   auto program = worker_program_for(spec.backend);
-  if (!settings.speculation_chosen && program && *program == WorkerProgram::python) return std::nullopt;
-  return settings.speculate_after;
+  if (program && *program == WorkerProgram::python) return std::nullopt;
+  return default_speculate_after;
 }
 
 // The run's pool: the worker serving the spec's backend on each slot, with the spec's limits, parking

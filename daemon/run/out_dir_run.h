@@ -25,11 +25,9 @@ struct RunSettings {
   std::string minify_executable;  // written into repro.py for backends plain PyTorch cannot run
   search::SearchObserver* observer = nullptr;  // progress, on the calling thread
   // Workers park a request running longer than this, and the search speculates past it
-  // (search/lineage.h); nullopt: neither.
+  // (search/lineage.h); 0: neither. nullopt: 20 ms, and never for the torch.compile backends,
+  // whose every query compiles for seconds, so that lineages would only compete for the cores.
   std::optional<std::chrono::milliseconds> speculate_after;
-  // Whether the user chose speculate_after. If not, runs of the torch.compile backends do not
-  // speculate: every query compiles for seconds, so lineages only compete for the cores.
-  bool speculation_chosen = false;
 };
 
 // Starts a run of `spec` (spec.graph_dir must be absolute) into settings.out_dir, which must not
