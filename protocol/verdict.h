@@ -36,6 +36,10 @@ struct AccuracyReport {
   double rmse_eager = 0;      // eager vs fp64
 };
 
+// The exception_type of a C++ exception not derived from std::exception: a catch (...) can read
+// neither its type nor a message.
+inline constexpr const char* unknown_exception_type = "unknown";
+
 struct Verdict {
   bool pass = true;
   FailureKind kind = FailureKind::exception;  // meaningful only when !pass

@@ -8,6 +8,7 @@
 
 #include <c10/util/Type.h>
 
+#include "protocol/verdict.h"
 #include "worker/torch_compat.h"
 
 namespace minifyd::worker {
@@ -65,7 +66,7 @@ NodeFailure exception_failure(const Node* node, const std::exception* error) {
   std::string message = error ? message_of(*error) : "an exception not derived from std::exception";
   NodeFailure failure = node ? failure_at(*node, FailureKind::exception, std::move(message))
                              : graph_failure(FailureKind::exception, std::move(message));
-  failure.exception_type = error ? c10::demangle(typeid(*error).name()) : "unknown";
+  failure.exception_type = error ? c10::demangle(typeid(*error).name()) : protocol::unknown_exception_type;
   return failure;
 }
 

@@ -10,6 +10,31 @@ bool is_hex_digit(char c) { return std::isxdigit(static_cast<unsigned char>(c)) 
 bool is_digit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }
 bool is_word(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
 
+// libstdc++'s std::terminate handler names an uncaught exception so; one derived from std::exception
+// gets a "  what():  ..." line after it.
+constexpr std::string_view terminate_line = "terminate called after throwing an instance of '";
+// What Inductor's generated Python bindings raise for a C++ exception their catch (...) caught.
+constexpr std::string_view inductor_catch_all = "unhandled error";
+
+// Whether the verdict is a C++ exception not derived from std::exception, caught or not. Where it
+// escaped a region nothing catches (an OpenMP parallel loop of Inductor's generated C++, a worker
+// thread), std::terminate aborted the process; where it was caught (Inductor's bindings when the
+// loop ran serially, minify-worker's catch (...)), it is an exception that has lost its type.
+// Which one a candidate shows depends on whether the kernel ran in parallel, that is on the
+// candidate's tensor sizes, not on the bug.
+bool is_non_std_cpp_exception(const protocol::Verdict& verdict) {
+  using protocol::FailureKind;
+  if (verdict.kind == FailureKind::crash) {
+    auto thrown = verdict.stderr_tail.rfind(terminate_line);
+    if (verdict.signal != "SIGABRT" || thrown == std::string::npos) return false;
+    auto next_line = verdict.stderr_tail.find('\n', thrown);
+    return next_line == std::string::npos || verdict.stderr_tail.compare(next_line + 1, 9, "  what():") != 0;
+  }
+  return verdict.kind == FailureKind::exception &&
+         (verdict.exception_type == protocol::unknown_exception_type ||
+          (verdict.exception_type == "RuntimeError" && normalise_message(verdict.message) == inductor_catch_all));
+}
+
 }  // namespace
 
 std::string normalise_message(std::string_view message) {
@@ -35,6 +60,12 @@ std::string normalise_message(std::string_view message) {
 
 FailureSignature signature_of(const protocol::Verdict& failing) {
   FailureSignature signature;
+  if (is_non_std_cpp_exception(failing)) {
+    signature.kind = protocol::FailureKind::crash;
+    signature.signal = "SIGABRT";
+    signature.message = std::string(non_std_cpp_exception);
+    return signature;
+  }
   signature.kind = failing.kind;
   if (failing.kind == protocol::FailureKind::crash) signature.signal = failing.signal;
   if (failing.kind == protocol::FailureKind::exception) {

@@ -26,6 +26,11 @@ struct FailureSignature {
   bool operator!=(const FailureSignature& other) const { return !(*this == other); }
 };
 
+// The message of the one signature that a C++ exception not derived from std::exception has,
+// whether std::terminate aborted the process on it or a catch (...) turned it into an exception:
+// "crash (SIGABRT): C++ exception not derived from std::exception".
+inline constexpr std::string_view non_std_cpp_exception = "C++ exception not derived from std::exception";
+
 // The signature of a failing verdict. Accuracy, nan and timeout failures are one bug each per kind:
 // their figures change with every candidate.
 FailureSignature signature_of(const protocol::Verdict& failing);

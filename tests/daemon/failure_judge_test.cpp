@@ -63,6 +63,30 @@ TEST_CASE("signatures keep kind, signal, exception type and normalised message",
   CHECK(bad.error().message == "kind: unknown failure kind 'melted'");
 }
 
+TEST_CASE("a C++ exception not derived from std::exception has one signature, caught or aborting",
+          "[failure_judge]") {
+  // Inductor's injected runtime_error throws an int: std::terminate aborts where the relu's loop
+  // runs in an OpenMP region, Inductor's bindings catch it where the loop runs serially.
+  protocol::Verdict aborted = crash("SIGABRT");
+  aborted.stderr_tail = "W1125 warning\nterminate called after throwing an instance of 'int'\n";
+  FailureSignature expected = signature_of(aborted);
+  CHECK(describe(expected) == "crash (SIGABRT): C++ exception not derived from std::exception");
+  CHECK(signature_of(exception("RuntimeError", "unhandled error")) == expected);
+  CHECK(signature_of(exception(protocol::unknown_exception_type, "an exception not derived from std::exception")) ==
+        expected);
+
+  // Still distinct: another abort, an escaped std::exception (its what() is the bug), another
+  // RuntimeError.
+  CHECK(signature_of(crash("SIGABRT")) != expected);
+  protocol::Verdict escaped_std = crash("SIGABRT");
+  escaped_std.stderr_tail = "terminate called after throwing an instance of 'c10::Error'\n  what():  boom\n";
+  CHECK(signature_of(escaped_std) != expected);
+  CHECK(signature_of(exception("RuntimeError", "unhandled error in conv")) != expected);
+  protocol::Verdict segv = crash("SIGSEGV");
+  segv.stderr_tail = aborted.stderr_tail;
+  CHECK(signature_of(segv) != expected);
+}
+
 TEST_CASE("by default only the original's failure counts", "[failure_judge]") {
   FailureJudge judge(FailureCheck(), MatchMode::same);
   // Before the sanity check sets the signature, any failure counts.

@@ -11,6 +11,8 @@
 #include <c10/util/Exception.h>
 #include <c10/util/Type.h>
 
+#include "protocol/verdict.h"
+
 namespace minifyd::worker {
 namespace {
 
@@ -48,7 +50,7 @@ NodeFailure current_exception_failure() {
     failure.exception_type = c10::demangle(typeid(error).name());
     failure.message = error.what();
   } catch (...) {
-    failure.exception_type = "unknown";
+    failure.exception_type = protocol::unknown_exception_type;
     failure.message = "an exception not derived from std::exception";
   }
   return failure;
