@@ -9,12 +9,16 @@
 # Each side's final nodes, queries, wall time and peak memory (the largest process of its tree).
 #   /usr/bin/python3 bench/inductor_minifier_comparison.py --minify build/daemon/minify \
 #       --python "$(scripts/torch2_env.sh)" --work /tmp/inductor-bench [--cases chain:compile_error,...]
+# On a GPU host, the chain on cuda with Triton's injected bug (both sides on GPU 0):
+#   python3 bench/inductor_minifier_comparison.py --minify build-gpu/daemon/minify --python python3 \
+#       --work /tmp/inductor-bench --cases chain_cuda:runtime_error --peer-timeout 500
 import argparse
 import glob
 import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -22,13 +26,14 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..")
 MODELS = {"chain": os.path.join(ROOT, "tests", "inductor", "models", "chain200.py"),
-          "resnet18": os.path.join(ROOT, "scripts", "examples", "resnet18.py")}
+          "resnet18": os.path.join(ROOT, "scripts", "examples", "resnet18.py"),
+          "chain_cuda": os.path.join(ROOT, "tests", "inductor", "models", "chain200_cuda.py")}
 BUGS = ("compile_error", "runtime_error", "accuracy")
 # TORCHDYNAMO_REPRO_LEVEL as PyTorch's test_minifier sets it: 2 dumps the launcher when compiling or
 # running fails, 3 before compiling (a run that aborts leaves nothing behind otherwise), 4 checks accuracy.
 REPRO_LEVEL = {"compile_error": "2", "runtime_error": "3", "accuracy": "4"}
 USER_RUN = """import importlib.util, sys, torch, torch._inductor.config
-torch._inductor.config.cpp.inject_relu_bug_TESTING_ONLY = {bug!r}
+torch._inductor.config.{bug_option} = {bug!r}
 spec = importlib.util.spec_from_file_location("model", {model!r})
 module = importlib.util.module_from_spec(spec)
 sys.path.insert(0, {model_dir!r})
@@ -39,36 +44,56 @@ with torch.no_grad():
 """
 
 
-def timed(command, cwd, env=None):
-    """(exit status, stdout, stderr, seconds, peak RSS in MiB of the command's process tree)."""
+def bug_option(model):
+    """The Inductor config key that injects the relu bug: into C++ kernels on the CPU, Triton's on cuda."""
+    return f"{'triton' if model.endswith('_cuda') else 'cpp'}.inject_relu_bug_TESTING_ONLY"
+
+
+def timed(command, cwd, env=None, timeout=None):
+    """(exit status, stdout, stderr, seconds, peak RSS in MiB of the command's process tree); a
+    command still running after `timeout` seconds is killed with its process group (exit None)."""
     started = time.perf_counter()
-    done = subprocess.run(["/usr/bin/time", "-f", "%M", *command], cwd=cwd, capture_output=True, text=True,
-                          env={**os.environ, **(env or {})})
+    process = subprocess.Popen(["/usr/bin/time", "-f", "%M", *command], cwd=cwd, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})},
+                               start_new_session=True)
+    try:
+        stdout, stderr = process.communicate(timeout=timeout)
+        code = process.returncode
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        stdout, stderr = process.communicate()
+        code = None
     seconds = time.perf_counter() - started
-    lines = done.stderr.rstrip().splitlines()
-    peak_kib = int(lines[-1]) if lines and lines[-1].isdigit() else 0
-    return done.returncode, done.stdout, "\n".join(lines[:-1]), seconds, peak_kib / 1024
+    lines = stderr.rstrip().splitlines()
+    peak_kib = int(lines[-1]) if code is not None and lines and lines[-1].isdigit() else 0
+    return code, stdout, "\n".join(lines[:-1] if peak_kib else lines), seconds, peak_kib / 1024
 
 
-def peer(python, work, model, bug):
+def peer(python, work, model, bug, timeout):
     run_dir = os.path.join(work, f"peer-{model}-{bug}")
     shutil.rmtree(run_dir, ignore_errors=True)
     os.makedirs(run_dir)
     with open(os.path.join(run_dir, "user_run.py"), "w") as f:
-        f.write(USER_RUN.format(bug=bug, model=MODELS[model], model_dir=os.path.dirname(MODELS[model])))
+        f.write(USER_RUN.format(bug_option=bug_option(model), bug=bug, model=MODELS[model],
+                                model_dir=os.path.dirname(MODELS[model])))
     timed([python, "user_run.py"], run_dir, {"TORCHDYNAMO_REPRO_AFTER": "aot",
                                              "TORCHDYNAMO_REPRO_LEVEL": REPRO_LEVEL[bug]})
     launchers = glob.glob(os.path.join(run_dir, "torch_compile_debug", "run_*", "minifier", "minifier_launcher.py"))
     if not launchers:
         return {"error": "the user's run wrote no minifier_launcher.py"}
-    code, _, stderr, seconds, peak = timed([python, launchers[0]], os.path.dirname(launchers[0]))
+    code, _, stderr, seconds, peak = timed([python, launchers[0]], os.path.dirname(launchers[0]), timeout=timeout)
     queries = re.findall(r"Made (\d+) queries", stderr)
     nodes = re.findall(r"Writing checkpoint with (\d+) nodes", stderr)
-    return {"exit": code, "queries": int(queries[-1]) if queries else None,
-            "final_nodes": int(nodes[-1]) if nodes else None, "seconds": round(seconds, 1), "peak_mib": round(peak)}
+    row = {"exit": code, "queries": int(queries[-1]) if queries else None,
+           "final_nodes": int(nodes[-1]) if nodes else None, "seconds": round(seconds, 1), "peak_mib": round(peak)}
+    if code is None:
+        # Stopped unfinished: its wall time is at least this, at the size its last step reached.
+        row["stopped_unfinished"] = True
+        row["nodes_so_far"] = ([int(n) for n in re.findall(r"Went from \d+ to (\d+) nodes", stderr)] or [None])[-1]
+    return row
 
 
-def ours(minify, python, work, model, bug):
+def ours(minify, python, work, model, bug, gpu_workers):
     graph = os.path.join(work, f"graph-{model}")
     if not os.path.isfile(os.path.join(graph, "graph.json")):
         subprocess.run([python, os.path.join(ROOT, "scripts", "export_fx.py"), MODELS[model], "--aot", "--out", graph],
@@ -76,7 +101,9 @@ def ours(minify, python, work, model, bug):
     out = os.path.join(work, f"ours-{model}-{bug}")
     shutil.rmtree(out, ignore_errors=True)
     command = [minify, "run", graph, "--out", out, "--backend", "inductor", "--python", python,
-               "--backend-opt", f"cpp.inject_relu_bug_TESTING_ONLY={bug}", "--json"]
+               "--backend-opt", f"{bug_option(model)}={bug}", "--json"]
+    if model.endswith("_cuda"):
+        command += ["--gpus", "0", "--workers-per-gpu", str(gpu_workers)]
     if bug == "accuracy":
         command.append("--accuracy")
     code, stdout, stderr, seconds, peak = timed(command, work)
@@ -88,18 +115,29 @@ def ours(minify, python, work, model, bug):
 
 def main():
     parser = argparse.ArgumentParser(description="minify run --backend inductor against PyTorch's own minifier")
-    parser.add_argument("--minify", required=True)
+    parser.add_argument("--minify", help="our minify binary (needed for the side ours)")
     parser.add_argument("--python", required=True, help="the PyTorch 2.x python both sides use")
     parser.add_argument("--work", required=True)
-    parser.add_argument("--cases", default=",".join(f"{m}:{b}" for m in MODELS for b in BUGS))
+    parser.add_argument("--cases", default=",".join(f"{m}:{b}" for m in ("chain", "resnet18") for b in BUGS))
+    parser.add_argument("--peer-timeout", type=float, help="stop the peer's minifier after this many seconds")
+    parser.add_argument("--gpu-workers", type=int, default=2, help="our workers on the GPU for *_cuda models")
+    parser.add_argument("--sides", default="ours,peer",
+                        help="which sides to run (one, where a host's time limit per command cannot hold both)")
     args = parser.parse_args()
-    args.minify = os.path.abspath(args.minify)
+    if "ours" in args.sides.split(","):
+        if not args.minify:
+            parser.error("--minify is needed to run the side ours")
+        args.minify = os.path.abspath(args.minify)
     os.makedirs(args.work, exist_ok=True)
     rows = []
     for case in args.cases.split(","):
         model, bug = case.split(":")
-        row = {"case": case, "ours": ours(args.minify, args.python, args.work, model, bug),
-               "peer": peer(args.python, args.work, model, bug)}
+        sides = args.sides.split(",")
+        row = {"case": case}
+        if "ours" in sides:
+            row["ours"] = ours(args.minify, args.python, args.work, model, bug, args.gpu_workers)
+        if "peer" in sides:
+            row["peer"] = peer(args.python, args.work, model, bug, args.peer_timeout)
         rows.append(row)
         print(json.dumps(row), flush=True)
     with open(os.path.join(args.work, "results.json"), "w") as f:
