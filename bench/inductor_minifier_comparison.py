@@ -69,19 +69,25 @@ def timed(command, cwd, env=None, timeout=None):
     return code, stdout, "\n".join(lines[:-1] if peak_kib else lines), seconds, peak_kib / 1024
 
 
-def peer(python, work, model, bug, timeout):
-    run_dir = os.path.join(work, f"peer-{model}-{bug}")
+def write_launcher(python, run_dir, model_path, option, bug):
+    """The minifier_launcher.py PyTorch writes when model_path's make() runs under torch.compile with
+    the injected bug (option = bug) and TORCHDYNAMO_REPRO_AFTER=aot, in a fresh run_dir; None if
+    it wrote none."""
     shutil.rmtree(run_dir, ignore_errors=True)
     os.makedirs(run_dir)
     with open(os.path.join(run_dir, "user_run.py"), "w") as f:
-        f.write(USER_RUN.format(bug_option=bug_option(model), bug=bug, model=MODELS[model],
-                                model_dir=os.path.dirname(MODELS[model])))
-    timed([python, "user_run.py"], run_dir, {"TORCHDYNAMO_REPRO_AFTER": "aot",
-                                             "TORCHDYNAMO_REPRO_LEVEL": REPRO_LEVEL[bug]})
+        f.write(USER_RUN.format(bug_option=option, bug=bug, model=model_path, model_dir=os.path.dirname(model_path)))
+    subprocess.run([python, "user_run.py"], cwd=run_dir, capture_output=True,
+                   env={**os.environ, "TORCHDYNAMO_REPRO_AFTER": "aot", "TORCHDYNAMO_REPRO_LEVEL": REPRO_LEVEL[bug]})
     launchers = glob.glob(os.path.join(run_dir, "torch_compile_debug", "run_*", "minifier", "minifier_launcher.py"))
-    if not launchers:
+    return launchers[0] if launchers else None
+
+
+def peer(python, work, model, bug, timeout):
+    launcher = write_launcher(python, os.path.join(work, f"peer-{model}-{bug}"), MODELS[model], bug_option(model), bug)
+    if launcher is None:
         return {"error": "the user's run wrote no minifier_launcher.py"}
-    code, _, stderr, seconds, peak = timed([python, launchers[0]], os.path.dirname(launchers[0]), timeout=timeout)
+    code, _, stderr, seconds, peak = timed([python, launcher], os.path.dirname(launcher), timeout=timeout)
     queries = re.findall(r"Made (\d+) queries", stderr)
     nodes = re.findall(r"Writing checkpoint with (\d+) nodes", stderr)
     row = {"exit": code, "queries": int(queries[-1]) if queries else None,

@@ -136,6 +136,40 @@ def slippage(env):
            f"slipped off the compile error: {targets}, {summary['signature']}")
 
 
+def import_launcher(env):
+    """The minifier_launcher.py PyTorch writes for the chain's compile error imports as a graph whose
+    config line is its backend option: with it the graph fails as the user's run did, without it
+    the graph passes. A file that is no after_aot repro is refused, naming why."""
+    sys.path.insert(0, os.path.join(ROOT, "bench"))
+    from inductor_minifier_comparison import write_launcher
+    launcher = write_launcher(env.python, os.path.join(env.work, "user-run"), MODELS["chain"], BUG, "compile_error")
+    expect(launcher is not None, "torch.compile under TORCHDYNAMO_REPRO_AFTER=aot wrote no minifier_launcher.py")
+    graph = os.path.join(env.work, "imported")
+    shutil.rmtree(graph, ignore_errors=True)
+    done = subprocess.run([env.python, os.path.join(ROOT, "scripts", "import_repro.py"), launcher, "--out", graph],
+                          capture_output=True, text=True, timeout=600)
+    expect(done.returncode == 0, f"import of {launcher}: exit {done.returncode}\n{done.stderr[-3000:]}")
+    summary = json.loads(done.stdout)
+    # Beside the bug's line the file carries what Inductor had patched while compiling (e.g.
+    # functorch's unlift_effect_tokens); a storage it saved without a hash is random, as PyTorch's
+    # reader makes it.
+    with open(launcher) as f:
+        unsaved = f.read().count("reader.storage(None,")
+    expect(summary["backend_options"].get(BUG) == "compile_error" and summary["random_storages"] == unsaved,
+           f"import of {launcher}: {summary}, {unsaved} storages without a hash")
+    options = [arg for key, value in summary["backend_options"].items() for arg in ("--backend-opt", f"{key}={value}")]
+    code, result, _ = env.minify_cmd("query", graph, "--backend", "inductor", *options)
+    expect(code == EXIT_FAILS and result["verdict"]["exception_type"] == "torch._inductor.exc.CppCompileError",
+           f"the imported graph under its config line: exit {code}, {result}")
+    code, result, _ = env.minify_cmd("query", graph, "--backend", "inductor")
+    expect(code == EXIT_OK, f"the imported graph without its config line: exit {code}, {result}")
+    not_a_repro = write_file(env.work, "not_a_repro.py", "import torch\nx = 1\nif __name__ == '__main__':\n    exit(9)\n")
+    done = subprocess.run([env.python, os.path.join(ROOT, "scripts", "import_repro.py"), not_a_repro, "--out",
+                           os.path.join(env.work, "not-imported")], capture_output=True, text=True, timeout=300)
+    expect(done.returncode == 1 and "not an after_aot repro: it defines no class Repro" in done.stderr,
+           f"a file that is no repro: exit {done.returncode}, {done.stderr[-2000:]}")
+
+
 def write_file(directory, name, text):
     path = os.path.join(directory, name)
     with open(path, "w") as f:
@@ -238,7 +272,7 @@ def gpu(env, bug):
 
 
 SCENARIOS = {"query_clean": query_clean, "control": control, "slippage": slippage, "bad_input": bad_input,
-             "daemon": daemon}
+             "daemon": daemon, "import_launcher": import_launcher}
 for _model in ("chain", "resnet18"):
     for _bug in EXPECTED:
         SCENARIOS[f"{_model}_{_bug}"] = (lambda model, bug: lambda env: minimize(env, model, bug))(_model, _bug)
