@@ -5,10 +5,16 @@
 # run_repro arguments (where the content store is, the tracing mode). The config lines are taken as
 # what they change: each config value that differs after the file's definitions ran from before is a
 # backend option, so every candidate compiles under the configuration of the user's run.
+import argparse
 import ast
 import importlib
+import json
 import os
+import sys
 
+import torch
+
+from minifyd import export, graph_format as gf
 from minifyd.compile_backends import CONFIG_MODULES
 
 INDUCTOR_CONFIG = "torch._inductor.config"
@@ -95,7 +101,6 @@ def read(path):
     except Exception as error:  # noqa: BLE001  (whatever the file raises is the user's to see)
         raise ReproFileError(f"{path}: running its definitions failed: {type(error).__name__}: {error}") from None
     options = _changed_options(before, _configs())
-    import torch
     repro_class = namespace.get("Repro")
     if not (isinstance(repro_class, type) and issubclass(repro_class, torch.nn.Module)):
         raise ReproFileError(f"{path}: not an after_aot repro: it defines no class Repro(torch.nn.Module)")
@@ -149,12 +154,6 @@ def aten_graph(repro, inputs):
 
 
 def main():
-    import argparse
-    import json
-    import sys
-
-    from minifyd import export, graph_format as gf
-
     parser = argparse.ArgumentParser(description="Write an after_aot repro file (minifier_launcher.py, repro.py) "
                                                  "as a minifyd graph directory; prints a JSON summary.")
     parser.add_argument("file", metavar="FILE.py")
