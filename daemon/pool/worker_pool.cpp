@@ -14,14 +14,16 @@ void set_id(protocol::WorkerRequest& request, std::uint64_t id) {
   std::visit([id](auto& r) { r.id = id; }, request);
 }
 
-bool reports_cuda_error(const protocol::WorkerReply& reply) {
-  auto* evaluated = std::get_if<protocol::EvaluateReply>(&reply);
-  return evaluated != nullptr && !evaluated->verdict.pass && evaluated->verdict.kind == protocol::FailureKind::cuda_error;
-}
+// Why the worker that sent `reply` serves nothing more, if it does not: after a CUDA error its CUDA
+// context is poisoned; a worker announcing its retirement exits after this reply.
+enum class Retirement { none, cuda_error, announced };
 
-bool announces_retirement(const protocol::WorkerReply& reply) {
+Retirement retirement_of(const protocol::WorkerReply& reply) {
   auto* evaluated = std::get_if<protocol::EvaluateReply>(&reply);
-  return evaluated != nullptr && evaluated->retiring;
+  if (evaluated == nullptr) return Retirement::none;
+  if (!evaluated->verdict.pass && evaluated->verdict.kind == protocol::FailureKind::cuda_error)
+    return Retirement::cuda_error;
+  return evaluated->retiring ? Retirement::announced : Retirement::none;
 }
 
 WorkerFault cancelled_fault(const std::string& detail) {
@@ -223,12 +225,11 @@ void WorkerPool::on_outcome(Ticket ticket, WorkerOutcome outcome) {
       slot.active = nullptr;
       slot.active_ready = false;
     }
-  } else if (bool cuda_error = reports_cuda_error(std::get<protocol::WorkerReply>(outcome));
-             cuda_error || announces_retirement(std::get<protocol::WorkerReply>(outcome))) {
+  } else if (Retirement why = retirement_of(std::get<protocol::WorkerReply>(outcome)); why != Retirement::none) {
+    bool cuda_error = why == Retirement::cuda_error;
     if (cuda_error) ++stats_.retired_after_cuda_error;
-    // After a CUDA error its CUDA context is poisoned; a worker announcing its retirement exits after
-    // this reply. Either way it serves nothing more. On a concurrent worker a CUDA error was a
-    // forked child's, gone already; the fork server never initialises CUDA.
+    // On a concurrent worker a CUDA error was a forked child's, gone already; the fork server never
+    // initialises CUDA.
     if (done.worker->concurrency() == 1 && on_active) {
       log::info("slot " + std::to_string(done.slot_index) + ": worker " + std::to_string(slot.active->pid()) +
                 (cuda_error ? " retired after a CUDA error" : " retired, as it announced"));

@@ -34,13 +34,11 @@ class _Storages:
                                  "must be tensors")
         if tensor.device.type == "meta":
             raise gf.FormatError(f"{where}: a meta tensor has no bytes to store")
-        storage = gf.untyped_storage(tensor)
-        key = (str(tensor.device), storage.data_ptr(), storage.nbytes())
+        key = gf.storage_key(tensor)
         if key not in self.index:
-            flat = torch.empty(0, dtype=torch.uint8, device=tensor.device).set_(storage)
             self.index[key] = len(self.entries)
-            self.entries.append({"hash": self.store.put(flat.cpu().numpy().tobytes()),
-                                 "nbytes": storage.nbytes(), "device": str(tensor.device)})
+            self.entries.append({"hash": self.store.put(gf.storage_bytes(tensor)),
+                                 "nbytes": gf.untyped_storage(tensor).nbytes(), "device": str(tensor.device)})
         return gf.tensor_entry(tensor, self.index[key], where)
 
 

@@ -251,6 +251,18 @@ def target_name(target, where):
     raise FormatError(f"{where}: target {target!r} is not an operator overload (torch.ops.ns.op.overload) "
                       "or operator.getitem; export an aten-level graph (make_fx)")
 
+def storage_key(tensor):
+    """What identifies the storage a tensor views: tensors with one key share their bytes."""
+    storage = untyped_storage(tensor)
+    return (str(tensor.device), storage.data_ptr(), storage.nbytes())
+
+
+def storage_bytes(tensor):
+    """The bytes of the whole storage a tensor views, as a blob holds them."""
+    flat = torch.empty(0, dtype=torch.uint8, device=tensor.device).set_(untyped_storage(tensor))
+    return flat.cpu().numpy().tobytes()
+
+
 
 def tensor_entry(tensor, storage_index, where):
     """A tensor's metadata as graph.json writes it; its bytes are storage storage_index."""

@@ -58,7 +58,7 @@ def _sandbox_report(protocol_fd):
 
 
 def _serve_in_process(handler, protocol_fd, max_line_bytes):
-    """One request at a time, in this process; exits 3 after answering a CUDA error."""
+    """One request at a time, in this process; exits 3 after a reply that says it is retiring."""
     from minifyd import worker_protocol as wp
     for line, dropped in read_lines(0, max_line_bytes):
         if dropped:

@@ -108,12 +108,9 @@ class RequestHandler:
             found = repro_template._accuracy_failure(load, outputs, request.accuracy == "strict-accuracy")
             self.synchronize()
         except Exception as error:  # noqa: BLE001
-            exception_type, message, is_cuda = exception_verdict.describe_exception(error)
-            if is_cuda:
-                return wp.failed("cuda_error", message)
-            return wp.passed()
+            verdict = _exception_verdict(error)
+            return verdict if verdict["kind"] == "cuda_error" else wp.passed()
         return wp.failed("accuracy", found) if found else wp.passed()
-
 
     def propagate(self, request):
         gm, inputs = self._loader(request)()
@@ -125,7 +122,7 @@ class RequestHandler:
             for node, value in _eager_values(gm, inputs):
                 if not isinstance(value, torch.Tensor) or value.layout != torch.strided:
                     continue
-                key = _storage_key(value)
+                key = gf.storage_key(value)
                 if key in seen:
                     continue
                 seen.add(key)
@@ -135,11 +132,10 @@ class RequestHandler:
                     meta = gf.tensor_entry(value, 0, f"node {node.name!r}")
                 except gf.FormatError:
                     continue  # a dtype the format cannot name stays a computation
-                storage = gf.untyped_storage(value)
-                flat = torch.empty(0, dtype=torch.uint8, device=value.device).set_(storage)
-                digest = store.put(flat.cpu().numpy().tobytes())
+                digest = store.put(gf.storage_bytes(value))
                 device = "cuda" if value.is_cuda else "cpu"
-                values.append((node.name, {"hash": digest, "nbytes": storage.nbytes(), "device": device}, meta))
+                values.append((node.name, {"hash": digest, "nbytes": gf.untyped_storage(value).nbytes(),
+                                           "device": device}, meta))
             self.synchronize()
             document_hash = hashlib.sha256(json.dumps(request.graph, sort_keys=True).encode()).hexdigest()
             root = "intermediates-" + document_hash[:16]
@@ -152,11 +148,6 @@ def _exception_verdict(error):
     if is_cuda:
         return wp.failed("cuda_error", message)
     return wp.failed("exception", message, exception_type=exception_type)
-
-
-def _storage_key(tensor):
-    storage = gf.untyped_storage(tensor)
-    return (str(tensor.device), storage.data_ptr(), storage.nbytes())
 
 
 def _eager_values(gm, inputs):
