@@ -51,20 +51,24 @@ def bug_option(model):
 
 def timed(command, cwd, env=None, timeout=None):
     """(exit status, stdout, stderr, seconds, peak RSS in MiB of the command's process tree); a
-    command still running after `timeout` seconds is killed with its process group (exit None)."""
+    command still running after `timeout` seconds is killed with its process group (exit None).
+    stderr goes to cwd/stderr.log as it is written, so a long run's progress can be followed."""
     started = time.perf_counter()
-    process = subprocess.Popen(["/usr/bin/time", "-f", "%M", *command], cwd=cwd, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})},
-                               start_new_session=True)
-    try:
-        stdout, stderr = process.communicate(timeout=timeout)
-        code = process.returncode
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        stdout, stderr = process.communicate()
-        code = None
+    log_path = os.path.join(cwd, "stderr.log")
+    with open(log_path, "w") as log:
+        process = subprocess.Popen(["/usr/bin/time", "-f", "%M", *command], cwd=cwd, stdout=subprocess.PIPE,
+                                   stderr=log, text=True, env={**os.environ, **(env or {})},
+                                   start_new_session=True)
+        try:
+            stdout, _ = process.communicate(timeout=timeout)
+            code = process.returncode
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            stdout, _ = process.communicate()
+            code = None
     seconds = time.perf_counter() - started
-    lines = stderr.rstrip().splitlines()
+    with open(log_path) as log:
+        lines = log.read().rstrip().splitlines()
     peak_kib = int(lines[-1]) if code is not None and lines and lines[-1].isdigit() else 0
     return code, stdout, "\n".join(lines[:-1] if peak_kib else lines), seconds, peak_kib / 1024
 

@@ -110,10 +110,12 @@ def main():
     in_process = args.no_fork_server or bool(devices)
     if devices:
         torch.zeros(1, device="cuda")  # the CUDA context, before the hello: no query's time limit pays for it
-    if not in_process:
-        # Children forked from this process compile on their own: no pool of compile workers, whose
-        # pipes forked children would share.
-        torch._inductor.config.compile_threads = 1
+    # Every candidate compiles in the process that judges it: children forked from a fork server would
+    # share the pipes of a pool of compile workers; a worker serving in its own process (a GPU) retires
+    # after each failing verdict, and would start a pool (a process per core, each importing torch) every
+    # time; and Inductor uses its pool only once the pool is ready, so a compile error's text would
+    # depend on how far the pool had started.
+    torch._inductor.config.compile_threads = 1
     started = time.perf_counter()
     if not args.no_warm_up:
         compile_backends.warm_up("inductor", "cuda" if devices else "cpu")
