@@ -23,6 +23,8 @@ int run(int argc, char** argv) {
   add_query_command(app, action);
   add_run_command(app, action);
   add_daemon_commands(app, action);
+  add_import_command(app, action);
+  add_capture_command(app, action);
 
   try {
     app.parse(argc, argv);

@@ -13,6 +13,7 @@
 #include "daemon/cli/cli.h"
 #include "daemon/cli/commands.h"
 #include "daemon/cli/daemon_options.h"
+#include "daemon/cli/graph_input.h"
 #include "daemon/cli/progress_line.h"
 #include "daemon/cli/search_spec_options.h"
 
@@ -96,20 +97,20 @@ Expected<std::string> follow(transport::DaemonClient& client, std::int64_t id, b
 
 int submit(const SubmitOptions& options) {
   const char* name = "submit";
-  auto spec = options.search.spec(options.dir);
+  // The daemon copies the graph into its own store while it answers: an import may go with this call.
+  std::optional<TemporaryDirectory> imported;
+  auto dir = graph_dir_importing_to_temporary(options.dir, options.search.evaluation, imported);
+  if (!dir) return options.daemon.fail(name, dir.error());
+  auto spec = options.search.spec(dir->string());
   if (!spec) return options.daemon.fail(name, spec.error());
   auto client = options.daemon.connect();
   if (!client) return options.daemon.fail(name, client.error());
-  auto reply = client->request(nlohmann::json{{"type", "submit"},
-                                              {"graph_dir", spec->graph_dir},
-                                              {"spec", run::encode(*spec)},
-                                              {"priority", options.priority}});
-  if (!reply) return options.daemon.fail(name, reply.error());
-  std::int64_t id = reply->value("id", std::int64_t{0});
-  if (options.daemon.json) std::cout << nlohmann::json{{"id", id}}.dump() << std::endl;
-  else std::cout << id << std::endl;
+  auto id = submit_job(*client, *spec, options.priority);
+  if (!id) return options.daemon.fail(name, id.error());
+  if (options.daemon.json) std::cout << nlohmann::json{{"id", *id}}.dump() << std::endl;
+  else std::cout << *id << std::endl;
   if (!options.wait) return exit_ok;
-  auto state = follow(*client, id, options.daemon.json);
+  auto state = follow(*client, *id, options.daemon.json);
   if (!state) return options.daemon.fail(name, state.error());
   return exit_code_of_state(*state);
 }
@@ -207,7 +208,7 @@ void job_command(CLI::App& app, Action& action, const std::string& name, const s
 void add_daemon_commands(CLI::App& app, Action& action) {
   auto submit_options = std::make_shared<SubmitOptions>();
   CLI::App* submit_command = app.add_subcommand("submit", "Queue a minification job on the daemon; prints its id");
-  submit_command->add_option("dir", submit_options->dir, "graph directory (graph.json + store/)")->required();
+  submit_command->add_option("dir", submit_options->dir, "graph directory (graph.json + store/), or an after_aot repro file (FILE.py)")->required();
   submit_options->search.add_to(*submit_command, /*backend_required=*/true);
   submit_command->add_option("--priority", submit_options->priority, "higher runs first (default 0)");
   submit_command->add_flag("--wait", submit_options->wait, "follow the job until it ends");

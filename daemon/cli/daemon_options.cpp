@@ -28,4 +28,11 @@ int DaemonOptions::fail(const std::string& command, const Error& error) const {
   return error.kind == ErrorKind::invalid_input ? exit_usage : exit_failed;
 }
 
+Expected<std::int64_t> submit_job(transport::DaemonClient& client, const run::RunSpec& spec, int priority) {
+  auto reply = client.request(nlohmann::json{
+      {"type", "submit"}, {"graph_dir", spec.graph_dir}, {"spec", run::encode(spec)}, {"priority", priority}});
+  if (!reply) return reply.error();
+  return reply->value("id", std::int64_t{0});
+}
+
 }  // namespace minifyd::cli

@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "common/expected.h"
+#include "daemon/run/run_spec.h"
 #include "daemon/transport/daemon_client.h"
 
 namespace minifyd::cli {
@@ -23,5 +24,8 @@ struct DaemonOptions {
   // Prints `error` as the command's failure (JSON with --json) and returns the exit code for it.
   int fail(const std::string& command, const Error& error) const;
 };
+
+// Queues `spec` on the daemon (which copies the graph into its store before it answers): the job's id.
+Expected<std::int64_t> submit_job(transport::DaemonClient& client, const run::RunSpec& spec, int priority);
 
 }  // namespace minifyd::cli

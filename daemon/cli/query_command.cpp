@@ -1,6 +1,7 @@
 // `minify query GRAPH_DIR --backend B`: run one graph once in a sandboxed worker and say whether
 // it fails, and how, exactly as the search would see it.
 #include <iostream>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -9,6 +10,7 @@
 #include "daemon/cli/commands.h"
 #include "daemon/cli/daemon_options.h"
 #include "daemon/cli/evaluation_options.h"
+#include "daemon/cli/graph_input.h"
 #include "daemon/cli/query_output.h"
 #include "daemon/pool/pool_runner.h"
 #include "daemon/query/query_result.h"
@@ -41,11 +43,16 @@ int fail_usage(const std::string& message, bool json) {
   return exit_usage;
 }
 
-int query(const QueryOptions& options) {
+int query(QueryOptions options) {
+  std::optional<TemporaryDirectory> imported;
+  auto dir = graph_dir_importing_to_temporary(options.dir, options.evaluation, imported);
+  if (!dir) return fail_usage(dir.error().message, options.json);
+  options.dir = dir->string();
   auto document = load_graph_dir(options.dir);
   if (!document) return fail_usage(document.error().message, options.json);
   auto spec = options.evaluation.spec();
   if (!spec) return fail_usage(spec.error().message, options.json);
+  if (auto added = add_origin_options(*spec, options.dir); !added) return fail_usage(added.error().message, options.json);
   auto check = failure_check_of(*spec);
   if (!check) return fail_usage(check.error().message, options.json);
   if (options.through_daemon) return query_through_daemon(options, *spec);
@@ -76,7 +83,7 @@ int query(const QueryOptions& options) {
 void add_query_command(CLI::App& app, Action& action) {
   auto options = std::make_shared<QueryOptions>();
   CLI::App* command = app.add_subcommand("query", "Run a graph once in an isolated worker and report whether it fails");
-  command->add_option("dir", options->dir, "graph directory (graph.json + store/)")->required();
+  command->add_option("dir", options->dir, "graph directory (graph.json + store/), or an after_aot repro file (FILE.py)")->required();
   options->evaluation.add_to(*command);
   command->add_flag("--json", options->json, "print the verdict as JSON");
   command->add_flag("--daemon", options->through_daemon, "run it on a worker of the running minifyd");

@@ -12,15 +12,20 @@
 #include "common/log.h"
 #include "daemon/cli/cli.h"
 #include "daemon/cli/commands.h"
+#include "daemon/cli/graph_input.h"
 #include "daemon/cli/search_spec_options.h"
 #include "daemon/cli/progress_line.h"
 #include "daemon/cli/pool_options.h"
+#include "daemon/cli/run_settings.h"
 #include "daemon/run/out_dir_run.h"
 #include "daemon/run/output_writer.h"
 #include "daemon/search/strategy_registry.h"
 
 namespace minifyd::cli {
 namespace {
+
+// Where `minify run FILE.py --out OUT` puts the graph it imports from FILE.py.
+constexpr const char* imported_graph_dir_name = "original";
 
 struct RunOptions {
   std::string dir;
@@ -106,25 +111,26 @@ int run_command(RunOptions& options) {
     if (!options.dir.empty() || !options.out.empty())
       return fail("--resume OUT_DIR takes neither GRAPH_DIR nor --out", exit_usage, options.json);
   } else if (options.dir.empty() || options.out.empty() || options.search.evaluation.backend.empty()) {
-    return fail("GRAPH_DIR, --out and --backend are required (or --resume OUT_DIR)", exit_usage, options.json);
+    return fail("GRAPH_DIR (or FILE.py), --out and --backend are required (or --resume OUT_DIR)", exit_usage, options.json);
   }
 
   // A resumed run takes its spec from the checkpoint.
   std::optional<run::RunSpec> spec;
   if (!resuming) {
-    auto made = options.search.spec(options.dir);
+    // A repro file is imported into the output directory, where a resumed run still finds it.
+    std::filesystem::path import_dir = std::filesystem::path(options.out) / imported_graph_dir_name;
+    std::error_code ignored;
+    if (is_repro_file(options.dir)) std::filesystem::create_directories(options.out, ignored);
+    auto dir = graph_dir_of(options.dir, options.search.evaluation, import_dir);
+    if (!dir) return fail(dir.error().message, exit_usage, options.json);
+    auto made = options.search.spec(dir->string());
     if (!made) return fail(made.error().message, exit_usage, options.json);
     spec = std::move(*made);
   }
 
-  run::RunSettings settings;
-  settings.out_dir = std::filesystem::absolute(resuming ? options.resume : options.out).lexically_normal();
-  auto slots = options.pool.slots();
-  if (!slots) return fail(slots.error().message, exit_usage, options.json);
-  settings.slots = std::move(*slots);
-  settings.workers = options.search.evaluation.worker_programs();
-  std::error_code error;
-  settings.minify_executable = std::filesystem::read_symlink("/proc/self/exe", error).string();
+  auto made_settings = run_settings_of(options.pool, options.search.evaluation, resuming ? options.resume : options.out);
+  if (!made_settings) return fail(made_settings.error().message, exit_usage, options.json);
+  run::RunSettings settings = std::move(*made_settings);
   if (options.speculate_after_ms) settings.speculate_after = std::chrono::milliseconds(*options.speculate_after_ms);
   // The live line replaces the info log on a terminal; --log-level debug (or a pipe) keeps the log.
   bool live = !options.json && ::isatty(STDERR_FILENO) && log::level() == log::Level::info;
@@ -157,7 +163,7 @@ int run_command(RunOptions& options) {
 void add_run_command(CLI::App& app, Action& action) {
   auto options = std::make_shared<RunOptions>();
   CLI::App* command = app.add_subcommand("run", "Minimize a graph that fails, keeping the failure the same");
-  command->add_option("dir", options->dir, "graph directory (graph.json + store/)");
+  command->add_option("dir", options->dir, "graph directory (graph.json + store/), or an after_aot repro file (FILE.py)");
   command->add_option("--out", options->out, "output directory: graph.json, store/, repro.py, report.md, graph.dot");
   command->add_option("--resume", options->resume, "continue the run whose output directory this is");
   options->search.add_to(*command, /*backend_required=*/false);

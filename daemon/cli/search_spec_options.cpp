@@ -3,6 +3,8 @@
 
 #include <filesystem>
 
+#include "daemon/cli/graph_input.h"
+
 namespace minifyd::cli {
 
 void SearchSpecOptions::add_to(CLI::App& command, bool backend_required) {
@@ -28,6 +30,7 @@ Expected<run::RunSpec> SearchSpecOptions::spec(const std::string& graph_dir) con
   auto made = evaluation.spec();
   if (!made) return made.error();
   spec.evaluation = std::move(*made);
+  if (auto added = add_origin_options(spec.evaluation, spec.graph_dir); !added) return added.error();
   auto mode = parse_match_mode(match);
   if (!mode) return mode.error().with_context("--match");
   spec.match = *mode;

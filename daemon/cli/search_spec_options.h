@@ -26,7 +26,8 @@ struct SearchSpecOptions {
   std::vector<CLI::Option*> registered;
 
   void add_to(CLI::App& command, bool backend_required);
-  // The spec for the graph in `graph_dir` (made absolute).
+  // The spec for the graph in `graph_dir` (made absolute), with the backend options of its origin.json
+  // (graph_input.h) where the user gave none of the same key.
   Expected<run::RunSpec> spec(const std::string& graph_dir) const;
 };
 

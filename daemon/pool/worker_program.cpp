@@ -5,13 +5,16 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <istream>
+#include <filesystem>
+#include <future>
 #include <set>
+#include <sstream>
 
+#include <boost/asio/io_context.hpp>
 #include <boost/process/args.hpp>
+#include <boost/process/async.hpp>
 #include <boost/process/child.hpp>
 #include <boost/process/io.hpp>
-#include <boost/process/pipe.hpp>
 #include <boost/process/search_path.hpp>
 
 #include "daemon/pool/worker_executable.h"
@@ -28,6 +31,14 @@ std::string known_backends() {
 }
 
 // Runs `python SCRIPT --check`: empty when its torch serves the backends, else what it said.
+std::string last_line(const std::string& text) {
+  std::istringstream lines(text);
+  std::string last, line;
+  while (std::getline(lines, line))
+    if (!line.empty()) last = line;
+  return last;
+}
+
 std::string check_python(const std::string& python) {
   auto checked = run_python(python, {python_worker_script(), "--check"});
   return checked ? "" : checked.error().message;
@@ -41,19 +52,33 @@ std::string torch2_env_launcher() {
 
 }  // namespace
 
-Expected<void> run_python(const std::string& python, const std::vector<std::string>& arguments) {
+Expected<std::string> run_python(const std::string& python, const std::vector<std::string>& arguments) {
   try {
-    bp::ipstream output;
-    bp::child child(python, bp::args(arguments), (bp::std_out & bp::std_err) > output, bp::std_in < bp::null);
-    std::string last, line;
-    while (std::getline(output, line))
-      if (!line.empty()) last = line;
+    boost::asio::io_context io;
+    std::future<std::string> output, errors;
+    bp::child child(python, bp::args(arguments), bp::std_out > output, bp::std_err > errors, bp::std_in < bp::null, io);
+    io.run();
     child.wait();
-    if (child.exit_code() == 0) return {};
+    std::string out = output.get();
+    if (child.exit_code() == 0) return out;
+    std::string last = last_line(errors.get());
+    if (last.empty()) last = last_line(out);
     return make_error(ErrorKind::io, last.empty() ? "exited with code " + std::to_string(child.exit_code()) : last);
   } catch (const std::exception& error) {
     return make_error(ErrorKind::io, std::string("cannot run it (") + error.what() + ")");
   }
+}
+
+std::string python_package_dir() { return std::filesystem::path(python_worker_script()).parent_path().string(); }
+
+Expected<std::string> run_python_main(const std::string& python, const std::string& module,
+                                      const std::vector<std::string>& arguments) {
+  std::vector<std::string> command = {
+      "-c", "import sys; sys.path.insert(0, sys.argv[1]); del sys.argv[1]; "
+            "from minifyd." + module + " import main; sys.exit(main())",
+      python_package_dir()};
+  command.insert(command.end(), arguments.begin(), arguments.end());
+  return run_python(python, command);
 }
 
 Expected<WorkerProgram> worker_program_for(const std::string& backend) {

@@ -46,7 +46,15 @@ std::string python_worker_script();
 // torch has Inductor, asked by running the worker with --check. The error says what each lacked.
 Expected<std::string> find_python(const std::string& requested);
 
-// Runs `python ARGUMENTS...` to its end, its output captured; an error holds the last line it wrote.
-Expected<void> run_python(const std::string& python, const std::vector<std::string>& arguments);
+// Runs `python ARGUMENTS...` to its end: what it wrote to standard output; an error holds the last
+// line it wrote to standard error (to standard output when it wrote none there).
+Expected<std::string> run_python(const std::string& python, const std::vector<std::string>& arguments);
+
+// The directory holding the minifyd Python package: the worker script's.
+std::string python_package_dir();
+
+// Runs minifyd.MODULE's main() with ARGUMENTS in `python`, the package importable: as run_python.
+Expected<std::string> run_python_main(const std::string& python, const std::string& module,
+                                      const std::vector<std::string>& arguments);
 
 }  // namespace minifyd

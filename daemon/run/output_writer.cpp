@@ -16,18 +16,15 @@ namespace {
 Expected<void> write_after_aot_repro(const EvaluationSpec& evaluation, const OutputPlace& place) {
   auto python = place.python();
   if (!python) return python.error();
-  std::string package_dir = std::filesystem::path(python_worker_script()).parent_path().string();
   std::vector<std::string> arguments = {
-      "-c", "import sys; sys.path.insert(0, sys.argv[1]); del sys.argv[1]; "
-            "from minifyd.after_aot_repro import main; sys.exit(main())",
-      package_dir, std::filesystem::absolute(place.out_dir).string(),
+      std::filesystem::absolute(place.out_dir).string(),
       "--out", (std::filesystem::absolute(place.out_dir) / repro_file_name).string(), "--backend", evaluation.backend};
   for (const auto& [key, value] : evaluation.backend_options) {
     arguments.push_back("--backend-opt");
     arguments.push_back(key + "=" + value);
   }
   if (evaluation.accuracy != protocol::AccuracyMode::off) arguments.push_back("--accuracy");
-  auto written = run_python(*python, arguments);
+  auto written = run_python_main(*python, "after_aot_repro", arguments);
   if (!written) return written.error().with_context("writing repro.py with " + *python);
   return {};
 }

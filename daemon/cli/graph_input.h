@@ -1,0 +1,64 @@
+// What `minify run`, `query` and `submit` take as their graph: a graph directory, or an after_aot
+// repro file (FILE.py: minifier_launcher.py, repro.py, checkpoints/*.py) imported into one first by
+// minifyd.repro_file in the user's PyTorch 2.x. A directory written by an import or by
+// `minify capture` holds origin.json with the configuration of the user's run as backend options:
+// its candidates compile under them unless --backend-opt says otherwise.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "common/expected.h"
+#include "daemon/cli/evaluation_options.h"
+
+namespace minifyd::cli {
+
+inline constexpr const char* origin_file_name = "origin.json";
+
+// A fresh empty directory under the system's temporary directory, removed with this object.
+class TemporaryDirectory {
+ public:
+  static Expected<TemporaryDirectory> create(const std::string& prefix);
+  TemporaryDirectory(TemporaryDirectory&& other) noexcept : path_(std::move(other.path_)) { other.path_.clear(); }
+  TemporaryDirectory(const TemporaryDirectory&) = delete;
+  TemporaryDirectory& operator=(const TemporaryDirectory&) = delete;
+  TemporaryDirectory& operator=(TemporaryDirectory&&) = delete;
+  ~TemporaryDirectory();
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  explicit TemporaryDirectory(std::filesystem::path path) : path_(std::move(path)) {}
+  std::filesystem::path path_;
+};
+
+// A regular file whose name ends in .py: a repro file to import, not a graph directory.
+bool is_repro_file(const std::string& argument);
+
+// Imports `file` into `out_dir` (absent or empty; nothing is left there on failure) with the python
+// that evaluation's --python names or find_python() finds: the import's JSON summary (nodes,
+// inputs, random_storages, backend_options, ...). A warning goes to stderr when storages were filled
+// with random data.
+Expected<nlohmann::json> import_repro_file(const EvaluationOptions& evaluation, const std::filesystem::path& file,
+                                           const std::filesystem::path& out_dir);
+
+// The graph directory `argument` names: itself, or for a repro file `import_dir` after importing it.
+Expected<std::filesystem::path> graph_dir_of(const std::string& argument, const EvaluationOptions& evaluation,
+                                             const std::filesystem::path& import_dir);
+
+// graph_dir_of() importing a repro file into a temporary directory that `holder` keeps (and removes
+// when it goes): for commands done with the graph once they return (query, submit).
+Expected<std::filesystem::path> graph_dir_importing_to_temporary(const std::string& argument,
+                                                                 const EvaluationOptions& evaluation,
+                                                                 std::optional<TemporaryDirectory>& holder);
+
+// dir/origin.json's backend options; none when the directory has no origin.json.
+Expected<std::map<std::string, std::string>> origin_backend_options(const std::filesystem::path& dir);
+
+// `spec` with the backend options of dir's origin.json added where the user gave none of the same key.
+Expected<void> add_origin_options(EvaluationSpec& spec, const std::filesystem::path& dir);
+
+}  // namespace minifyd::cli

@@ -1,0 +1,17 @@
+// The settings of a minification in this process (`minify run`, `minify capture --run`): the pool's
+// slots, the worker programs, and this executable for repro.py.
+#pragma once
+
+#include <filesystem>
+
+#include "common/expected.h"
+#include "daemon/cli/evaluation_options.h"
+#include "daemon/cli/pool_options.h"
+#include "daemon/run/out_dir_run.h"
+
+namespace minifyd::cli {
+
+Expected<run::RunSettings> run_settings_of(const PoolOptions& pool, const EvaluationOptions& evaluation,
+                                           const std::filesystem::path& out_dir);
+
+}  // namespace minifyd::cli
