@@ -6,4 +6,4 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from minifyd.repro_file import main  # noqa: E402
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

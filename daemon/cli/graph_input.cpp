@@ -28,6 +28,11 @@ Expected<nlohmann::json> import_repro_file(const EvaluationOptions& evaluation, 
   nlohmann::json summary = nlohmann::json::parse(*output, nullptr, /*allow_exceptions=*/false);
   if (!summary.is_object())
     return make_error(ErrorKind::io, "importing " + file.string() + ": the import printed no JSON summary: " + *output);
+  // What the import had to decide (a module PyTorch 2.x no longer has, a config key it dropped) is
+  // the user's to know; its stderr is not shown on success.
+  nlohmann::json notes = summary.value("notes", nlohmann::json::array());
+  for (const nlohmann::json& note : notes)
+    if (note.is_string()) std::cerr << "minify: " << file.string() << ": " << note.get<std::string>() << "\n";
   std::int64_t random = summary.value("random_storages", std::int64_t{0});
   if (random > 0)
     std::cerr << "minify: " << file.string() << ": " << random

@@ -40,8 +40,8 @@ bool is_repro_file(const std::string& argument);
 
 // Imports `file` into `out_dir` (absent or empty; nothing is left there on failure) with the python
 // that evaluation's --python names or find_python() finds: the import's JSON summary (nodes,
-// inputs, random_storages, backend_options, ...). A warning goes to stderr when storages were filled
-// with random data.
+// inputs, random_storages, backend_options, notes, ...). Its notes go to stderr, and a warning when
+// storages were filled with random data.
 Expected<nlohmann::json> import_repro_file(const EvaluationOptions& evaluation, const std::filesystem::path& file,
                                            const std::filesystem::path& out_dir);
 

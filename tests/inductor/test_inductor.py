@@ -3,7 +3,6 @@
 # injected bugs (cpp.inject_relu_bug_TESTING_ONLY, as PyTorch's test_minifier uses them), graphs
 # exported as AOT autograd hands them to Inductor (scripts/export_fx.py --aot), real Python workers.
 # This script runs in the host's python; torch 2.x only ever runs in --python.
-import argparse
 import json
 import os
 import shutil
@@ -11,77 +10,12 @@ import subprocess
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.join(HERE, "..", "..")
-MODELS = {"chain": os.path.join(HERE, "models", "chain200.py"),
-          "chain_no_relu": os.path.join(HERE, "models", "chain200_no_relu.py"),
-          "slippage": os.path.join(HERE, "models", "slippage.py"),
-          "chain_cuda": os.path.join(HERE, "models", "chain200_cuda.py"),
-          "resnet18": os.path.join(ROOT, "scripts", "examples", "resnet18.py")}
-BUG = "cpp.inject_relu_bug_TESTING_ONLY"
-# What each injected bug looks like to the search: (verdict kind, what identifies it).
-EXPECTED = {"compile_error": ("exception", "torch._inductor.exc.CppCompileError"),
-            # `throw 1`: std::terminate in an OpenMP region, Inductor's catch (...) where the loop runs
-            # serially; one signature either way (daemon/query/failure_signature.h)
-            "runtime_error": ("crash", "SIGABRT"),
-            "accuracy": ("accuracy", None)}
-EXIT_OK, EXIT_FAILS, EXIT_USAGE, EXIT_WORKER, EXIT_DOES_NOT_FAIL = 0, 1, 2, 3, 4
-SKIP = 77
+from harness import (EXIT_DOES_NOT_FAIL, EXIT_FAILS, EXIT_OK, EXIT_USAGE, EXIT_WORKER, EXPECTED, HERE, SKIP,
+                     bug_args, call_nodes, check_at_relu, expect, run_scenarios, write_file)
 
 
-def expect(condition, what):
-    if not condition:
-        raise AssertionError(what)
-
-
-class Env:
-    def __init__(self, args):
-        self.minify, self.minifyd, self.python, self.work = args.minify, args.minifyd, args.python, args.work
-
-    def export(self, model):
-        out = os.path.join(self.work, model)
-        if not os.path.isfile(os.path.join(out, "graph.json")):
-            done = subprocess.run([self.python, os.path.join(ROOT, "scripts", "export_fx.py"), MODELS[model],
-                                   "--aot", "--out", out], capture_output=True, text=True, timeout=600)
-            expect(done.returncode == 0, f"export of {model} failed:\n{done.stdout}{done.stderr[-3000:]}")
-        return out
-
-    def minify_cmd(self, command, *args, timeout=1200, env=None):
-        done = subprocess.run([self.minify, command, *args, "--python", self.python, "--json"], capture_output=True,
-                              text=True, timeout=timeout, env={**os.environ, **(env or {})})
-        try:
-            result = json.loads(done.stdout)
-        except json.JSONDecodeError:
-            raise AssertionError(f"minify {command} exits {done.returncode}, stdout is not JSON: {done.stdout!r}\n"
-                                 f"{done.stderr[-3000:]}")
-        return done.returncode, result, done.stderr
-
-
-def bug_args(bug):
-    return ["--backend", "inductor", "--backend-opt", f"{BUG}={bug}"] + (["--accuracy"] if bug == "accuracy" else [])
-
-
-def call_nodes(graph_dir):
-    with open(os.path.join(graph_dir, "graph.json")) as f:
-        return [n for n in json.load(f)["nodes"] if n["op"] == "call_function"]
-
-
-def check_at_relu(env, out, summary, bug):
-    """The run ended at the relu and its input, failing as the original did."""
-    kind, identity = EXPECTED[bug]
-    nodes = call_nodes(out)
-    expect([n["target"] for n in nodes] == ["aten::relu"], f"minimized to {[n['target'] for n in nodes]}, not one relu")
-    expect(summary["inputs"] == 1 and summary["nodes"] == 3, f"not the relu and its input: {summary}")
-    signature = summary["signature"]
-    expect(signature["kind"] == kind, f"signature {signature}, expected kind {kind}")
-    expect(identity in (None, signature["exception_type"], signature["signal"]), f"signature {signature} is not {identity}")
-    done = subprocess.run([env.minify, "validate", "--check-store", out], capture_output=True, text=True)
-    expect(done.returncode == 0, f"minify validate --check-store {out}: {done.stdout}{done.stderr}")
-    # repro.py, after_aot's shape: plain PyTorch with the config line reproduces the bug.
-    with open(os.path.join(out, "repro.py")) as f:
-        repro = f.read()
-    expect(f"torch._inductor.config.{BUG} = '{bug}'" in repro and "class Repro(torch.nn.Module)" in repro
-           and "def load_args(reader)" in repro, f"repro.py is not after_aot's shape with the config line:\n{repro[:2000]}")
+def check_repro_reproduces(env, out, bug):
+    """repro.py, after_aot's shape: plain PyTorch with the config line reproduces the bug."""
     done = subprocess.run([env.python, os.path.join(out, "repro.py")], capture_output=True, text=True, timeout=600,
                           cwd=env.work)
     expect(done.returncode != 0, f"repro.py passes (exit 0) instead of reproducing {bug}:\n{done.stderr[-2000:]}")
@@ -103,6 +37,7 @@ def minimize(env, model, bug):
     print(f"{model} {bug}: {summary['start_nodes']} -> {summary['nodes']} nodes, {summary['queries']} queries, "
           f"{summary['wall_seconds']:.1f} s")
     check_at_relu(env, out, summary, bug)
+    check_repro_reproduces(env, out, bug)
 
 
 def query_clean(env):
@@ -134,47 +69,6 @@ def slippage(env):
     targets = [n["target"] for n in call_nodes(out)]
     expect(targets == ["aten::relu"] and summary["signature"]["kind"] == "exception",
            f"slipped off the compile error: {targets}, {summary['signature']}")
-
-
-def import_launcher(env):
-    """The minifier_launcher.py PyTorch writes for the chain's compile error imports as a graph whose
-    config line is its backend option: with it the graph fails as the user's run did, without it
-    the graph passes. A file that is no after_aot repro is refused, naming why."""
-    sys.path.insert(0, os.path.join(ROOT, "bench"))
-    from inductor_minifier_comparison import write_launcher
-    launcher = write_launcher(env.python, os.path.join(env.work, "user-run"), MODELS["chain"], BUG, "compile_error")
-    expect(launcher is not None, "torch.compile under TORCHDYNAMO_REPRO_AFTER=aot wrote no minifier_launcher.py")
-    graph = os.path.join(env.work, "imported")
-    shutil.rmtree(graph, ignore_errors=True)
-    done = subprocess.run([env.python, os.path.join(ROOT, "scripts", "import_repro.py"), launcher, "--out", graph],
-                          capture_output=True, text=True, timeout=600)
-    expect(done.returncode == 0, f"import of {launcher}: exit {done.returncode}\n{done.stderr[-3000:]}")
-    summary = json.loads(done.stdout)
-    # Beside the bug's line the file carries what Inductor had patched while compiling (e.g.
-    # functorch's unlift_effect_tokens); a storage it saved without a hash is random, as PyTorch's
-    # reader makes it.
-    with open(launcher) as f:
-        unsaved = f.read().count("reader.storage(None,")
-    expect(summary["backend_options"].get(BUG) == "compile_error" and summary["random_storages"] == unsaved,
-           f"import of {launcher}: {summary}, {unsaved} storages without a hash")
-    options = [arg for key, value in summary["backend_options"].items() for arg in ("--backend-opt", f"{key}={value}")]
-    code, result, _ = env.minify_cmd("query", graph, "--backend", "inductor", *options)
-    expect(code == EXIT_FAILS and result["verdict"]["exception_type"] == "torch._inductor.exc.CppCompileError",
-           f"the imported graph under its config line: exit {code}, {result}")
-    code, result, _ = env.minify_cmd("query", graph, "--backend", "inductor")
-    expect(code == EXIT_OK, f"the imported graph without its config line: exit {code}, {result}")
-    not_a_repro = write_file(env.work, "not_a_repro.py", "import torch\nx = 1\nif __name__ == '__main__':\n    exit(9)\n")
-    done = subprocess.run([env.python, os.path.join(ROOT, "scripts", "import_repro.py"), not_a_repro, "--out",
-                           os.path.join(env.work, "not-imported")], capture_output=True, text=True, timeout=300)
-    expect(done.returncode == 1 and "not an after_aot repro: it defines no class Repro" in done.stderr,
-           f"a file that is no repro: exit {done.returncode}, {done.stderr[-2000:]}")
-
-
-def write_file(directory, name, text):
-    path = os.path.join(directory, name)
-    with open(path, "w") as f:
-        f.write(text)
-    return path
 
 
 def bad_input(env):
@@ -272,7 +166,7 @@ def gpu(env, bug):
 
 
 SCENARIOS = {"query_clean": query_clean, "control": control, "slippage": slippage, "bad_input": bad_input,
-             "daemon": daemon, "import_launcher": import_launcher}
+             "daemon": daemon}
 for _model in ("chain", "resnet18"):
     for _bug in EXPECTED:
         SCENARIOS[f"{_model}_{_bug}"] = (lambda model, bug: lambda env: minimize(env, model, bug))(_model, _bug)
@@ -280,22 +174,5 @@ for _bug in ("compile_error", "runtime_error"):
     SCENARIOS[f"gpu_{_bug}"] = (lambda bug: lambda env: gpu(env, bug))(_bug)
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--scenario", choices=sorted(SCENARIOS), required=True)
-    parser.add_argument("--minify", required=True)
-    parser.add_argument("--minifyd", required=True)
-    parser.add_argument("--python", required=True, help="the PyTorch 2.x python (--python of minify)")
-    parser.add_argument("--work", required=True)
-    args = parser.parse_args()
-    if not os.access(args.python, os.X_OK) and not shutil.which(args.python):
-        print(f"SKIP: no PyTorch 2.x python at {args.python}: run scripts/torch2_env.sh (README command B does)")
-        return SKIP
-    os.makedirs(args.work, exist_ok=True)
-    SCENARIOS[args.scenario](Env(args))
-    print(f"inductor.{args.scenario}: ok")
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    run_scenarios(SCENARIOS)

@@ -1,169 +1,235 @@
 # Reads a repro file that PyTorch's after_aot writes (minifier_launcher.py, repro.py, checkpoints/*.py
-# under torch_compile_debug/run_*/minifier/), PyTorch 2.x's shape: config lines, `class Repro`,
-# `def load_args(reader)`, and a __main__ block calling run_repro(mod, load_args, save_dir=...).
-# Its definitions run here, its __main__ block never does: that block is read as syntax only, for the
-# run_repro arguments (where the content store is, the tracing mode). The config lines are taken as
-# what they change: each config value that differs after the file's definitions ran from before is a
-# backend option, so every candidate compiles under the configuration of the user's run.
+# under torch_compile_debug/run_*/minifier/; PyTorch 2.0's shape or a later one, repro_shape.py) and
+# writes it as a graph directory with origin.json. The file's definitions run here, what runs the
+# repro never does: the __main__ block is read as syntax only (run_repro's arguments), and in 2.0's
+# shape nothing from the make_fx line on runs. The config lines are taken as what they change: each
+# config value that differs after the definitions ran from before is a backend option, so every
+# candidate compiles under the configuration of the user's run.
+#   python3 -m minifyd.repro_file FILE.py --out DIR
 import argparse
 import ast
-import importlib
+import importlib.util
+import inspect
 import json
 import os
 import sys
+import warnings
 
 import torch
+from torch.fx.experimental.proxy_tensor import make_fx
 
-from minifyd import export, graph_format as gf
-from minifyd.compile_backends import CONFIG_MODULES
+from minifyd import compile_backends, export, graph_format as gf, origin as origin_file, repro_inputs
+from minifyd.atomic_directory import OutputDirectoryError, write_directory_atomically
+from minifyd.config_options import changed_options as _changed_options, configs as _configs
+from minifyd.repro_errors import USER_CODE_ERRORS, ReproFileError, failure
+from minifyd.repro_shape import FORMAT_20, shape
 
-INDUCTOR_CONFIG = "torch._inductor.config"
-
-
-class ReproFileError(Exception):
-    """A file that is not an after_aot repro, or whose definitions fail to run: the message says which."""
 
 
 class ReproFile:
-    def __init__(self, path, module, load_args, run_options, backend_options):
+    def __init__(self, path, file_format, module, run_options, backend_options, notes, read_inputs):
         self.path = path
+        self.format = file_format  # repro_shape.FORMAT_2X or FORMAT_20
         self.module = module  # the Repro module (the file's `mod`, else Repro())
-        self.load_args = load_args
-        self.run_options = run_options  # run_repro's literal keyword arguments in the __main__ block
+        self.run_options = run_options  # run_repro's (2.0: make_fx's) literal keyword arguments
         self.backend_options = backend_options  # {key: text} as --backend-opt takes them
+        self.notes = notes  # what the user should know: warnings of the definitions, options not passed on
+        self.read_inputs = read_inputs  # () -> (inputs, how many storages hold random data)
 
     @property
     def save_dir(self):
         return self.run_options.get("save_dir")
 
 
-def _is_main_guard(node):
-    """`if __name__ == '__main__':`"""
-    test = node.test if isinstance(node, ast.If) else None
-    return (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == "__name__"
-            and len(test.comparators) == 1 and isinstance(test.comparators[0], ast.Constant)
-            and test.comparators[0].value == "__main__")
-
-
-def _run_repro_options(main_blocks):
-    """The literal keyword arguments of the first run_repro(...) call in the __main__ blocks."""
-    for block in main_blocks:
-        for node in ast.walk(block):
-            if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == "run_repro":
-                options = {}
-                for keyword in node.keywords:
-                    try:
-                        options[keyword.arg] = ast.literal_eval(keyword.value)
-                    except ValueError:
-                        continue  # not a literal: a name the block defines, unknowable without running it
-                return options
-    return {}
-
-
-def _configs():
-    return {module: importlib.import_module(module).get_config_copy() for module in CONFIG_MODULES.values()}
-
-
-def _option_text(value):
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return value if isinstance(value, str) else repr(value)
-
-
-def _changed_options(before, after):
-    """{--backend-opt key: text} for each config value the file changed; Inductor's keys unprefixed."""
-    options = {}
-    for prefix, module in CONFIG_MODULES.items():
-        for name, value in after[module].items():
-            if name in before[module] and before[module][name] != value:
-                key = name if module == INDUCTOR_CONFIG else prefix + name
-                options[key] = _option_text(value)
-    return options
-
-
-def read(path):
-    """The ReproFile at path; ReproFileError naming what is wrong."""
+def _parsed(path):
+    """(the file's lines, its syntax tree); ReproFileError where it cannot be read or is not Python."""
     try:
         with open(path, encoding="utf-8") as f:
             source = f.read()
     except (OSError, UnicodeDecodeError) as error:
         raise ReproFileError(f"{path}: cannot read it: {error}") from None
+    lines = source.splitlines()
     try:
-        tree = ast.parse(source, filename=path)
+        return lines, ast.parse(source, filename=path)
     except SyntaxError as error:
-        raise ReproFileError(f"{path}: line {error.lineno}: not Python: {error.msg}") from None
-    main_blocks = [node for node in tree.body if _is_main_guard(node)]
-    tree.body = [node for node in tree.body if not _is_main_guard(node)]
-    namespace = {"__name__": "minifyd_repro", "__file__": os.path.abspath(path)}
+        ends_there = error.lineno is not None and error.lineno >= len(lines)
+        truncated = " (the file ends there: is it cut short?)" if ends_there else ""
+        raise ReproFileError(f"{path}: line {error.lineno}: not Python: {error.msg}{truncated}") from None
+
+
+def _missing_torch_import(node):
+    """The module of a plain `import torch.X` this PyTorch lacks, else None: 2.0's repro.py begins with
+    `import torch._inductor.overrides`, imported for its side effects and gone since 2.1."""
+    if not isinstance(node, ast.Import):
+        return None
+    for alias in node.names:
+        if alias.asname is None and alias.name.startswith("torch."):
+            try:
+                found = importlib.util.find_spec(alias.name) is not None
+            except ModuleNotFoundError:
+                found = False
+            if not found:
+                return alias.name
+    return None
+
+
+def _run_definitions(path, definitions, notes):
+    """(namespace, backend options): the definitions run; what PyTorch warned while they ran is noted
+    (2.0's config lines name keys this PyTorch no longer has)."""
+    kept = []
+    for node in definitions:
+        missing = _missing_torch_import(node)
+        if missing:
+            notes.append(f"line {node.lineno}: `import {missing}` skipped: PyTorch {torch.__version__} has no such module")
+        else:
+            kept.append(node)
+    namespace = {"__name__": "minifyd_repro", "__file__": path}
     before = _configs()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            exec(compile(ast.Module(body=kept, type_ignores=[]), path, "exec"), namespace)  # noqa: S102
+        except USER_CODE_ERRORS as error:
+            raise failure(path, "running its definitions failed", error) from None
+    notes.extend(dict.fromkeys(str(warning.message) for warning in caught))
+    options = _changed_options(before, _configs(), notes)
     try:
-        exec(compile(tree, path, "exec"), namespace)  # noqa: S102  (the user's repro: its definitions)
-    except Exception as error:  # noqa: BLE001  (whatever the file raises is the user's to see)
-        raise ReproFileError(f"{path}: running its definitions failed: {type(error).__name__}: {error}") from None
-    options = _changed_options(before, _configs())
+        compile_backends.config_patches(options)
+    except compile_backends.OptionError as error:
+        raise ReproFileError(f"{path}: its config lines make an option the worker cannot take: {error}") from None
+    return namespace, options
+
+
+def _repro_module(path, namespace):
     repro_class = namespace.get("Repro")
     if not (isinstance(repro_class, type) and issubclass(repro_class, torch.nn.Module)):
         raise ReproFileError(f"{path}: not an after_aot repro: it defines no class Repro(torch.nn.Module)")
+    module = namespace.get("mod")
+    if isinstance(module, repro_class):
+        return module
+    try:
+        return repro_class()
+    except USER_CODE_ERRORS as error:
+        raise failure(path, "Repro() failed", error) from None
+
+
+def _input_reader(path, repro_shape, namespace, line_count):
+    """() -> (inputs, random storages), as the file's shape makes its inputs. after_aot writes what runs
+    the repro last: a file without it was most likely cut short."""
+    if repro_shape.format == FORMAT_20:
+        args = namespace.get("args")
+        return lambda: repro_inputs.from_args(path, args)
+    ends = f"{path}: line {line_count}: the file ends"
     load_args = namespace.get("load_args")
     if not callable(load_args):
-        raise ReproFileError(f"{path}: not an after_aot repro of PyTorch 2.x: it defines no load_args(reader)")
-    module = namespace.get("mod")
-    if not isinstance(module, repro_class):
-        try:
-            module = repro_class()
-        except Exception as error:  # noqa: BLE001
-            raise ReproFileError(f"{path}: Repro() failed: {type(error).__name__}: {error}") from None
-    return ReproFile(path, module, load_args, _run_repro_options(main_blocks), options)
-
-
-def load_inputs(repro):
-    """(inputs, how many storages were random) as after_aot's InputReader makes them: a storage from
-    the content store (save_dir/storages/HASH) when its hash is given and found, random data else."""
-    from torch._dynamo.debug_utils import InputReader
-
-    class CountingReader(InputReader):
-        def __init__(self, save_dir):
-            super().__init__(save_dir)
-            self.save_dir, self.random = save_dir, 0
-
-        def storage(self, storage_hash, nbytes, **kwargs):
-            stored = (self.save_dir is not None and storage_hash is not None
-                      and os.path.exists(os.path.join(self.save_dir, "storages", storage_hash)))
-            self.random += not stored
-            return super().storage(storage_hash, nbytes, **kwargs)
-
-    save_dir = repro.save_dir
+        raise ReproFileError(f"{ends} after class Repro without load_args(reader) (PyTorch 2.1 and later) or "
+                             "`mod = make_fx(Repro(), ...)(*args)` (PyTorch 2.0): is it cut short?")
+    if repro_shape.run_options is None:
+        raise ReproFileError(f"{ends} without the `if __name__ == '__main__':` block calling run_repro that after_aot "
+                             "writes last: is it cut short?")
+    save_dir = repro_shape.run_options.get("save_dir")
     if save_dir is not None and not os.path.isabs(save_dir):
-        save_dir = os.path.join(os.path.dirname(os.path.abspath(repro.path)), save_dir)
-    reader = CountingReader(save_dir)
-    try:
-        repro.load_args(reader)
-    except Exception as error:  # noqa: BLE001
-        raise ReproFileError(f"{repro.path}: load_args(reader) failed: {type(error).__name__}: {error}") from None
-    return reader.args, reader.random
+        save_dir = os.path.join(os.path.dirname(path), save_dir)
+    return lambda: repro_inputs.from_load_args(path, load_args, save_dir)
+
+
+def read(path):
+    """The ReproFile at path; ReproFileError naming what is wrong, and where."""
+    path = os.path.abspath(path)
+    lines, tree = _parsed(path)
+    repro_shape = shape(tree)
+    notes = []
+    namespace, options = _run_definitions(path, repro_shape.definitions, notes)
+    module = _repro_module(path, namespace)
+    read_inputs = _input_reader(path, repro_shape, namespace, len(lines))
+    return ReproFile(path, repro_shape.format, module, repro_shape.run_options, options, notes, read_inputs)
+
+
+def _copies(inputs):
+    """The inputs on copies of their storages (views of one storage stay views of one copy)."""
+    storages = {}
+
+    def copy(tensor):
+        key = gf.storage_key(tensor)
+        if key not in storages:
+            storages[key] = gf.untyped_storage(tensor).clone()
+        return torch.empty(0, dtype=tensor.dtype, device=tensor.device).set_(
+            storages[key], tensor.storage_offset(), tensor.shape, tensor.stride())
+
+    return [copy(value) if isinstance(value, torch.Tensor) else value for value in inputs]
+
+
+def _check_arity(repro, inputs):
+    parameters = inspect.signature(repro.module.forward).parameters.values()
+    if any(parameter.kind == parameter.VAR_POSITIONAL for parameter in parameters):
+        return
+    if len(parameters) != len(inputs):
+        raise ReproFileError(f"{repro.path}: its inputs are {len(inputs)} but Repro.forward takes {len(parameters)}")
 
 
 def aten_graph(repro, inputs):
-    """The Repro module traced to the aten-level graph after_aot's run_repro compiles (make_fx)."""
-    from torch.fx.experimental.proxy_tensor import make_fx
+    """(GraphModule, its tensor inputs): the Repro module traced as run_repro traces it (make_fx, under
+    torch.no_grad), on copies of the inputs, since tracing runs the module and an in-place update must
+    not reach the values stored. An input that is no tensor (reader.symint's int, reader.const's None)
+    must be one the graph does not use: a graph directory's inputs are tensors."""
+    _check_arity(repro, inputs)
     try:
-        return make_fx(repro.module, tracing_mode=repro.run_options.get("tracing_mode", "real"))(*inputs)
-    except Exception as error:  # noqa: BLE001
-        raise ReproFileError(f"{repro.path}: tracing Repro on its inputs failed: {type(error).__name__}: "
-                             f"{error}") from None
+        with torch.no_grad():
+            gm = make_fx(repro.module, tracing_mode=repro.run_options.get("tracing_mode", "real"))(*_copies(inputs))
+    except USER_CODE_ERRORS as error:
+        raise failure(repro.path, "tracing Repro on its inputs failed", error) from None
+    placeholders = [node for node in gm.graph.nodes if node.op == "placeholder"]
+    for index, (node, value) in enumerate(zip(placeholders, inputs)):
+        if not isinstance(value, torch.Tensor):
+            if node.users:
+                raise ReproFileError(f"{repro.path}: input {index} is {value!r}, not a tensor, and the graph uses it: "
+                                     "a graph directory's inputs are tensors")
+            gm.graph.erase_node(node)
+    gm.recompile()
+    return gm, [value for value in inputs if isinstance(value, torch.Tensor)]
+
+
+def origin(repro, random_storages):
+    """DIR/origin.json's document: where the graph came from and the configuration it fails under."""
+    return {"source": repro.path, "format": repro.format, "backend_options": repro.backend_options,
+            "random_storages": random_storages, "save_dir": repro.save_dir, "notes": repro.notes}
+
+
+def import_file(path, out_dir):
+    """Writes the repro file at path as the graph directory out_dir, with origin.json; returns the summary
+    (origin.json's keys, nodes, inputs). Nothing is left at out_dir unless all of it was written."""
+    with write_directory_atomically(out_dir) as staging:
+        repro = read(path)
+        inputs, random_storages = repro.read_inputs()
+        gm, tensors = aten_graph(repro, inputs)
+        try:
+            doc = export.export(gm, tensors, staging)
+        except gf.FormatError as error:
+            raise ReproFileError(f"{repro.path}: {str(error).replace(staging, os.path.abspath(out_dir))}") from None
+        document = origin(repro, random_storages)
+        origin_file.write(staging, document)
+    return {"nodes": len(doc["nodes"]), "inputs": len(doc["inputs"]), **document}
 
 
 def main():
     parser = argparse.ArgumentParser(description="Write an after_aot repro file (minifier_launcher.py, repro.py) "
                                                  "as a minifyd graph directory; prints a JSON summary.")
     parser.add_argument("file", metavar="FILE.py")
-    parser.add_argument("--out", required=True, metavar="DIR", help="graph directory to write")
+    parser.add_argument("--out", required=True, metavar="DIR", help="graph directory to write (absent or empty)")
     args = parser.parse_args()
     try:
-        repro = read(args.file)
-        inputs, random_storages = load_inputs(repro)
-        doc = export.export(aten_graph(repro, inputs), inputs, args.out)
-    except (ReproFileError, gf.FormatError) as error:
-        sys.exit(f"import: {error}")
-    print(json.dumps({"nodes": len(doc["nodes"]), "inputs": len(doc["inputs"]), "save_dir": repro.save_dir,
-                      "random_storages": random_storages, "backend_options": repro.backend_options}))
+        summary = import_file(args.file, args.out)
+    except (ReproFileError, OutputDirectoryError, OSError) as error:
+        sys.exit(str(error))
+    path = os.path.abspath(args.file)
+    for note in summary["notes"]:
+        print(f"import: {path}: {note}", file=sys.stderr)
+    if summary["random_storages"]:
+        print(f"import: {path}: {summary['random_storages']} storages had no stored data and were filled with random "
+              "values: a failure that depends on values may not reproduce", file=sys.stderr)
+    print(json.dumps(summary))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,108 @@
+# What the end-to-end tests of the torch.compile backends share (test_inductor.py, test_import.py):
+# the models, Inductor's injected relu bugs and what each looks like to the search, running `minify`
+# with the PyTorch 2.x python, checking a run that ended at the relu, and the scenario entry point.
+# This runs in the host's python; torch 2.x only ever runs in --python.
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.join(HERE, "..", "..")
+MODELS = {"chain": os.path.join(HERE, "models", "chain200.py"),
+          "chain_no_relu": os.path.join(HERE, "models", "chain200_no_relu.py"),
+          "slippage": os.path.join(HERE, "models", "slippage.py"),
+          "chain_cuda": os.path.join(HERE, "models", "chain200_cuda.py"),
+          "resnet18": os.path.join(ROOT, "scripts", "examples", "resnet18.py")}
+BUG = "cpp.inject_relu_bug_TESTING_ONLY"
+# What each injected bug looks like to the search: (verdict kind, what identifies it).
+EXPECTED = {"compile_error": ("exception", "torch._inductor.exc.CppCompileError"),
+            # `throw 1`: std::terminate in an OpenMP region, Inductor's catch (...) where the loop runs
+            # serially; one signature either way (daemon/query/failure_signature.h)
+            "runtime_error": ("crash", "SIGABRT"),
+            "accuracy": ("accuracy", None)}
+EXIT_OK, EXIT_FAILS, EXIT_USAGE, EXIT_WORKER, EXIT_DOES_NOT_FAIL = 0, 1, 2, 3, 4
+SKIP = 77
+
+
+def expect(condition, what):
+    if not condition:
+        raise AssertionError(what)
+
+
+class Env:
+    def __init__(self, args):
+        self.minify, self.minifyd, self.python, self.work = args.minify, args.minifyd, args.python, args.work
+
+    def export(self, model):
+        out = os.path.join(self.work, model)
+        if not os.path.isfile(os.path.join(out, "graph.json")):
+            done = subprocess.run([self.python, os.path.join(ROOT, "scripts", "export_fx.py"), MODELS[model],
+                                   "--aot", "--out", out], capture_output=True, text=True, timeout=600)
+            expect(done.returncode == 0, f"export of {model} failed:\n{done.stdout}{done.stderr[-3000:]}")
+        return out
+
+    def minify_cmd(self, command, *args, timeout=1200, env=None):
+        done = subprocess.run([self.minify, command, *args, "--python", self.python, "--json"], capture_output=True,
+                              text=True, timeout=timeout, env={**os.environ, **(env or {})})
+        try:
+            result = json.loads(done.stdout)
+        except json.JSONDecodeError:
+            raise AssertionError(f"minify {command} exits {done.returncode}, stdout is not JSON: {done.stdout!r}\n"
+                                 f"{done.stderr[-3000:]}")
+        return done.returncode, result, done.stderr
+
+
+def bug_args(bug):
+    return ["--backend", "inductor", "--backend-opt", f"{BUG}={bug}"] + (["--accuracy"] if bug == "accuracy" else [])
+
+
+def call_nodes(graph_dir):
+    with open(os.path.join(graph_dir, "graph.json")) as f:
+        return [n for n in json.load(f)["nodes"] if n["op"] == "call_function"]
+
+
+def write_file(directory, name, text):
+    path = os.path.join(directory, name)
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def check_at_relu(env, out, summary, bug):
+    """The run ended at the relu and its input, failing as the original did, and its repro.py is in
+    after_aot's shape with the bug's config line."""
+    kind, identity = EXPECTED[bug]
+    nodes = call_nodes(out)
+    expect([n["target"] for n in nodes] == ["aten::relu"], f"minimized to {[n['target'] for n in nodes]}, not one relu")
+    expect(summary["inputs"] == 1 and summary["nodes"] == 3, f"not the relu and its input: {summary}")
+    signature = summary["signature"]
+    expect(signature["kind"] == kind, f"signature {signature}, expected kind {kind}")
+    expect(identity in (None, signature["exception_type"], signature["signal"]), f"signature {signature} is not {identity}")
+    done = subprocess.run([env.minify, "validate", "--check-store", out], capture_output=True, text=True)
+    expect(done.returncode == 0, f"minify validate --check-store {out}: {done.stdout}{done.stderr}")
+    with open(os.path.join(out, "repro.py")) as f:
+        repro = f.read()
+    expect(f"torch._inductor.config.{BUG} = '{bug}'" in repro and "class Repro(torch.nn.Module)" in repro
+           and "def load_args(reader)" in repro, f"repro.py is not after_aot's shape with the config line:\n{repro[:2000]}")
+
+
+def run_scenarios(scenarios):
+    """The entry point of a test file: --scenario NAME runs scenarios[NAME](Env); exit 77 (skip) where
+    the PyTorch 2.x python is missing."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--scenario", choices=sorted(scenarios), required=True)
+    parser.add_argument("--minify", required=True)
+    parser.add_argument("--minifyd", required=True)
+    parser.add_argument("--python", required=True, help="the PyTorch 2.x python (--python of minify)")
+    parser.add_argument("--work", required=True)
+    args = parser.parse_args()
+    if not os.access(args.python, os.X_OK) and not shutil.which(args.python):
+        print(f"SKIP: no PyTorch 2.x python at {args.python}: run scripts/torch2_env.sh (README command B does)")
+        sys.exit(SKIP)
+    os.makedirs(args.work, exist_ok=True)
+    scenarios[args.scenario](Env(args))
+    print(f"inductor.{args.scenario}: ok")
+    sys.exit(0)
