@@ -89,6 +89,21 @@ def check_at_relu(env, out, summary, bug):
            and "def load_args(reader)" in repro, f"repro.py is not after_aot's shape with the config line:\n{repro[:2000]}")
 
 
+def check_repro_reproduces(env, out, bug):
+    """repro.py, after_aot's shape: plain PyTorch with the config line reproduces the bug."""
+    done = subprocess.run([env.python, os.path.join(out, "repro.py")], capture_output=True, text=True, timeout=600,
+                          cwd=env.work)
+    expect(done.returncode != 0, f"repro.py passes (exit 0) instead of reproducing {bug}:\n{done.stderr[-2000:]}")
+    if bug == "compile_error":
+        expect("CppCompileError" in done.stderr, f"repro.py fails otherwise:\n{done.stderr[-2000:]}")
+    if bug == "runtime_error":
+        aborted = done.returncode == -6 and "terminate called after throwing an instance of 'int'" in done.stderr
+        caught = done.returncode == 1 and done.stderr.rstrip().endswith("RuntimeError: unhandled error")
+        expect(aborted or caught, f"repro.py exits {done.returncode}, not by the thrown int:\n{done.stderr[-2000:]}")
+    if bug == "accuracy":
+        expect("AccuracyError" in done.stderr, f"repro.py fails otherwise:\n{done.stderr[-2000:]}")
+
+
 def run_scenarios(scenarios):
     """The entry point of a test file: --scenario NAME runs scenarios[NAME](Env); exit 77 (skip) where
     the PyTorch 2.x python is missing."""

@@ -11,8 +11,8 @@ import shutil
 import subprocess
 import sys
 
-from harness import (BUG, EXIT_OK, EXIT_USAGE, EXPECTED, HERE, MODELS, ROOT, call_nodes, check_at_relu, expect,
-                     run_scenarios, write_file)
+from harness import (BUG, EXIT_OK, EXIT_USAGE, EXPECTED, HERE, MODELS, ROOT, call_nodes, check_at_relu,
+                     check_repro_reproduces, expect, run_scenarios, write_file)
 
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 from inductor_minifier_comparison import write_launcher  # noqa: E402
@@ -152,6 +152,7 @@ def import_launcher(env, model, bug):
     print(f"{model} {bug} launcher: {summary['start_nodes']} -> {summary['nodes']} nodes, {summary['queries']} queries, "
           f"{summary['wall_seconds']:.1f} s")
     check_at_relu(env, out, summary, bug)
+    check_repro_reproduces(env, out, bug)
     if (model, bug) != ("chain", "compile_error"):
         return
     with open(launcher) as f:
