@@ -25,7 +25,7 @@ class Canonicalizer {
     for (const Node* node : document_.graph.nodes()) {
       json entry = json::array({to_string(node->op())});
       switch (node->op()) {
-        case OpCode::placeholder: entry.push_back(tensor(document_.inputs.at(placeholder_index++))); break;
+        case OpCode::placeholder: entry.push_back(input(document_.inputs.at(placeholder_index++))); break;
         case OpCode::get_attr: entry.push_back(tensor(document_.constants.at(node->target()))); break;
         case OpCode::call_function: entry.push_back(node->target()); break;
         case OpCode::output: break;
@@ -43,6 +43,11 @@ class Canonicalizer {
   }
 
  private:
+  json input(const GraphInput& graph_input) {
+    const TensorMeta* meta = input_tensor(graph_input);
+    return meta ? tensor(*meta) : encode_graph_input(graph_input);
+  }
+
   json tensor(const TensorMeta& meta) {
     auto [it, inserted] = storage_numbers_.emplace(meta.storage, storage_numbers_.size());
     const StorageRef& storage = document_.storages.at(meta.storage);

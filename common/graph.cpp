@@ -43,6 +43,13 @@ bool is_operator_name(std::string_view target) {
   return is_identifier(rest.substr(0, dot)) && is_identifier(rest.substr(dot + 1));
 }
 
+bool is_symint_arithmetic(std::string_view target) {
+  for (std::string_view name : {"operator.add", "operator.sub", "operator.mul", "operator.floordiv", "operator.mod",
+                                "operator.neg"})
+    if (target == name) return true;
+  return false;
+}
+
 std::string LintError::to_string() const {
   return node.empty() ? message : "node '" + node + "': " + message;
 }
@@ -217,9 +224,10 @@ std::vector<LintError> Graph::lint() const {
           if (node->args().size() != 2 || !node->args()[0].is<NodeRef>() ||
               !node->args()[1].is<std::int64_t>() || !node->kwargs().empty())
             fail("getitem takes exactly (node, int index)");
-        } else if (!is_operator_name(node->target())) {
+        } else if (!is_operator_name(node->target()) && !is_symint_arithmetic(node->target())) {
           fail("target '" + node->target() +
-               "' is not an operator overload such as aten::add.Tensor, nor getitem");
+               "' is not an operator overload such as aten::add.Tensor, nor getitem, nor SymInt arithmetic "
+               "such as operator.mul");
         }
         break;
       case OpCode::output:

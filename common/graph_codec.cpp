@@ -306,6 +306,22 @@ json encode_tensor_meta(const TensorMeta& tensor) {
               {"storage_offset", tensor.storage_offset}, {"requires_grad", tensor.requires_grad}};
 }
 
+json encode_graph_input(const GraphInput& input) {
+  if (const TensorMeta* tensor = input_tensor(input)) return encode_tensor_meta(*tensor);
+  return json{{"symint", std::get<SymIntInput>(input).value}};
+}
+
+Expected<GraphInput> decode_graph_input(const JsonView& view) {
+  if (!view.raw().is_object() || !view.raw().contains("symint")) {
+    auto tensor = decode_tensor_meta(view);
+    if (!tensor) return tensor.error();
+    return GraphInput{std::move(*tensor)};
+  }
+  auto value = view.field("symint")->as_int();
+  if (!value) return value.error();
+  return GraphInput{SymIntInput{*value}};
+}
+
 Expected<GraphDocument> decode_graph_document(const json& document_json) {
   JsonView root(document_json);
   if (!document_json.is_object())
@@ -341,9 +357,9 @@ Expected<GraphDocument> decode_graph_document(const json& document_json) {
   auto input_count = inputs->array_size();
   if (!input_count) return input_count.error();
   for (std::size_t i = 0; i < *input_count; ++i) {
-    auto tensor = decode_tensor_meta(inputs->item(i));
-    if (!tensor) return tensor.error();
-    document.inputs.push_back(std::move(*tensor));
+    auto input = decode_graph_input(inputs->item(i));
+    if (!input) return input.error();
+    document.inputs.push_back(std::move(*input));
   }
 
   auto constants = root.optional_field("constants");
@@ -392,7 +408,7 @@ json encode_graph_document(const GraphDocument& document) {
   for (const StorageRef& storage : document.storages)
     storages.push_back(encode_storage_ref(storage));
   json inputs = json::array();
-  for (const TensorMeta& tensor : document.inputs) inputs.push_back(encode_tensor_meta(tensor));
+  for (const GraphInput& input : document.inputs) inputs.push_back(encode_graph_input(input));
   json constants = json::object();
   for (const auto& [name, tensor] : document.constants) constants[name] = encode_tensor_meta(tensor);
   auto by_name = [](const Node* node) { return json(node->name()); };

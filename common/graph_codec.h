@@ -35,6 +35,9 @@ nlohmann::json encode_value(const Value& value,
 nlohmann::json encode_tensor_meta(const TensorMeta& tensor);
 nlohmann::json encode_storage_ref(const StorageRef& storage);
 Expected<TensorMeta> decode_tensor_meta(const JsonView& view);
+// A graph input: a tensor's metadata, or {"symint": VALUE}.
+nlohmann::json encode_graph_input(const GraphInput& input);
+Expected<GraphInput> decode_graph_input(const JsonView& view);
 Expected<StorageRef> decode_storage_ref(const JsonView& view);
 
 }  // namespace minifyd

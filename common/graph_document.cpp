@@ -81,7 +81,8 @@ std::vector<std::string> document_problems(const GraphDocument& document) {
                          "' is not in constants");
 
   for (std::size_t i = 0; i < document.inputs.size(); ++i)
-    check_tensor(document.inputs[i], "inputs[" + std::to_string(i) + "]", document.storages, problems);
+    if (const TensorMeta* tensor = input_tensor(document.inputs[i]))
+      check_tensor(*tensor, "inputs[" + std::to_string(i) + "]", document.storages, problems);
   for (const auto& [name, tensor] : document.constants)
     check_tensor(tensor, "constants." + name, document.storages, problems);
   return problems;

@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "common/dtype.h"
@@ -33,10 +34,24 @@ struct TensorMeta {
 // nullopt when shape/stride/offset are negative, mismatched in length, or overflow.
 std::optional<std::uint64_t> bytes_reached(const TensorMeta& tensor);
 
+// An int graph input that tensor shapes may depend on (a SymInt of a graph traced with dynamic
+// shapes), with its value as exported. The search keeps every one: a graph whose shapes name a
+// SymInt cannot run without it, even where no node uses it.
+struct SymIntInput {
+  std::int64_t value = 0;
+};
+
+// What a placeholder's value is: a tensor or a SymInt.
+using GraphInput = std::variant<TensorMeta, SymIntInput>;
+
+// The input's tensor, nullptr for a SymInt.
+inline const TensorMeta* input_tensor(const GraphInput& input) { return std::get_if<TensorMeta>(&input); }
+inline TensorMeta* input_tensor(GraphInput& input) { return std::get_if<TensorMeta>(&input); }
+
 struct GraphDocument {
   Graph graph;
   std::vector<StorageRef> storages;
-  std::vector<TensorMeta> inputs;                 // the k-th placeholder's value is inputs[k]
+  std::vector<GraphInput> inputs;                 // the k-th placeholder's value is inputs[k]
   std::map<std::string, TensorMeta> constants;    // by get_attr target
 
   // Every blob hash the document references, each once, in storage order.

@@ -45,7 +45,7 @@ std::string tensor_text(const TensorMeta& tensor) {
 // The tensor a placeholder or get_attr node stands for, when the document has it.
 const TensorMeta* tensor_of(const GraphDocument& document, const Node& node, std::size_t placeholder_index) {
   if (node.op() == OpCode::placeholder)
-    return placeholder_index < document.inputs.size() ? &document.inputs[placeholder_index] : nullptr;
+    return placeholder_index < document.inputs.size() ? input_tensor(document.inputs[placeholder_index]) : nullptr;
   if (node.op() != OpCode::get_attr) return nullptr;
   auto constant = document.constants.find(node.target());
   return constant == document.constants.end() ? nullptr : &constant->second;

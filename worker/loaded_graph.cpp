@@ -60,7 +60,8 @@ RunArguments fresh_arguments(const LoadedGraph& graph, bool to_fp64) {
   AliasingCopier copier(to_fp64);
   RunArguments arguments;
   arguments.inputs.reserve(graph.inputs.size());
-  for (const at::Tensor& input : graph.inputs) arguments.inputs.emplace_back(copier.copy(input));
+  for (const c10::IValue& input : graph.inputs)
+    arguments.inputs.emplace_back(input.isTensor() ? c10::IValue(copier.copy(input.toTensor())) : input);
   for (const auto& [name, tensor] : graph.constants) arguments.constants.emplace(name, copier.copy(tensor));
   return arguments;
 }

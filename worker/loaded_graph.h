@@ -19,7 +19,7 @@ namespace minifyd::worker {
 
 struct LoadedGraph {
   GraphDocument document;
-  std::vector<at::Tensor> inputs;
+  std::vector<c10::IValue> inputs;  // tensors, and ints for SymInt inputs
   ConstantMap constants;
 };
 

@@ -15,9 +15,9 @@ std::int64_t count_non_finite(const at::Tensor& tensor) {
 
 }  // namespace
 
-bool holds_non_finite(const std::vector<at::Tensor>& tensors) {
-  for (const at::Tensor& tensor : tensors)
-    if (can_be_non_finite(tensor) && count_non_finite(tensor) > 0) return true;
+bool holds_non_finite(const std::vector<c10::IValue>& values) {
+  for (const c10::IValue& value : values)
+    if (value.isTensor() && can_be_non_finite(value.toTensor()) && count_non_finite(value.toTensor()) > 0) return true;
   return false;
 }
 

@@ -12,8 +12,8 @@
 
 namespace minifyd::worker {
 
-// Whether some floating or complex tensor among `tensors` holds NaN or Inf.
-bool holds_non_finite(const std::vector<at::Tensor>& tensors);
+// Whether some floating or complex tensor among `values` holds NaN or Inf.
+bool holds_non_finite(const std::vector<c10::IValue>& values);
 
 // The first floating or complex leaf of `output` (nested like the graph's output) that holds NaN
 // or Inf, described as "output[0] holds NaN (3 of 3 elements)"; nullopt when every leaf is finite.

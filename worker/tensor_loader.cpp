@@ -37,11 +37,16 @@ Expected<at::Tensor> TensorLoader::load(const TensorMeta& tensor) {
   return view;
 }
 
-Expected<std::vector<at::Tensor>> TensorLoader::load_inputs() {
-  std::vector<at::Tensor> inputs;
+Expected<std::vector<c10::IValue>> TensorLoader::load_inputs() {
+  std::vector<c10::IValue> inputs;
   inputs.reserve(document_.inputs.size());
   for (std::size_t i = 0; i < document_.inputs.size(); ++i) {
-    auto tensor = load(document_.inputs[i]);
+    const TensorMeta* meta = input_tensor(document_.inputs[i]);
+    if (meta == nullptr) {
+      inputs.emplace_back(std::get<SymIntInput>(document_.inputs[i]).value);
+      continue;
+    }
+    auto tensor = load(*meta);
     if (!tensor) return tensor.error().with_context("inputs[" + std::to_string(i) + "]");
     inputs.push_back(std::move(*tensor));
   }

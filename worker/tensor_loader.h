@@ -27,8 +27,8 @@ class TensorLoader {
 
   // One tensor; its storage is read (and verified) once and shared by every later view of it.
   Expected<at::Tensor> load(const TensorMeta& tensor);
-  // The values of the graph's placeholders, in order.
-  Expected<std::vector<at::Tensor>> load_inputs();
+  // The values of the graph's placeholders, in order: tensors, and ints for SymInt inputs.
+  Expected<std::vector<c10::IValue>> load_inputs();
   // The get_attr constants, by target.
   Expected<std::unordered_map<std::string, at::Tensor>> load_constants();
 

@@ -55,18 +55,22 @@ bool made_progress(const SearchState& from, const SearchState& to) {
          output_count(to.document.graph) < output_count(from.document.graph);
 }
 
-std::map<std::string, TensorMeta, std::less<>> input_bindings(const GraphDocument& document) {
-  std::map<std::string, TensorMeta, std::less<>> bindings;
+InputBindings input_bindings(const GraphDocument& document) {
+  InputBindings bindings;
   std::vector<Node*> placeholders = document.graph.placeholders();
   for (std::size_t i = 0; i < placeholders.size() && i < document.inputs.size(); ++i)
     bindings.emplace(placeholders[i]->name(), document.inputs[i]);
   return bindings;
 }
 
-void rebind_inputs(GraphDocument& document,
-                   const std::map<std::string, TensorMeta, std::less<>>& bindings) {
+void rebind_inputs(GraphDocument& document, const InputBindings& bindings) {
   document.inputs.clear();
   for (const Node* node : document.graph.placeholders()) document.inputs.push_back(bindings.at(node->name()));
+}
+
+bool is_symint_input(const InputBindings& bindings, std::string_view name) {
+  auto found = bindings.find(name);
+  return found != bindings.end() && std::holds_alternative<SymIntInput>(found->second);
 }
 
 void forget_erased_loads(SearchState& state) {
@@ -86,7 +90,8 @@ void prune_unreferenced_tensors(GraphDocument& document) {
   document.constants = std::move(constants);
 
   std::vector<TensorMeta*> tensors;
-  for (TensorMeta& input : document.inputs) tensors.push_back(&input);
+  for (GraphInput& input : document.inputs)
+    if (TensorMeta* tensor = input_tensor(input)) tensors.push_back(tensor);
   for (auto& [name, constant] : document.constants) tensors.push_back(&constant);
   std::vector<bool> used(document.storages.size(), false);
   for (const TensorMeta* tensor : tensors) {

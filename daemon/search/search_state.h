@@ -7,6 +7,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/graph_document.h"
@@ -51,11 +52,15 @@ std::size_t output_count(const Graph& graph);
 // value), or fewer outputs.
 bool made_progress(const SearchState& from, const SearchState& to);
 
-// Each placeholder's tensor by name, so that a rewrite that reorders or drops placeholders can
-// bind inputs again with rebind_inputs().
-std::map<std::string, TensorMeta, std::less<>> input_bindings(const GraphDocument& document);
+// Each placeholder's input (tensor or SymInt) by name, so that a rewrite that reorders or drops
+// placeholders can bind inputs again with rebind_inputs().
+using InputBindings = std::map<std::string, GraphInput, std::less<>>;
+InputBindings input_bindings(const GraphDocument& document);
 // inputs[k] := bindings[name of the k-th placeholder]; names must all be bound.
-void rebind_inputs(GraphDocument& document, const std::map<std::string, TensorMeta, std::less<>>& bindings);
+void rebind_inputs(GraphDocument& document, const InputBindings& bindings);
+// Whether the placeholder named `name` is a SymInt input, which no rewrite drops: tensor shapes
+// may name it where no node uses it (a graph without it cannot run).
+bool is_symint_input(const InputBindings& bindings, std::string_view name);
 // Drops loads that no longer name a placeholder (after nodes were erased).
 void forget_erased_loads(SearchState& state);
 // Drops constants no get_attr names and storages no tensor views (the rest keep their order).

@@ -8,7 +8,7 @@ bool remove_unused_inputs(SearchState& state) {
   auto bindings = input_bindings(state.document);
   bool changed = false;
   for (Node* node : graph.placeholders()) {
-    if (!node->users().empty() || is_load(state, *node)) continue;
+    if (!node->users().empty() || is_load(state, *node) || is_symint_input(bindings, node->name())) continue;
     (void)graph.erase_node(node);  // without users, erase cannot be refused
     changed = true;
   }

@@ -5,8 +5,8 @@
 
 namespace minifyd::search {
 
-// Erases every input (a placeholder that is not a load) without users, with its tensor. Returns
-// whether any was erased.
+// Erases every tensor input (a placeholder that is not a load) without users, with its tensor;
+// SymInt inputs stay. Returns whether any was erased.
 bool remove_unused_inputs(SearchState& state);
 
 }  // namespace minifyd::search

@@ -2,9 +2,11 @@
 # `minify run|query FILE.py` where a graph directory goes, on files PyTorch writes: a checkpoint with
 # its inputs in the content store, PyTorch 2.0's shape (fixtures/, as 2.0's after_aot writes it), and
 # the minifier_launcher.py that torch.compile under TORCHDYNAMO_REPRO_AFTER=aot writes for each of
-# Inductor's injected relu bugs on the chain and on resnet18. Bad input is refused naming the file and
-# line, or the storage, and leaves nothing at the output directory.
+# Inductor's injected relu bugs on the chain and on resnet18, and on a function compiled with dynamic
+# shapes (SymInt inputs). Bad input is refused naming the file and line, or the storage, and leaves
+# nothing at the output directory.
 # This script runs in the host's python; torch 2.x only ever runs in --python.
+import glob
 import json
 import os
 import shutil
@@ -176,8 +178,48 @@ def import_launcher(env, model, bug):
     expect(code == EXIT_OK, f"the launcher without its config line: exit {code}, {result}\n{stderr[-2000:]}")
 
 
+# A view whose shape is computed from a SymInt input, then the relu: torch.compile(dynamic=True) gives
+# the graph after AOT autograd SymInt inputs (x's sizes and y's), and the launcher reads them with
+# reader.symint.
+DYNAMIC_USER_RUN = f"""import torch
+import torch._inductor.config
+torch._inductor.config.{BUG} = "compile_error"
+def f(x, y):
+    z = x.reshape(x.shape[0] * 2, -1)
+    return torch.relu(z + 1) * y.sum()
+torch.compile(f, dynamic=True)(torch.randn(8, 4), torch.randn(3))
+"""
+
+
+def import_symint(env):
+    """The launcher of a dynamic-shape graph minifies to the relu and keeps its SymInt inputs, the one
+    the view's shape is computed from (8, x's first size) among them, where PyTorch's minifier drops
+    them; the result validates."""
+    run_dir = os.path.join(env.work, "user-run")
+    shutil.rmtree(run_dir, ignore_errors=True)
+    os.makedirs(run_dir)
+    user_run = write_file(run_dir, "user_run.py", DYNAMIC_USER_RUN)
+    subprocess.run([env.python, user_run], cwd=run_dir, capture_output=True, timeout=600,
+                   env={**os.environ, "TORCHDYNAMO_REPRO_AFTER": "aot", "TORCHDYNAMO_REPRO_LEVEL": "2"})
+    launchers = glob.glob(os.path.join(run_dir, "torch_compile_debug", "run_*", "minifier", "minifier_launcher.py"))
+    expect(len(launchers) == 1, f"torch.compile under TORCHDYNAMO_REPRO_AFTER=aot wrote {launchers}, not one launcher")
+    with open(launchers[0]) as f:
+        expect("reader.symint(8)" in f.read(), f"{launchers[0]} reads no SymInt 8")
+    out = os.path.join(env.work, "minimized")
+    shutil.rmtree(out, ignore_errors=True)
+    code, summary, stderr = env.minify_cmd("run", launchers[0], "--out", out, "--backend", "inductor")
+    expect(code == EXIT_OK, f"minify run {launchers[0]}: exit {code}: {summary}\n{stderr[-3000:]}")
+    targets = [n["target"] for n in call_nodes(out)]
+    expect(targets[-1:] == ["aten::relu"], f"minimized to {targets}, which does not end with the relu")
+    with open(os.path.join(out, "graph.json")) as f:
+        symints = [entry["symint"] for entry in json.load(f)["inputs"] if "symint" in entry]
+    expect(8 in symints, f"the minimized graph's SymInt inputs are {symints}: the view's (8) is gone")
+    done = subprocess.run([env.minify, "validate", out], capture_output=True, text=True)
+    expect(done.returncode == EXIT_OK, f"minify validate {out}: {done.stdout}{done.stderr}")
+
+
 SCENARIOS = {"import_checkpoint": import_checkpoint, "import_torch20": import_torch20,
-             "import_bad_input": import_bad_input}
+             "import_bad_input": import_bad_input, "import_symint": import_symint}
 for _model in ("chain", "resnet18"):
     for _bug in EXPECTED:
         SCENARIOS[f"import_launcher_{_model}_{_bug}"] = (

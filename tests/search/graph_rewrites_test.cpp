@@ -19,7 +19,7 @@ std::string input_hash(const SearchState& state, const std::string& placeholder)
   std::vector<Node*> placeholders = state.document.graph.placeholders();
   for (std::size_t i = 0; i < placeholders.size(); ++i)
     if (placeholders[i]->name() == placeholder)
-      return state.document.storages.at(state.document.inputs.at(i).storage).hash;
+      return state.document.storages.at(std::get<TensorMeta>(state.document.inputs.at(i)).storage).hash;
   return "no placeholder " + placeholder;
 }
 

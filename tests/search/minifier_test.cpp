@@ -96,7 +96,7 @@ TEST_CASE("test_if_graph_minified", "[search]") {
   CHECK(relu->args().size() == 1);
   CHECK(relu->input_nodes() == std::vector<Node*>{sin_19});
   CHECK(best.document.graph.output()->input_nodes() == std::vector<Node*>{relu});
-  CHECK(best.document.storages.at(best.document.inputs.at(0).storage).hash == sin_19_hash);
+  CHECK(best.document.storages.at(std::get<TensorMeta>(best.document.inputs.at(0)).storage).hash == sin_19_hash);
   CHECK(best.document.storages.size() == 1);
 }
 

@@ -33,7 +33,7 @@ inline std::filesystem::path write_graph_dir(const std::filesystem::path& dir,
   REQUIRE(hash.has_value());
   GraphDocument document;
   document.storages = {{*hash, values.size() * sizeof(float), "cpu"}};
-  document.inputs = {{0, DType::float32, {4, 8}, {8, 1}, 0, false}};
+  document.inputs = {TensorMeta{0, DType::float32, {4, 8}, {8, 1}, 0, false}};
   build(document.graph, *document.graph.create_node(OpCode::placeholder, "x", ""));
   INFO((document_problems(document).empty() ? "" : document_problems(document).front()));
   REQUIRE(document_problems(document).empty());

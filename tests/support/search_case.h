@@ -20,6 +20,12 @@ class SearchCase {
     state_.document.inputs.push_back(meta_at(new_storage_index()));
     return node;
   }
+  // A SymInt input (dynamic shapes): an int, no stored value.
+  Node* symint_input(const std::string& name, std::int64_t value) {
+    Node* node = add(OpCode::placeholder, name, "", {});
+    state_.document.inputs.push_back(SymIntInput{value});
+    return node;
+  }
   // A computation whose value propagate stored.
   Node* call(const std::string& name, const std::string& target, std::vector<Value> args) {
     Node* node = add(OpCode::call_function, name, target, std::move(args));

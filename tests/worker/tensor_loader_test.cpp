@@ -25,9 +25,10 @@ struct Fixture {
     REQUIRE(long_hash.has_value());
     document.storages = {{*float_hash, 48, "cpu"}, {*long_hash, 24, "cpu"}};
     document.inputs = {
-        {0, DType::float32, {2, 3}, {3, 1}, 0, false},
-        {0, DType::float32, {3, 2}, {1, 3}, 6, true},  // transposed view at an offset
-        {1, DType::int64, {3}, {1}, 0, false},
+        TensorMeta{0, DType::float32, {2, 3}, {3, 1}, 0, false},
+        TensorMeta{0, DType::float32, {3, 2}, {1, 3}, 6, true},  // transposed view at an offset
+        TensorMeta{1, DType::int64, {3}, {1}, 0, false},
+        SymIntInput{8},
     };
   }
 };
@@ -39,16 +40,25 @@ TEST_CASE("inputs load with their values, shapes and strides", "[tensor_loader]"
   worker::TensorLoader loader(fixture.document, fixture.store, std::nullopt);
   auto inputs = loader.load_inputs();
   REQUIRE(inputs.has_value());
-  const at::Tensor& a = (*inputs)[0];
-  const at::Tensor& b = (*inputs)[1];
+  at::Tensor a = (*inputs)[0].toTensor();
+  at::Tensor b = (*inputs)[1].toTensor();
   CHECK(a.sizes() == at::IntArrayRef{2, 3});
   CHECK(b.strides() == at::IntArrayRef{1, 3});
   CHECK(b.storage_offset() == 6);
   CHECK(a[1][2].item<float>() == 5.0f);
   CHECK(b[2][1].item<float>() == 11.0f);  // offset 6 + 2*1 + 1*3
   CHECK(b.requires_grad());
-  CHECK((*inputs)[2].scalar_type() == at::kLong);
-  CHECK((*inputs)[2][1].item<std::int64_t>() == -8);
+  CHECK((*inputs)[2].toTensor().scalar_type() == at::kLong);
+  CHECK((*inputs)[2].toTensor()[1].item<std::int64_t>() == -8);
+}
+
+TEST_CASE("a SymInt input loads as its int", "[tensor_loader]") {
+  Fixture fixture;
+  worker::TensorLoader loader(fixture.document, fixture.store, std::nullopt);
+  auto inputs = loader.load_inputs();
+  REQUIRE(inputs.has_value());
+  REQUIRE((*inputs)[3].isInt());
+  CHECK((*inputs)[3].toInt() == 8);
 }
 
 TEST_CASE("tensors of one storage are views of one storage", "[tensor_loader]") {
@@ -56,8 +66,8 @@ TEST_CASE("tensors of one storage are views of one storage", "[tensor_loader]") 
   worker::TensorLoader loader(fixture.document, fixture.store, std::nullopt);
   auto inputs = loader.load_inputs();
   REQUIRE(inputs.has_value());
-  at::Tensor a = (*inputs)[0];
-  at::Tensor b = (*inputs)[1].detach();
+  at::Tensor a = (*inputs)[0].toTensor();
+  at::Tensor b = (*inputs)[1].toTensor().detach();
   auto whole = loader.load({0, DType::float32, {12}, {1}, 0, false});
   REQUIRE(whole.has_value());
   CHECK(a.storage().data() == b.storage().data());

@@ -19,6 +19,9 @@ void propose_truncate_suffix(const SearchState& state, std::size_t granularity, 
       copy_node(candidate.document.graph, *nodes[i], env);
       if (is_load(state, *nodes[i])) candidate.loads.insert(nodes[i]->name());
     }
+    // SymInt inputs after the cut stay: shapes of the kept inputs may name them.
+    for (std::size_t i = index + 1; i < nodes.size(); ++i)
+      if (is_symint_input(bindings, nodes[i]->name())) copy_node(candidate.document.graph, *nodes[i], env);
     Node* kept = env.at(&last);
     (void)candidate.document.graph.create_node(OpCode::output, candidate.document.graph.unique_name("output"), "",
                                                {ListValue{{NodeRef{kept}}, true}});

@@ -72,8 +72,24 @@ def patched_config(patches):
         yield
 
 
+def _traced_for_inputs(gm, inputs):
+    """(gm, example inputs) as the backend compiles them. With a SymInt input (an int among the inputs)
+    gm is traced again with dynamic shapes, as after_aot's run_repro traces a repro of tracing_mode
+    'symbolic' (make_fx(tracing_mode="symbolic")), and the example inputs are the trace's fake values
+    (symbolic sizes, SymInts), as Dynamo hands them to the backend: on the real inputs Inductor would
+    lay the tensors out with their concrete sizes while the shapes computed from the SymInts stay
+    symbols, and fail lowering the view between them. The worker decides by the inputs, not by the
+    repro's origin: a graph directory with SymInt inputs came from a dynamic-shape graph."""
+    if not any(isinstance(value, int) for value in inputs):
+        return gm, inputs
+    from torch.fx.experimental.proxy_tensor import make_fx
+    traced = make_fx(gm, tracing_mode="symbolic")(*inputs)
+    return traced, [node.meta["val"] for node in traced.graph.nodes if node.op == "placeholder"]
+
+
 def compile_graph(backend, gm, inputs):
     """The compiled graph as a function of a list of inputs (which it may consume)."""
+    gm, inputs = _traced_for_inputs(gm, inputs)
     if backend == "inductor":
         from torch._inductor.compile_fx import compile_fx_inner
         compiled = compile_fx_inner(gm, inputs)

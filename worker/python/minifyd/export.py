@@ -13,11 +13,13 @@ from minifyd import graph_format as gf
 
 
 def is_aten_graph(obj):
-    """True for a GraphModule whose calls are all operator overloads or getitem: it is exported as it is."""
+    """True for a GraphModule whose calls are all operator overloads, getitem or SymInt arithmetic: it is
+    exported as it is."""
     if not isinstance(obj, torch.fx.GraphModule):
         return False
     return all(n.op in ("placeholder", "get_attr", "output") or
                (n.op == "call_function" and (n.target is operator.getitem or
+                                             n.target in gf.SYMINT_ARITHMETIC.values() or
                                              isinstance(n.target, torch._ops.OpOverload)))
                for n in obj.graph.nodes)
 
@@ -40,6 +42,12 @@ class _Storages:
             self.entries.append({"hash": self.store.put(gf.storage_bytes(tensor)),
                                  "nbytes": gf.untyped_storage(tensor).nbytes(), "device": str(tensor.device)})
         return gf.tensor_entry(tensor, self.index[key], where)
+
+    def input(self, value, where):
+        """A graph input's entry: an int is a SymInt input, written with its value ({"symint": 8})."""
+        if isinstance(value, int) and not isinstance(value, bool):
+            return {"symint": gf.encode_value(value, _node_name, where)}
+        return self.tensor(value, where)
 
 
 def _encode_node(node, where, storages, constants, gm):
@@ -66,13 +74,14 @@ def _node_name(node):
 
 def export(target, example_inputs, out_dir):
     """Writes out_dir/graph.json and out_dir/store; returns the document. Anything but an aten-level GraphModule
-    is traced with make_fx on example_inputs (a flat sequence of tensors)."""
+    is traced with make_fx on example_inputs (a flat sequence of tensors and ints, an int being a SymInt
+    input)."""
     inputs = list(example_inputs)
     graph_path = os.path.join(out_dir, "graph.json")
     with gf.StoreWriter(os.path.join(out_dir, "store")) as store:
         storages = _Storages(store)
         # Inputs are stored before tracing, which runs the function and may mutate them in place.
-        input_entries = [storages.tensor(t, f"{graph_path}: inputs[{i}]") for i, t in enumerate(inputs)]
+        input_entries = [storages.input(value, f"{graph_path}: inputs[{i}]") for i, value in enumerate(inputs)]
         gm = target if is_aten_graph(target) else make_fx(target)(*inputs)
         # Constants are read after tracing: a buffer the function updates in place (BatchNorm's running stats
         # in training mode) is written with its updated value.

@@ -26,6 +26,10 @@ DEVICE_NAME = re.compile(r"cpu|cuda|cuda:[0-9]+|meta")
 SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 OP_TARGET = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)::([A-Za-z_][A-Za-z0-9_]*)(?:\.([A-Za-z_][A-Za-z0-9_]*))?")
 NON_FINITE = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
+# The int arithmetic a graph traced with dynamic shapes (make_fx, tracing_mode="symbolic") does on its
+# SymInts, as FX records it: Python's operator functions.
+SYMINT_ARITHMETIC = {f"operator.{name}": getattr(operator, name)
+                     for name in ("add", "sub", "mul", "floordiv", "mod", "neg")}
 
 
 class FormatError(Exception):
@@ -72,9 +76,12 @@ def resolve_target(name, where):
     """A call_function target as the callable: 'aten::add.Tensor' -> torch.ops.aten.add.Tensor."""
     if name == "getitem":
         return operator.getitem
+    if name in SYMINT_ARITHMETIC:
+        return SYMINT_ARITHMETIC[name]
     match = OP_TARGET.fullmatch(name) if isinstance(name, str) else None
     if not match:
-        raise FormatError(f"{where}: target {name!r} is neither 'getitem' nor 'namespace::name[.overload]'")
+        raise FormatError(f"{where}: target {name!r} is neither 'getitem', 'namespace::name[.overload]' nor "
+                          f"SymInt arithmetic ({', '.join(SYMINT_ARITHMETIC)})")
     namespace, op, overload = match.groups()
     try:
         return getattr(getattr(getattr(torch.ops, namespace), op), overload or "default")
@@ -138,8 +145,17 @@ def _make_tensor(flats, entry, where):
     return tensor.requires_grad_(entry.get("requires_grad", False))
 
 
+def _make_input(flats, entry, where):
+    """A graph input: a tensor, or the int of a SymInt input ({"symint": 8})."""
+    if isinstance(entry, dict) and "symint" in entry:
+        if not isinstance(entry["symint"], int) or isinstance(entry["symint"], bool):
+            raise FormatError(f"{where}: symint: {entry['symint']!r} is not an int")
+        return entry["symint"]
+    return _make_tensor(flats, entry, where)
+
+
 def load_graph(graph_dir):
-    """DIR/graph.json and DIR/store as (torch.fx.GraphModule, list of input tensors)."""
+    """DIR/graph.json and DIR/store as (torch.fx.GraphModule, list of inputs: tensors, ints for SymInts)."""
     path = os.path.join(graph_dir, "graph.json")
     with open(path) as f:
         doc = json.load(f)
@@ -147,7 +163,7 @@ def load_graph(graph_dir):
 
 
 def build_graph(doc, store_dir, path, read=read_blob):
-    """A graph document whose blobs are in store_dir as (torch.fx.GraphModule, list of input tensors);
+    """A graph document whose blobs are in store_dir as (torch.fx.GraphModule, list of inputs);
     path names the document in errors; read(store_dir, digest) gives a blob's verified bytes."""
     if not isinstance(doc, dict) or doc.get("format") != GRAPH_FORMAT or doc.get("version") != GRAPH_VERSION:
         found = (doc.get("format"), doc.get("version")) if isinstance(doc, dict) else (type(doc).__name__, None)
@@ -155,7 +171,7 @@ def build_graph(doc, store_dir, path, read=read_blob):
                           f"(format {found[0]!r}, version {found[1]!r})")
     check_store_version(store_dir)
     flats = [_load_storage(store_dir, s, f"{path}: storages[{i}]", read) for i, s in enumerate(doc["storages"])]
-    inputs = [_make_tensor(flats, t, f"{path}: inputs[{i}]") for i, t in enumerate(doc["inputs"])]
+    inputs = [_make_input(flats, t, f"{path}: inputs[{i}]") for i, t in enumerate(doc["inputs"])]
     constants = {name: _make_tensor(flats, t, f"{path}: constants[{name!r}]")
                  for name, t in doc.get("constants", {}).items()}
 
@@ -191,7 +207,7 @@ def build_graph(doc, store_dir, path, read=read_blob):
                               "(expected placeholder, get_attr, call_function or output)")
         nodes[name] = graph.create_node(op, target, args, kwargs, name=name)
     if placeholders != len(inputs):
-        raise FormatError(f"{path}: inputs: {len(inputs)} tensors for {placeholders} placeholder nodes")
+        raise FormatError(f"{path}: inputs: {len(inputs)} inputs for {placeholders} placeholder nodes")
     graph.lint()
     # A dict root lets GraphModule place each constant at its (possibly dotted) get_attr target.
     return torch.fx.GraphModule(constants, graph), inputs
@@ -245,11 +261,14 @@ def target_name(target, where):
     """A call_function target as c10 names it: torch.ops.aten.add.Tensor -> 'aten::add.Tensor'."""
     if target is operator.getitem:
         return "getitem"
+    for name, function in SYMINT_ARITHMETIC.items():
+        if target is function:
+            return name
     if isinstance(target, torch._ops.OpOverload):
         schema = target._schema
         return schema.name + ("." + schema.overload_name if schema.overload_name else "")
-    raise FormatError(f"{where}: target {target!r} is not an operator overload (torch.ops.ns.op.overload) "
-                      "or operator.getitem; export an aten-level graph (make_fx)")
+    raise FormatError(f"{where}: target {target!r} is not an operator overload (torch.ops.ns.op.overload), "
+                      "operator.getitem or SymInt arithmetic; export an aten-level graph (make_fx)")
 
 def storage_key(tensor):
     """What identifies the storage a tensor views: tensors with one key share their bytes."""

@@ -167,11 +167,18 @@ def _check_arity(repro, inputs):
         raise ReproFileError(f"{repro.path}: its inputs are {len(inputs)} but Repro.forward takes {len(parameters)}")
 
 
+def _is_graph_input(value):
+    """Whether a graph directory holds the value as an input: a tensor, or reader.symint's int (a SymInt
+    input, kept even where no node uses it: with tracing_mode 'symbolic' tensor shapes may name it)."""
+    return isinstance(value, torch.Tensor) or (isinstance(value, int) and not isinstance(value, bool))
+
+
 def aten_graph(repro, inputs):
-    """(GraphModule, its tensor inputs): the Repro module traced as run_repro traces it (make_fx, under
-    torch.no_grad), on copies of the inputs, since tracing runs the module and an in-place update must
-    not reach the values stored. An input that is no tensor (reader.symint's int, reader.const's None)
-    must be one the graph does not use: a graph directory's inputs are tensors."""
+    """(GraphModule, its inputs): the Repro module traced as run_repro traces it (make_fx with the file's
+    tracing_mode, under torch.no_grad), on copies of the inputs, since tracing runs the module and an
+    in-place update must not reach the values stored. Traced symbolically, an int input is a SymInt
+    placeholder; its input is the int the file gives. An input that is neither tensor nor int
+    (reader.const's None) must be one the graph does not use."""
     _check_arity(repro, inputs)
     try:
         with torch.no_grad():
@@ -180,13 +187,13 @@ def aten_graph(repro, inputs):
         raise failure(repro.path, "tracing Repro on its inputs failed", error) from None
     placeholders = [node for node in gm.graph.nodes if node.op == "placeholder"]
     for index, (node, value) in enumerate(zip(placeholders, inputs)):
-        if not isinstance(value, torch.Tensor):
+        if not _is_graph_input(value):
             if node.users:
-                raise ReproFileError(f"{repro.path}: input {index} is {value!r}, not a tensor, and the graph uses it: "
-                                     "a graph directory's inputs are tensors")
+                raise ReproFileError(f"{repro.path}: input {index} is {value!r}, neither tensor nor int, and the "
+                                     "graph uses it: a graph directory's inputs are tensors and SymInts")
             gm.graph.erase_node(node)
     gm.recompile()
-    return gm, [value for value in inputs if isinstance(value, torch.Tensor)]
+    return gm, [value for value in inputs if _is_graph_input(value)]
 
 
 def origin(repro, random_storages):

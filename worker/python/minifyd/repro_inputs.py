@@ -19,10 +19,21 @@ class _StoreReader(InputReader):
     """InputReader, strict where PyTorch's fills in random data without a word: a hash missing from a
     store that is there is an error (the store is incomplete, the values would not be the user's)."""
 
-    def __init__(self, save_dir):
+    def __init__(self, save_dir, load_args_globals):
         self.store_dir = save_dir if save_dir is not None and os.path.isdir(save_dir) else None
         super().__init__(self.store_dir)
         self.random = 0
+        self.symbols = load_args_globals
+        self.symints = 0
+
+    def symint(self, val):
+        """A SymInt input. PyTorch 2.x's load_args sizes later storages and tensors with shape symbols
+        (`reader.storage(None, 4*s1*(s0 - 1) + 4*s1)`) it never defines, so its own run_repro fails with
+        NameError; the k-th symint it reads is symbol s<k> (the generator numbers the graph's free
+        symbols in input order), bound in load_args's globals, which it looks up as it runs."""
+        self.symbols[f"s{self.symints}"] = val
+        self.symints += 1
+        return super().symint(val)
 
     def storage(self, storage_hash, nbytes, **kwargs):
         if self.store_dir is not None and storage_hash is not None:
@@ -41,7 +52,7 @@ class _StoreReader(InputReader):
 
 def from_load_args(path, load_args, save_dir):
     """(inputs, random storages) of a PyTorch 2.x file; save_dir as run_repro's, None where it gives none."""
-    reader = _StoreReader(save_dir)
+    reader = _StoreReader(save_dir, load_args.__globals__)
     try:
         load_args(reader)
     except MissingStorage as error:
