@@ -42,6 +42,10 @@ def write_repro(graph_dir, out_path, backend, options, accuracy):
             setattr(module, key, value)
     save_dir = os.path.join(os.path.dirname(os.path.abspath(out_path)), INPUTS_DIR)
     text = io.StringIO()
+    # SymInt inputs are plain ints here: the generator writes reader.symint(N) for them and run_repro's
+    # tracing_mode 'real', which specialises the graph to the stored sizes. That is deliberate: its
+    # 'symbolic' compiles the symbolic trace on the real inputs, which Inductor fails to lower (a
+    # failure of the repro, not the graph's).
     save_graph_repro(text, gm, inputs, backend, save_dir=save_dir, accuracy=accuracy)
     source = text.getvalue()
     if backend != "inductor":
