@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 namespace minifyd {
@@ -70,6 +71,12 @@ Expected<void> write_file_atomic(const std::filesystem::path& path, std::string_
     return errno_error("renaming " + temp + " to " + path.string(), saved);
   }
   return {};
+}
+
+Expected<std::filesystem::path> create_unique_directory(const std::filesystem::path& parent, const std::string& prefix) {
+  std::string pattern = (parent / (prefix + "XXXXXX")).string();
+  if (::mkdtemp(pattern.data()) == nullptr) return errno_error("creating a directory like " + pattern, errno);
+  return std::filesystem::path(pattern);
 }
 
 }  // namespace minifyd

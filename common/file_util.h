@@ -16,6 +16,9 @@ Expected<std::string> read_file(const std::filesystem::path& path);
 Expected<void> write_file_atomic(const std::filesystem::path& path, std::string_view data,
                                  const std::filesystem::path& temp_dir = {});
 
+// A new directory parent/PREFIXxxxxxx (mkdtemp), readable by its owner only.
+Expected<std::filesystem::path> create_unique_directory(const std::filesystem::path& parent, const std::string& prefix);
+
 // "PATH: strerror(errno)" as an io error (not_found for ENOENT).
 Error errno_error(const std::string& what, int error_number);
 

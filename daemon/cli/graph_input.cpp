@@ -1,8 +1,6 @@
 // Repro files imported as graph directories, and the backend options their origin.json records.
 #include "daemon/cli/graph_input.h"
 
-#include <stdlib.h>
-
 #include <iostream>
 
 #include "common/file_util.h"
@@ -90,9 +88,9 @@ Expected<void> add_origin_options(EvaluationSpec& spec, const std::filesystem::p
 }
 
 Expected<TemporaryDirectory> TemporaryDirectory::create(const std::string& prefix) {
-  std::string pattern = (std::filesystem::temp_directory_path() / (prefix + "-XXXXXX")).string();
-  if (::mkdtemp(pattern.data()) == nullptr) return errno_error("creating a directory like " + pattern, errno);
-  return TemporaryDirectory(pattern);
+  auto created = create_unique_directory(std::filesystem::temp_directory_path(), prefix + "-");
+  if (!created) return created.error();
+  return TemporaryDirectory(std::move(*created));
 }
 
 TemporaryDirectory::~TemporaryDirectory() {

@@ -117,10 +117,9 @@ int run_command(RunOptions& options) {
   // A resumed run takes its spec from the checkpoint.
   std::optional<run::RunSpec> spec;
   if (!resuming) {
-    // A repro file is imported into the output directory, where a resumed run still finds it.
+    // A repro file is imported into the output directory (the import makes it), where a resumed run
+    // still finds it.
     std::filesystem::path import_dir = std::filesystem::path(options.out) / imported_graph_dir_name;
-    std::error_code ignored;
-    if (is_repro_file(options.dir)) std::filesystem::create_directories(options.out, ignored);
     auto dir = graph_dir_of(options.dir, options.search.evaluation, import_dir);
     if (!dir) return fail(dir.error().message, exit_usage, options.json);
     auto made = options.search.spec(dir->string());

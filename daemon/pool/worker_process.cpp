@@ -25,6 +25,7 @@
 #include <boost/process/io.hpp>
 #include <boost/process/start_dir.hpp>
 
+#include "common/file_util.h"
 #include "common/json_view.h"
 #include "common/log.h"
 
@@ -81,10 +82,7 @@ constexpr std::string_view scratch_prefix = "minify-worker-";
 
 // Named after the coordinator, so that a later one can tell the directories of a dead one.
 Expected<std::filesystem::path> make_scratch_dir(const std::filesystem::path& root) {
-  std::string pattern = (root / (std::string(scratch_prefix) + std::to_string(::getpid()) + "-XXXXXX")).string();
-  if (::mkdtemp(pattern.data()) == nullptr)
-    return make_error(ErrorKind::io, "creating a scratch directory in " + root.string() + ": " + std::strerror(errno));
-  return std::filesystem::path(pattern);
+  return create_unique_directory(root, std::string(scratch_prefix) + std::to_string(::getpid()) + "-");
 }
 
 }  // namespace
