@@ -12,11 +12,12 @@
 #include <ATen/core/ivalue.h>
 
 #include "common/graph.h"
+#include "common/graph_document.h"
 #include "worker/eager_interpreter.h"
 
 namespace minifyd::worker {
 
-inline constexpr int minifyd_backend_abi_version = 1;
+inline constexpr int minifyd_backend_abi_version = 2;
 
 // --backend-opt KEY=VALUE pairs, passed through to the backend untouched.
 using BackendOptions = std::map<std::string, std::string>;
@@ -36,9 +37,12 @@ struct CompileResult {
 };
 
 // What a backend may use from the worker: the eager interpreter, to run what it does not compile
-// itself, with the worker's device mapping.
+// itself, with the worker's device mapping; and what each placeholder receives.
 struct BackendContext {
   EagerOptions eager_options;
+  // One per placeholder, in order: a tensor's metadata, or a SymInt input (an int at run time, which
+  // SymInt arithmetic nodes such as operator.mul compute on). Empty where unknown: all tensors then.
+  std::vector<GraphInput> inputs;
 };
 
 class Backend {

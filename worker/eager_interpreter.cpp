@@ -11,6 +11,7 @@
 #include <c10/util/Type.h>
 
 #include "worker/graph_values.h"
+#include "worker/symint_arithmetic.h"
 #include "worker/torch_compat.h"
 
 namespace minifyd::worker {
@@ -61,14 +62,15 @@ struct ArgumentBinding {
 
 // One per node before the output; step i writes slot i.
 struct Step {
-  enum class Kind { placeholder, constant, getitem, call };
+  enum class Kind { placeholder, constant, getitem, call, arithmetic };
   Kind kind = Kind::call;
   const Node* node = nullptr;
   std::size_t input = 0;   // placeholder: index into the inputs
   std::size_t source = 0;  // getitem: the slot read
   std::int64_t item = 0;   // getitem: the index read
   std::optional<c10::OperatorHandle> op;
-  std::vector<ArgumentBinding> arguments;  // one per schema argument, in schema order
+  const SymIntArithmetic* arithmetic = nullptr;
+  std::vector<ArgumentBinding> arguments;  // call: one per schema argument, in schema order; arithmetic: its ints
   std::size_t returns = 0;
   // Slots whose last reader is this step: dropping them keeps peak memory near eager PyTorch's.
   std::vector<std::size_t> release;
@@ -301,6 +303,23 @@ std::optional<NodeFailure> bind_getitem(const Node& node, const Slots& slots, St
   return std::nullopt;
 }
 
+std::optional<NodeFailure> bind_arithmetic(const Node& node, const SymIntArithmetic& arithmetic, const Binder& binder,
+                                          Step& step) {
+  const std::vector<Value>& args = node.args();
+  if (args.size() != arithmetic.arity || !node.kwargs().empty())
+    return failure_at(node, FailureKind::bad_argument,
+                      node.target() + " takes " + std::to_string(arithmetic.arity) + " positional ints");
+  step.kind = Step::Kind::arithmetic;
+  step.arithmetic = &arithmetic;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    std::string name = i == 0 ? "a" : "b";
+    auto bound = binder.argument(args[i], c10::IntType::get(), c10::IntType::get(), std::nullopt);
+    if (!bound) return failure_at(node, FailureKind::bad_argument, bound.error().message, name);
+    step.arguments.push_back({name, std::move(*bound)});
+  }
+  return std::nullopt;
+}
+
 std::optional<NodeFailure> bind_output(const Node& node, const Binder& binder, ValueTemplate& output) {
   if (node.args().size() != 1)
     return failure_at(node, FailureKind::invalid_graph, "the output node takes exactly one value");
@@ -353,7 +372,9 @@ struct EagerInterpreter::Program {
       } else if (node->op() == OpCode::get_attr) {
         step.kind = Step::Kind::constant;
       } else {
+        const SymIntArithmetic* arithmetic = symint_arithmetic(node->target());
         failed = node->target() == getitem_target ? bind_getitem(*node, slots, step)
+                 : arithmetic                     ? bind_arithmetic(*node, *arithmetic, binder, step)
                                                   : bind_call(*node, binder, step);
       }
       if (failed) return failed;
@@ -420,6 +441,8 @@ struct EagerInterpreter::Program {
         return read_item(step, slots[step.source], value);
       case Step::Kind::call:
         return call(step, slots, value);
+      case Step::Kind::arithmetic:
+        return compute(step, slots, value);
     }
     return std::nullopt;
   }
@@ -438,6 +461,21 @@ struct EagerInterpreter::Program {
                         "getitem index " + std::to_string(step.item) + " is out of range for " +
                             std::to_string(size) + " values");
     value = items[static_cast<std::size_t>(index)];
+    return std::nullopt;
+  }
+
+  static std::optional<NodeFailure> compute(const Step& step, const std::vector<c10::IValue>& slots,
+                                            c10::IValue& value) {
+    std::int64_t operands[2] = {0, 0};
+    for (std::size_t i = 0; i < step.arguments.size(); ++i) {
+      auto bound = materialize(step.arguments[i].value, slots);
+      if (!bound)
+        return failure_at(*step.node, FailureKind::bad_argument, bound.error().message, step.arguments[i].name);
+      operands[i] = bound->toInt();
+    }
+    auto computed = apply_symint_arithmetic(*step.arithmetic, operands[0], operands[1]);
+    if (!computed) return failure_at(*step.node, FailureKind::exception, computed.error().message);
+    value = *computed;
     return std::nullopt;
   }
 

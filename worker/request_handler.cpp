@@ -90,7 +90,8 @@ protocol::WorkerReply RequestHandler::evaluate(const protocol::EvaluateRequest& 
   // The compiled graph keeps its constants for as long as it lives.
   RunArguments compiled_arguments = fresh_arguments(*loaded);
   auto start = Clock::now();
-  CompileResult compiled = (*chosen)->compile(loaded->document.graph, compiled_arguments.constants, BackendContext{eager_options});
+  CompileResult compiled = (*chosen)->compile(loaded->document.graph, compiled_arguments.constants,
+                                              BackendContext{eager_options, loaded->document.inputs});
   reply.compile_ms = ms_since(start);
   if (compiled.failure) {
     // Compiling may launch kernels too (autotuning): a broken one is the cause of what failed.

@@ -52,4 +52,19 @@ inline void build_ten_node_graph(Graph& graph) {
   REQUIRE(graph.size() == 10);
 }
 
+// A graph traced with dynamic shapes: x (float32[4, s0]) and s0 (a SymInt input, 6) -> x viewed as
+// [-((1 - s0 * 4) // 3), -3 % s0], which is [8, 3] with Python's floor division and modulo (and no
+// view of 24 elements with C++'s truncating ones).
+inline void build_symint_view_graph(Graph& graph) {
+  Node* x = placeholder(graph, "x");
+  Node* s0 = placeholder(graph, "s0");
+  Node* times = call(graph, "mul", "operator.mul", {ref(s0), 4});
+  Node* less = call(graph, "sub", "operator.sub", {1, ref(times)});
+  Node* divided = call(graph, "floordiv", "operator.floordiv", {ref(less), 3});
+  Node* rows = call(graph, "neg", "operator.neg", {ref(divided)});
+  Node* columns = call(graph, "mod", "operator.mod", {-3, ref(s0)});
+  Node* view = call(graph, "view", "aten::view", {ref(x), list({ref(rows), ref(columns)})});
+  output(graph, ref(view));
+}
+
 }  // namespace minifyd::test

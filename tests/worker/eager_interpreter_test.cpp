@@ -100,6 +100,35 @@ TEST_CASE("int[] and SymInt[] parameters", "[eager]") {
   CHECK(at::equal(run_unary("aten::expand", row, {list({4, -1})}), row.expand({4, 3})));
 }
 
+TEST_CASE("SymInt inputs and their arithmetic, as Python computes it", "[eager]") {
+  Graph graph;
+  build_symint_view_graph(graph);
+  at::Tensor x = sample({4, 6});
+  auto result = EagerInterpreter(graph).run(std::vector<c10::IValue>{x, std::int64_t{6}}, {});
+  INFO((result.failure ? result.failure->to_string() : std::string()));
+  REQUIRE(result.ok());
+  CHECK(at::equal(result.output.toTensor(), x.view({8, 3})));
+
+  SECTION("a division by zero fails naming the node") {
+    Graph zero;
+    Node* s0 = placeholder(zero, "s0");
+    output(zero, ref(call(zero, "floordiv", "operator.floordiv", {7, ref(s0)})));
+    auto failed = EagerInterpreter(zero).run(std::vector<c10::IValue>{std::int64_t{0}}, {});
+    REQUIRE_FALSE(failed.ok());
+    CHECK(failed.failure->node == "floordiv");
+    CHECK_THAT(failed.failure->message, Catch::Contains("operator.floordiv(7, 0): division by zero"));
+  }
+  SECTION("a tensor where an int belongs is a bad argument") {
+    Graph wrong;
+    Node* x0 = placeholder(wrong, "x");
+    output(wrong, ref(call(wrong, "neg", "operator.neg", {ref(x0)})));
+    auto failed = EagerInterpreter(wrong).run(std::vector<at::Tensor>{x}, {});
+    REQUIRE_FALSE(failed.ok());
+    CHECK(failed.failure->kind == FailureKind::bad_argument);
+    CHECK(failed.failure->argument == "a");
+  }
+}
+
 TEST_CASE("Tensor[] and Tensor?[] parameters", "[eager]") {
   at::Tensor x = sample({2, 3}), y = sample({1, 3});
   Graph graph;

@@ -100,6 +100,21 @@ int count_kind(torch::jit::Block* block, c10::Symbol kind) {
 
 }  // namespace
 
+TEST_CASE("SymInt inputs are ints and their arithmetic lowers to TorchScript's int operators", "[torchscript]") {
+  Graph graph;
+  build_symint_view_graph(graph);
+  at::Tensor x = sample({4, 6});
+  worker::BackendContext context;
+  context.inputs = {TensorMeta{}, SymIntInput{6}};
+  auto compiled = torchscript()->compile(graph, {}, context);
+  INFO((compiled.failure ? compiled.failure->to_string() : std::string()));
+  REQUIRE_FALSE(compiled.failure);
+  auto result = compiled.compiled->run({x, std::int64_t{6}});
+  INFO((result.failure ? result.failure->to_string() : std::string()));
+  REQUIRE(result.ok());
+  CHECK(at::equal(result.output.toTensor(), x.view({8, 3})));
+}
+
 TEST_CASE("an elementwise chain is fused and matches eager", "[torchscript]") {
   Graph graph;
   Node* x = placeholder(graph, "x");

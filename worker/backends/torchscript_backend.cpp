@@ -17,6 +17,7 @@
 #include <torch/csrc/jit/tensorexpr/kernel.h>
 
 #include "worker/graph_values.h"
+#include "worker/symint_arithmetic.h"
 #include "worker/torch_compat.h"
 
 namespace torch::jit {
@@ -53,7 +54,8 @@ struct LoweredGraph {
 
 class Lowering {
  public:
-  Lowering(const ConstantMap& constants, const EagerOptions& options) : constants_(constants), options_(options) {}
+  Lowering(const ConstantMap& constants, const BackendContext& context)
+      : constants_(constants), options_(context.eager_options), inputs_(context.inputs) {}
 
   // Fills `lowered` or says which node could not be lowered and why.
   std::optional<NodeFailure> lower(const Graph& graph, LoweredGraph& lowered) {
@@ -65,7 +67,10 @@ class Lowering {
           case OpCode::placeholder: failure = lower_placeholder(*node); break;
           case OpCode::get_attr: failure = lower_constant(*node); break;
           case OpCode::call_function:
-            failure = node->target() == getitem_target ? lower_getitem(*node) : lower_call(*node);
+            if (node->target() == getitem_target) failure = lower_getitem(*node);
+            else if (const SymIntArithmetic* arithmetic = symint_arithmetic(node->target()))
+              failure = lower_arithmetic(*node, *arithmetic);
+            else failure = lower_call(*node);
             break;
           case OpCode::output:
             failure = lower_output(*node);
@@ -85,9 +90,12 @@ class Lowering {
 
  private:
   std::optional<NodeFailure> lower_placeholder(const Node& node) {
+    std::size_t index = lowered_->placeholder_positions.size();
+    bool symint = index < inputs_.size() && std::holds_alternative<SymIntInput>(inputs_[index]);
     lowered_->placeholder_positions.push_back(lowered_->stack.size());
     lowered_->stack.emplace_back();
-    values_[&node] = {{add_input(node.name())}, false};
+    c10::TypePtr type = symint ? c10::TypePtr(c10::IntType::get()) : c10::TypePtr(c10::TensorType::get());
+    values_[&node] = {{add_input(node.name(), std::move(type))}, false};
     return std::nullopt;
   }
 
@@ -100,17 +108,46 @@ class Lowering {
       return failure_at(node, FailureKind::bad_input, "no constant named '" + node.target() + "' was given");
     auto [input, added] = constant_inputs_.try_emplace(node.target(), nullptr);
     if (added) {
-      input->second = add_input(node.name());
+      input->second = add_input(node.name(), c10::TensorType::get());
       lowered_->stack.emplace_back(found->second);
     }
     values_[&node] = {{input->second}, false};
     return std::nullopt;
   }
 
-  jit::Value* add_input(const std::string& name) {
+  jit::Value* add_input(const std::string& name, c10::TypePtr type) {
     jit::Value* input = lowered_->graph->addInput(name);
-    input->setType(c10::TensorType::get());
+    input->setType(std::move(type));
     return input;
+  }
+
+  // SymInt arithmetic becomes TorchScript's int operator of the same Python semantics.
+  std::optional<NodeFailure> lower_arithmetic(const Node& node, const SymIntArithmetic& arithmetic) {
+    const std::vector<Value>& args = node.args();
+    if (args.size() != arithmetic.arity || !node.kwargs().empty())
+      return failure_at(node, FailureKind::bad_argument,
+                        node.target() + " takes " + std::to_string(arithmetic.arity) + " positional ints");
+    std::vector<jit::Value*> operands;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+      auto operand = argument(args[i], c10::IntType::get(), c10::IntType::get(), std::nullopt);
+      if (operand && !(*operand)->type()->isSubtypeOf(*c10::IntType::get()))
+        operand = make_error(ErrorKind::invalid_input, "expects int, got " + (*operand)->type()->str());
+      if (!operand) return failure_at(node, FailureKind::bad_argument, operand.error().message, i == 0 ? "a" : "b");
+      operands.push_back(*operand);
+    }
+    std::string_view schema = arithmetic.torchscript_schema;
+    jit::Graph& graph = *lowered_->graph;
+    jit::Node* call =
+        graph.create(c10::Symbol::fromQualString(std::string(schema.substr(0, schema.find('.')))), operands, 1);
+    call->output()->setType(c10::IntType::get());
+    graph.insertNode(call)->setSourceRange(source_range(node));
+    const c10::FunctionSchema* chosen = call->maybeSchema();
+    if (!chosen || overload_name(*chosen) != schema)
+      return failure_at(node, FailureKind::bad_argument,
+                        "TorchScript resolves this node to " + (chosen ? overload_name(*chosen) : "no operator") +
+                            " instead of " + std::string(schema));
+    values_[&node] = {{call->output()}, false};
+    return std::nullopt;
   }
 
   std::optional<NodeFailure> lower_call(const Node& node) {
@@ -342,6 +379,7 @@ class Lowering {
 
   const ConstantMap& constants_;
   const EagerOptions& options_;
+  const std::vector<GraphInput>& inputs_;
   LoweredGraph* lowered_ = nullptr;
   std::unordered_map<const Node*, LoweredNode> values_;
   std::unordered_map<std::string, jit::Value*> constant_inputs_;
@@ -447,7 +485,7 @@ class TorchScriptBackend : public Backend {
   CompileResult compile(const Graph& graph, const ConstantMap& constants, const BackendContext& context) override {
     try {
       LoweredGraph lowered;
-      Lowering lowering(constants, context.eager_options);
+      Lowering lowering(constants, context);
       if (auto failure = lowering.lower(graph, lowered)) return {nullptr, std::move(failure)};
       return {std::make_unique<TorchScriptCompiledGraph>(graph, std::move(lowered), warmup_), std::nullopt};
     } catch (const std::exception& error) {

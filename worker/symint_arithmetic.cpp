@@ -1,0 +1,62 @@
+#include "worker/symint_arithmetic.h"
+
+#include <array>
+#include <limits>
+#include <string>
+
+namespace minifyd::worker {
+namespace {
+
+constexpr std::array<SymIntArithmetic, 6> table = {{
+    {SymIntArithmetic::Op::add, "operator.add", "aten::add.int", 2},
+    {SymIntArithmetic::Op::sub, "operator.sub", "aten::sub.int", 2},
+    {SymIntArithmetic::Op::mul, "operator.mul", "aten::mul.int", 2},
+    {SymIntArithmetic::Op::floordiv, "operator.floordiv", "aten::floordiv.int", 2},
+    {SymIntArithmetic::Op::mod, "operator.mod", "aten::remainder.int", 2},
+    {SymIntArithmetic::Op::neg, "operator.neg", "aten::neg.int", 1},
+}};
+
+Error overflow(const SymIntArithmetic& arithmetic, std::int64_t a, std::int64_t b) {
+  return make_error(ErrorKind::invalid_input, std::string(arithmetic.target) + "(" + std::to_string(a) +
+                                                  (arithmetic.arity == 2 ? ", " + std::to_string(b) : "") +
+                                                  ") does not fit in a 64-bit int");
+}
+
+}  // namespace
+
+const SymIntArithmetic* symint_arithmetic(std::string_view target) {
+  for (const SymIntArithmetic& arithmetic : table)
+    if (arithmetic.target == target) return &arithmetic;
+  return nullptr;
+}
+
+Expected<std::int64_t> apply_symint_arithmetic(const SymIntArithmetic& arithmetic, std::int64_t a, std::int64_t b) {
+  using Op = SymIntArithmetic::Op;
+  std::int64_t result = 0;
+  bool overflowed = false;
+  switch (arithmetic.op) {
+    case Op::add: overflowed = __builtin_add_overflow(a, b, &result); break;
+    case Op::sub: overflowed = __builtin_sub_overflow(a, b, &result); break;
+    case Op::mul: overflowed = __builtin_mul_overflow(a, b, &result); break;
+    case Op::neg: overflowed = __builtin_sub_overflow(std::int64_t{0}, a, &result); break;
+    case Op::floordiv:
+    case Op::mod: {
+      if (b == 0)
+        return make_error(ErrorKind::invalid_input,
+                          std::string(arithmetic.target) + "(" + std::to_string(a) + ", 0): division by zero");
+      if (a == std::numeric_limits<std::int64_t>::min() && b == -1) return overflow(arithmetic, a, b);
+      std::int64_t quotient = a / b, remainder = a % b;
+      // C++ truncates toward zero; Python floors, so the remainder takes the divisor's sign.
+      if (remainder != 0 && ((remainder < 0) != (b < 0))) {
+        quotient -= 1;
+        remainder += b;
+      }
+      result = arithmetic.op == Op::floordiv ? quotient : remainder;
+      break;
+    }
+  }
+  if (overflowed) return overflow(arithmetic, a, b);
+  return result;
+}
+
+}  // namespace minifyd::worker
