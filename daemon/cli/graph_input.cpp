@@ -81,6 +81,9 @@ Expected<std::map<std::string, std::string>> origin_backend_options(const std::f
 }
 
 Expected<void> add_origin_options(EvaluationSpec& spec, const std::filesystem::path& dir) {
+  // They are the torch.compile run's configuration (torch._inductor.config.X): another backend has none.
+  auto program = worker_program_for(spec.backend);
+  if (!program || *program != WorkerProgram::python) return {};
   auto options = origin_backend_options(dir);
   if (!options) return options.error();
   for (auto& [key, value] : *options) spec.backend_options.emplace(key, std::move(value));  // the user's win

@@ -58,7 +58,8 @@ Expected<std::filesystem::path> graph_dir_importing_to_temporary(const std::stri
 // dir/origin.json's backend options; none when the directory has no origin.json.
 Expected<std::map<std::string, std::string>> origin_backend_options(const std::filesystem::path& dir);
 
-// `spec` with the backend options of dir's origin.json added where the user gave none of the same key.
+// `spec` with the backend options of dir's origin.json added where the user gave none of the same key,
+// when its backend is a torch.compile one (the options are that run's configuration).
 Expected<void> add_origin_options(EvaluationSpec& spec, const std::filesystem::path& dir);
 
 }  // namespace minifyd::cli

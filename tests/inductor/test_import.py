@@ -194,7 +194,8 @@ torch.compile(f, dynamic=True)(torch.randn(8, 4), torch.randn(3))
 def import_symint(env):
     """The launcher of a dynamic-shape graph minifies to the relu and keeps its SymInt inputs, the one
     the view's shape is computed from (8, x's first size) among them, where PyTorch's minifier drops
-    them; the result validates."""
+    them; the result validates. The imported graph (its view's size an operator.mul of a SymInt)
+    passes under the C++ backends, which have no injected bug."""
     run_dir = os.path.join(env.work, "user-run")
     shutil.rmtree(run_dir, ignore_errors=True)
     os.makedirs(run_dir)
@@ -216,6 +217,11 @@ def import_symint(env):
     expect(8 in symints, f"the minimized graph's SymInt inputs are {symints}: the view's (8) is gone")
     done = subprocess.run([env.minify, "validate", out], capture_output=True, text=True)
     expect(done.returncode == EXIT_OK, f"minify validate {out}: {done.stdout}{done.stderr}")
+    original = os.path.join(out, "original")
+    expect("operator.mul" in [n["target"] for n in call_nodes(original)], f"{original} computes no SymInt product")
+    for backend in ("eager", "torchscript"):
+        code, result, stderr = env.minify_cmd("query", original, "--backend", backend)
+        expect(code == EXIT_OK, f"minify query {original} --backend {backend}: exit {code}, {result}\n{stderr[-2000:]}")
 
 
 SCENARIOS = {"import_checkpoint": import_checkpoint, "import_torch20": import_torch20,
