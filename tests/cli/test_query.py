@@ -85,6 +85,27 @@ def test_backends_pass(minify, faulty, work):
             expect(code == 0 and result["verdict"] == {"status": "pass"}, f"{backend} {mode}: {result}")
 
 
+# An elementwise chain as a new user's model has them: torchscript runs it as a scripted function
+# runs in PyTorch (no CPU fusion unless asked), so it passes as eager does, not as a hang.
+CHAIN_OPS = (torch.sin, torch.tanh, torch.sigmoid, lambda x: torch.clamp(x, -1, 1), torch.exp, lambda x: x * 1.01,
+             lambda x: x + 0.1, lambda x: x - 0.05)
+
+
+def elementwise_chain(x):
+    for i in range(200):
+        x = torch.relu(x) if i == 100 else CHAIN_OPS[i % len(CHAIN_OPS)](x)
+    return (x,)
+
+
+def test_torchscript_chain(minify, faulty, work):
+    graph = os.path.join(work, "chain")
+    shutil.rmtree(graph, ignore_errors=True)
+    export_fx.export(elementwise_chain, [torch.randn(64, 64)], graph)
+    for backend in ("eager", "torchscript"):
+        code, result = query(minify, graph, "--backend", backend, "--timeout", "20")
+        expect(code == 0 and result["verdict"] == {"status": "pass"}, f"{backend}: exit {code}: {result}")
+
+
 def test_check_str(minify, faulty, work):
     graph = export(with_relu, os.path.join(work, "relu"))
     backend = ["--backend", f"plugin:{faulty}", "--backend-opt", "fault=throw"]
@@ -144,7 +165,7 @@ def test_bad_input(minify, faulty, work):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--case", required=True, help="a fault name, or backends_pass, check_str, several_faults, nan, bad_input")
+    parser.add_argument("--case", required=True, help="a fault name, or backends_pass, torchscript_chain, check_str, several_faults, nan, bad_input")
     parser.add_argument("--minify", required=True)
     parser.add_argument("--faulty", required=True, help="the faulty plugin")
     parser.add_argument("--work", required=True)

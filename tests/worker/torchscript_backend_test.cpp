@@ -115,7 +115,19 @@ TEST_CASE("SymInt inputs are ints and their arithmetic lowers to TorchScript's i
   CHECK(at::equal(result.output.toTensor(), x.view({8, 3})));
 }
 
-TEST_CASE("an elementwise chain is fused and matches eager", "[torchscript]") {
+// How many fusion groups the plan of the graph's warm run holds, compiled with these options.
+int fusion_groups(const Graph& graph, const std::vector<at::Tensor>& inputs, const worker::BackendOptions& options) {
+  // The executor keeps the plan it ran only while it lives.
+  auto compiled = torchscript(options)->compile(graph, {}, {});
+  REQUIRE(compiled.compiled);
+  REQUIRE(compiled.compiled->run(std::vector<c10::IValue>(inputs.begin(), inputs.end())).ok());
+  std::shared_ptr<torch::jit::Graph> optimised = torch::jit::lastExecutedOptimizedGraph();
+  REQUIRE(optimised);
+  INFO(*optimised);
+  return count_kind(optimised->block(), c10::Symbol::fromQualString("prim::TensorExprGroup"));
+}
+
+TEST_CASE("an elementwise chain on CPU is fused with cpu_fusion=1 only, as PyTorch does", "[torchscript]") {
   Graph graph;
   Node* x = placeholder(graph, "x");
   Node* y = placeholder(graph, "y");
@@ -127,14 +139,16 @@ TEST_CASE("an elementwise chain is fused and matches eager", "[torchscript]") {
   std::vector<at::Tensor> inputs{sample({4, 8}) - 10, sample({4, 8}) * 0.5};
   check_against_eager(graph, inputs);
 
-  // The executor keeps the plan it ran only while it lives.
-  auto compiled = torchscript()->compile(graph, {}, {});
-  REQUIRE(compiled.compiled);
-  REQUIRE(compiled.compiled->run(std::vector<c10::IValue>(inputs.begin(), inputs.end())).ok());
-  std::shared_ptr<torch::jit::Graph> optimised = torch::jit::lastExecutedOptimizedGraph();
-  REQUIRE(optimised);
-  INFO(*optimised);
-  CHECK(count_kind(optimised->block(), c10::Symbol::fromQualString("prim::TensorExprGroup")) >= 1);
+  CHECK(fusion_groups(graph, inputs, {}) == 0);
+  CHECK(fusion_groups(graph, inputs, {{"cpu_fusion", "1"}}) >= 1);
+  // The switch is the graph's: a backend without it, in the same process, fuses nothing after one with it.
+  CHECK(fusion_groups(graph, inputs, {{"cpu_fusion", "0"}}) == 0);
+  auto fused = torchscript({{"cpu_fusion", "1"}})->compile(graph, {}, {});
+  REQUIRE(fused.compiled);
+  auto result = fused.compiled->run(std::vector<c10::IValue>(inputs.begin(), inputs.end()));
+  REQUIRE(result.ok());
+  auto eager = worker::EagerInterpreter(graph).run(inputs, {});
+  check_same(eager.output, result.output, false);
 }
 
 TEST_CASE("kwargs bind by name and numbers passed as tensors stay scalars", "[torchscript]") {
@@ -304,8 +318,9 @@ TEST_CASE("missing inputs and constants are failures", "[torchscript][failure]")
   CHECK(too_few.failure->kind == FailureKind::bad_input);
 }
 
-TEST_CASE("the warmup option", "[torchscript]") {
-  CHECK(worker::make_torchscript_backend({{"warmup", "0"}}).has_value());
+TEST_CASE("the warmup and cpu_fusion options", "[torchscript]") {
+  CHECK(worker::make_torchscript_backend({{"warmup", "0"}, {"cpu_fusion", "true"}}).has_value());
+  CHECK_FALSE(worker::make_torchscript_backend({{"cpu_fusion", "yes"}}).has_value());
   CHECK_FALSE(worker::make_torchscript_backend({{"warmup", "-1"}}).has_value());
   CHECK_FALSE(worker::make_torchscript_backend({{"warmup", "two"}}).has_value());
   CHECK_FALSE(worker::make_torchscript_backend({{"warm", "2"}}).has_value());

@@ -22,8 +22,9 @@
 
 namespace torch::jit {
 // The fusers' CPU switch. Its header (torch/csrc/jit/codegen/fuser/interface.h) is missing from
-// Debian's libtorch-dev; LibTorch 1.13 and 2.x both export the function with this declaration.
+// Debian's libtorch-dev; LibTorch 1.13 and 2.x both export the functions with these declarations.
 TORCH_API void overrideCanFuseOnCPU(bool value);
+TORCH_API bool canFuseOnCPU();
 }  // namespace torch::jit
 
 namespace minifyd::worker {
@@ -387,6 +388,34 @@ class Lowering {
 
 // ---- running -----------------------------------------------------------------------------------
 
+// CPU fusion, which PyTorch leaves off, is a backend option: the fuser decides while the executor
+// optimises, that is in the warm-up runs, so each graph sets it for its own runs (one worker may
+// serve backends with and without it). Without LLVM (Debian's build) NNC runs fused CPU kernels in
+// its IR interpreter, orders of magnitude slower than eager, rather than refusing them.
+class CpuFusionScope {
+ public:
+  explicit CpuFusionScope(bool enabled)
+      : can_fuse_(jit::canFuseOnCPU()), must_use_llvm_(jit::tensorexpr::getTEMustUseLLVMOnCPU()) {
+    jit::overrideCanFuseOnCPU(enabled);
+    if (enabled) jit::tensorexpr::getTEMustUseLLVMOnCPU() = false;
+  }
+  ~CpuFusionScope() {
+    jit::overrideCanFuseOnCPU(can_fuse_);
+    jit::tensorexpr::getTEMustUseLLVMOnCPU() = must_use_llvm_;
+  }
+  CpuFusionScope(const CpuFusionScope&) = delete;
+  CpuFusionScope& operator=(const CpuFusionScope&) = delete;
+
+ private:
+  bool can_fuse_;
+  bool must_use_llvm_;
+};
+
+struct TorchScriptOptions {
+  std::size_t warmup = 0;  // the profiled runs, then the run that builds the optimised plan
+  bool cpu_fusion = false;
+};
+
 // A copy with the same sizes, strides, dtype, device and requires_grad, so the profiling executor
 // records the same types, while in-place ops in warm-up runs leave the real inputs alone.
 c10::IValue warmup_copy(const c10::IValue& value) {
@@ -402,8 +431,9 @@ c10::IValue warmup_copy(const c10::IValue& value) {
 
 class TorchScriptCompiledGraph : public CompiledGraph {
  public:
-  TorchScriptCompiledGraph(const Graph& graph, LoweredGraph lowered, std::size_t warmup)
-      : graph_(graph), lowered_(std::move(lowered)), executor_(lowered_.graph, "minifyd_graph"), warmup_left_(warmup) {}
+  TorchScriptCompiledGraph(const Graph& graph, LoweredGraph lowered, const TorchScriptOptions& options)
+      : graph_(graph), lowered_(std::move(lowered)), executor_(lowered_.graph, "minifyd_graph"),
+        warmup_left_(options.warmup), cpu_fusion_(options.cpu_fusion) {}
 
   EagerResult run(const std::vector<c10::IValue>& inputs) override {
     EagerResult result;
@@ -416,6 +446,7 @@ class TorchScriptCompiledGraph : public CompiledGraph {
       result.failure = std::move(failure);
       return result;
     }
+    CpuFusionScope fusion(cpu_fusion_);
     try {
       // The profiling executor profiles the first runs, then optimises and fuses on the next:
       // the warm-up runs make the measured run execute the optimised plan.
@@ -460,25 +491,21 @@ class TorchScriptCompiledGraph : public CompiledGraph {
   LoweredGraph lowered_;
   jit::GraphExecutor executor_;
   std::size_t warmup_left_;
+  bool cpu_fusion_;
 };
 
-// What a scripted function gets in PyTorch (the profiling executor, optimisation on, the NNC
-// fuser), plus CPU fusion, which PyTorch leaves off, so that CPU-only graphs are compiled too.
-// These are process-wide switches; the worker runs nothing else through TorchScript.
+// What a scripted function gets in PyTorch: the profiling executor, optimisation on, the NNC fuser
+// (which fuses on a GPU). Process-wide switches; the worker runs nothing else through TorchScript.
 void enable_optimising_executor() {
   jit::getExecutorMode() = true;
   jit::getProfilingMode() = true;
   jit::setGraphExecutorOptimize(true);
   jit::setTensorExprFuserEnabled(true);
-  jit::overrideCanFuseOnCPU(true);
-  // Without LLVM (Debian's build) NNC compiles CPU kernels to its IR interpreter instead of
-  // refusing them; builds with LLVM still use LLVM.
-  jit::tensorexpr::getTEMustUseLLVMOnCPU() = false;
 }
 
 class TorchScriptBackend : public Backend {
  public:
-  explicit TorchScriptBackend(std::size_t warmup) : warmup_(warmup) { enable_optimising_executor(); }
+  explicit TorchScriptBackend(TorchScriptOptions options) : options_(options) { enable_optimising_executor(); }
 
   std::string name() const override { return "torchscript"; }
 
@@ -487,7 +514,7 @@ class TorchScriptBackend : public Backend {
       LoweredGraph lowered;
       Lowering lowering(constants, context);
       if (auto failure = lowering.lower(graph, lowered)) return {nullptr, std::move(failure)};
-      return {std::make_unique<TorchScriptCompiledGraph>(graph, std::move(lowered), warmup_), std::nullopt};
+      return {std::make_unique<TorchScriptCompiledGraph>(graph, std::move(lowered), options_), std::nullopt};
     } catch (const std::exception& error) {
       return {nullptr, exception_failure(nullptr, &error)};
     } catch (...) {
@@ -496,7 +523,7 @@ class TorchScriptBackend : public Backend {
   }
 
  private:
-  std::size_t warmup_;
+  TorchScriptOptions options_;
 };
 
 Expected<std::size_t> parse_count(const std::string& name, const std::string& text) {
@@ -513,19 +540,33 @@ Expected<std::size_t> parse_count(const std::string& name, const std::string& te
   return static_cast<std::size_t>(count);
 }
 
+Expected<bool> parse_switch(const std::string& name, const std::string& text) {
+  if (text == "1" || text == "true") return true;
+  if (text == "0" || text == "false") return false;
+  return make_error(ErrorKind::invalid_input,
+                    "torchscript backend option " + name + ": expects 1 or 0, got '" + text + "'");
+}
+
 }  // namespace
 
 Expected<std::unique_ptr<Backend>> make_torchscript_backend(const BackendOptions& options) {
-  // The profiled runs, then the run that builds the optimised plan.
-  std::size_t warmup = jit::getNumProfiledRuns() + 1;
+  TorchScriptOptions parsed;
+  parsed.warmup = jit::getNumProfiledRuns() + 1;
   for (const auto& [name, value] : options) {
-    if (name != "warmup")
-      return make_error(ErrorKind::invalid_input, "torchscript backend: unknown option '" + name + "' (warmup)");
-    auto count = parse_count(name, value);
-    if (!count) return count.error();
-    warmup = *count;
+    if (name == "warmup") {
+      auto count = parse_count(name, value);
+      if (!count) return count.error();
+      parsed.warmup = *count;
+    } else if (name == "cpu_fusion") {
+      auto enabled = parse_switch(name, value);
+      if (!enabled) return enabled.error();
+      parsed.cpu_fusion = *enabled;
+    } else {
+      return make_error(ErrorKind::invalid_input,
+                        "torchscript backend: unknown option '" + name + "' (warmup, cpu_fusion)");
+    }
   }
-  return std::unique_ptr<Backend>(std::make_unique<TorchScriptBackend>(warmup));
+  return std::unique_ptr<Backend>(std::make_unique<TorchScriptBackend>(parsed));
 }
 
 }  // namespace minifyd::worker

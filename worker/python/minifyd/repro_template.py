@@ -167,20 +167,22 @@ def _accuracy_failure(load, compiled, strict):
     return None
 
 
-def _enable_optimising_executor():
-    # As the worker's torchscript backend: the profiling executor, with the TensorExpr fuser on CPU too.
+def _enable_optimising_executor(options):
+    # As the worker's torchscript backend: what a scripted function gets (the profiling executor, the
+    # TensorExpr fuser, which fuses on a GPU), and CPU fusion only with its option cpu_fusion=1.
     torch._C._jit_set_profiling_executor(True)
     torch._C._set_graph_executor_optimize(True)
     torch._C._jit_set_texpr_fuser_enabled(True)
-    torch._C._jit_override_can_fuse_on_cpu(True)
-    # Without LLVM (Debian's build) NNC compiles CPU kernels to its IR interpreter instead of
-    # refusing them; builds with LLVM still use LLVM.
-    torch._C._jit_set_te_must_use_llvm_cpu(False)
+    if options.get("cpu_fusion") in ("1", "true"):
+        torch._C._jit_override_can_fuse_on_cpu(True)
+        # Without LLVM (Debian's build) NNC runs fused CPU kernels in its IR interpreter (slow)
+        # instead of refusing them; builds with LLVM still use LLVM.
+        torch._C._jit_set_te_must_use_llvm_cpu(False)
 
 
 def _torchscript(graph_dir, gm, inputs, options):
     """The outputs of gm on inputs, compiled with TorchScript and run until optimised."""
-    _enable_optimising_executor()
+    _enable_optimising_executor(options)
     try:
         module = torch.jit.script(gm)
         print("compiled with torch.jit.script")
