@@ -227,7 +227,7 @@ def main():
     daemon = Daemon(tools, os.path.join(work, "state"), "--workers", "2", "--max-running-jobs", "2").start()
     try:
         checked = replay(daemon, tools, graph, work)
-        print(f"{checked} example messages of docs/daemon.md match the daemon's")
+        print(f"{checked} messages of the daemon matched docs/daemon.md's")
         daemon.process.wait(120)  # the document's last request is a shutdown
     except AssertionError:
         print(f"minifyd's log:\n{daemon.log()}")

@@ -67,7 +67,7 @@ TEST_CASE("a request with a field missing or mistyped is refused, naming the fie
   CHECK(refused({{"type", "status"}, {"job", "seven"}}) == "job: expected an int, got a string");
   CHECK(refused({{"type", "result"}, {"job", 1}}) == "missing field 'out'");
   CHECK(refused({{"type", "submit"}, {"graph_dir", "/g"}}) == "missing field 'spec'");
-  CHECK(refused({{"type", "submit"}, {"graph_dir", "/g"}, {"spec", {}}, {"priority", true}}) ==
+  CHECK(refused({{"type", "submit"}, {"graph_dir", "/g"}, {"spec", nlohmann::json::object()}, {"priority", true}}) ==
         "priority: expected an int, got a bool");
   CHECK(refused({{"type", "query"}, {"graph_dir", 3}, {"evaluation", {}}}) == "graph_dir: expected a string, got an int");
 }
