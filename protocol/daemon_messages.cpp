@@ -2,8 +2,10 @@
 #include "protocol/daemon_messages.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "common/json_view.h"
+#include "protocol/daemon_requests.h"
 #include "protocol/json_nesting.h"
 
 namespace minifyd::protocol {
@@ -29,11 +31,16 @@ std::string known_types() {
   return list;
 }
 
+template <std::size_t... index>
+std::vector<std::string> request_types(std::index_sequence<index...>) {
+  return {std::variant_alternative_t<index, TypedDaemonRequest>::type...};
+}
+
 }  // namespace
 
 const std::vector<std::string>& daemon_request_types() {
-  static const std::vector<std::string> types = {"submit", "status", "list",  "watch",   "result",
-                                                 "cancel", "query",  "stats", "shutdown"};
+  static const std::vector<std::string> types =
+      request_types(std::make_index_sequence<std::variant_size_v<TypedDaemonRequest>>());
   return types;
 }
 
@@ -113,15 +120,23 @@ nlohmann::json error_reply(const Error& error, const nlohmann::json& tag) {
   return reply;
 }
 
+nlohmann::json ok_reply(nlohmann::json body, const nlohmann::json& tag) {
+  body["ok"] = true;
+  if (!tag.is_null()) body["tag"] = tag;
+  return body;
+}
+
 bool is_reply(const nlohmann::json& message) { return message.is_object() && message.contains("ok"); }
 
 Expected<nlohmann::json> reply_value(nlohmann::json reply) {
   if (!is_reply(reply) || !reply["ok"].is_boolean())
     return make_error(ErrorKind::io, "minifyd sent a malformed reply: " + excerpt(reply.dump(), 200));
   if (reply["ok"].get<bool>()) return reply;
-  const nlohmann::json& error = reply["error"];
-  std::string kind = error.is_object() ? error.value("kind", std::string("io")) : "io";
-  std::string message = error.is_object() ? error.value("message", std::string("no message")) : error.dump();
+  std::string kind, message;
+  auto error = JsonView(reply).field("error");
+  auto read = error ? error->read("kind", kind) : Expected<void>(error.error());
+  if (read) read = error->read("message", message);
+  if (!read) return make_error(ErrorKind::io, "minifyd sent a malformed error reply: " + read.error().message);
   return make_error(parse_error_kind(kind), message);
 }
 

@@ -1,7 +1,8 @@
-// The client <-> minifyd socket protocol (docs/daemon.md), data only: JSON lines. The daemon greets
+// The client <-> minifyd socket protocol's envelope (docs/daemon.md): JSON lines. The daemon greets
 // each connection; each request is an object with a "type" (and an optional "tag" that its reply
 // echoes); each reply has "ok", and "error": {"kind", "message"} when it is false; `watch` then
-// streams objects with an "event" field on the same connection.
+// streams objects with an "event" field on the same connection. The messages inside the envelope:
+// daemon_requests.h, daemon_replies.h, job_events.h.
 #pragma once
 
 #include <cstddef>
@@ -55,9 +56,13 @@ Expected<DaemonRequest> decode_daemon_request(std::string_view line);
 nlohmann::json request_tag(const nlohmann::json& request);
 // {"ok": false, "error": {"kind": ..., "message": ...}}, and "tag" unless `tag` is null.
 nlohmann::json error_reply(const Error& error, const nlohmann::json& tag = nullptr);
+// A reply's encoded body (an object) with "ok": true, and "tag" unless `tag` is null.
+nlohmann::json ok_reply(nlohmann::json body, const nlohmann::json& tag = nullptr);
 // Whether a message the daemon sends is a reply (it has "ok") rather than a streamed event.
 bool is_reply(const nlohmann::json& message);
-// A reply's value: the reply itself when ok, an Error with its kind and message otherwise.
+// A reply's value: the reply itself when ok, an Error with its kind and message otherwise. A reply
+// without a boolean "ok", or a failed one without a string kind and message, is an io error naming
+// what is wrong.
 Expected<nlohmann::json> reply_value(nlohmann::json reply);
 
 }  // namespace minifyd::protocol

@@ -16,6 +16,7 @@
 #include "daemon/cli/graph_input.h"
 #include "daemon/cli/progress_line.h"
 #include "daemon/cli/search_spec_options.h"
+#include "protocol/daemon_requests.h"
 
 namespace minifyd::cli {
 namespace {
@@ -34,17 +35,33 @@ struct SubmitOptions {
   bool wait = false;
 };
 
+// "N/S nodes, Q queries" of a job's last event; nothing before its first, or for an end event
+// without the run's summary.
+std::string progress_text(const protocol::JobEvent& event) {
+  auto text = [](std::size_t nodes, std::size_t start_nodes, std::size_t queries) {
+    return std::to_string(nodes) + "/" + std::to_string(start_nodes) + " nodes, " + std::to_string(queries) +
+           " queries";
+  };
+  if (const auto* progress = std::get_if<protocol::ProgressEvent>(&event))
+    return text(progress->nodes, progress->start_nodes, progress->queries);
+  const auto& summary = std::get<protocol::EndEvent>(event).summary;
+  return summary ? text(summary->shape.nodes, summary->start_nodes, summary->totals.queries) : std::string();
+}
+
 // One line about a job, for status and list.
-std::string job_line(const nlohmann::json& job) {
-  std::string line = "job " + std::to_string(job.value("id", std::int64_t{0})) + "  " + job.value("state", std::string());
-  if (job.contains("progress") && job["progress"].is_object()) {
-    const nlohmann::json& progress = job["progress"];
-    line += "  " + std::to_string(progress.value("nodes", 0)) + "/" + std::to_string(progress.value("start_nodes", 0)) +
-            " nodes, " + std::to_string(progress.value("queries", 0)) + " queries";
-  }
-  if (job.value("priority", 0) != 0) line += "  priority " + std::to_string(job.value("priority", 0));
-  if (job.contains("error")) line += "  (" + job.value("error", std::string()) + ")";
-  return line + "  " + job.value("graph", std::string());
+std::string job_line(const protocol::JobInfo& job) {
+  std::string line = "job " + std::to_string(job.id) + "  " + job.state;
+  if (job.progress)
+    if (std::string progress = progress_text(*job.progress); !progress.empty()) line += "  " + progress;
+  if (job.priority != 0) line += "  priority " + std::to_string(job.priority);
+  if (job.error) line += "  (" + *job.error + ")";
+  return line + "  " + job.graph;
+}
+
+nlohmann::json jobs_json(const std::vector<protocol::JobInfo>& jobs) {
+  nlohmann::json array = nlohmann::json::array();
+  for (const protocol::JobInfo& job : jobs) array.push_back(protocol::encode(job));
+  return array;
 }
 
 int exit_code_of_state(const std::string& state) { return state == "done" ? exit_ok : exit_failed; }
@@ -52,47 +69,54 @@ int exit_code_of_state(const std::string& state) { return state == "done" ? exit
 // Follows a job's events until it ends: a live line on a terminal, else one line per event
 // (JSON with --json). Returns the final state.
 Expected<std::string> follow(transport::DaemonClient& client, std::int64_t id, bool json) {
-  auto watching = client.request(nlohmann::json{{"type", "watch"}, {"job", id}});
+  auto watching = client.ask(protocol::WatchRequest{id});
   if (!watching) return watching.error();
   bool live = !json && ::isatty(STDERR_FILENO);
   std::optional<ProgressLine> line;
   if (live) line.emplace(stderr);
   std::size_t printed_nodes = 0;  // without a terminal, a line per reduction
   while (true) {
-    auto event = client.next_message();
+    auto event = client.next_event();
     if (!event) return event.error().with_context("watching job " + std::to_string(id));
-    std::string kind = event->value("event", std::string());
-    if (json) std::cout << event->dump() << std::endl;
-    if (kind == "progress") {
-      std::string strategy = event->value("strategy", std::string());
-      search::SearchProgress progress{strategy,
-                                      event->value("granularity", std::size_t{0}),
-                                      event->value("nodes", std::size_t{0}),
-                                      event->value("start_nodes", std::size_t{0}),
-                                      event->value("queries", std::size_t{0}),
-                                      event->value("cache_hits", std::size_t{0})};
+    if (json) std::cout << protocol::encode(*event).dump() << std::endl;
+    if (const auto* progress = std::get_if<protocol::ProgressEvent>(&*event)) {
+      search::SearchProgress figures{progress->strategy, progress->granularity, progress->nodes,
+                                     progress->start_nodes, progress->queries,   progress->cache_hits};
       if (line) {
-        line->draw(progress, event->value("elapsed_seconds", 0.0));
-      } else if (!json && progress.nodes != printed_nodes) {
-        printed_nodes = progress.nodes;
-        std::cout << "job " << id << ": " << progress.nodes << "/" << progress.start_nodes << " nodes, "
-                  << progress.queries << " queries, " << (strategy.empty() ? "checking" : strategy) << std::endl;
+        line->draw(figures, progress->elapsed_seconds);
+      } else if (!json && progress->nodes != printed_nodes) {
+        printed_nodes = progress->nodes;
+        std::cout << "job " << id << ": " << progress->nodes << "/" << progress->start_nodes << " nodes, "
+                  << progress->queries << " queries, " << (progress->strategy.empty() ? "checking" : progress->strategy)
+                  << std::endl;
       }
-    } else if (kind == "end") {
-      if (line) line->finish();
-      std::string state = event->value("state", std::string());
-      if (!json) {
-        std::cout << "job " << id << ": " << state;
-        if (event->contains("nodes"))
-          std::cout << ", " << event->value("start_nodes", 0) << " -> " << event->value("nodes", 0) << " nodes in "
-                    << event->value("queries", 0) << " queries";
-        if (event->contains("error")) std::cout << ": " << event->value("error", std::string());
-        if (event->contains("message")) std::cout << ": " << event->value("message", std::string());
-        std::cout << std::endl;
-      }
-      return state;
+      continue;
     }
+    const auto& end = std::get<protocol::EndEvent>(*event);
+    if (line) line->finish();
+    if (!json) {
+      std::cout << "job " << id << ": " << end.state;
+      if (end.summary)
+        std::cout << ", " << end.summary->start_nodes << " -> " << end.summary->shape.nodes << " nodes in "
+                  << end.summary->totals.queries << " queries";
+      if (end.error) std::cout << ": " << *end.error;
+      if (end.message) std::cout << ": " << *end.message;
+      std::cout << std::endl;
+    }
+    return end.state;
   }
+}
+
+// Sends `request` and prints its reply: as JSON with --json, else as `text` does.
+template <class Request, class Text>
+int request_and_print(const DaemonOptions& daemon, const Request& request, Text text) {
+  auto client = daemon.connect();
+  if (!client) return daemon.fail(Request::type, client.error());
+  auto reply = client->ask(request);
+  if (!reply) return daemon.fail(Request::type, reply.error());
+  if (daemon.json) std::cout << protocol::encode(*reply).dump() << "\n";
+  else text(*reply);
+  return exit_ok;
 }
 
 int submit(const SubmitOptions& options) {
@@ -107,7 +131,7 @@ int submit(const SubmitOptions& options) {
   if (!client) return options.daemon.fail(name, client.error());
   auto id = submit_job(*client, *spec, options.priority);
   if (!id) return options.daemon.fail(name, id.error());
-  if (options.daemon.json) std::cout << nlohmann::json{{"id", *id}}.dump() << std::endl;
+  if (options.daemon.json) std::cout << protocol::encode(protocol::SubmitReply{*id}).dump() << std::endl;
   else std::cout << *id << std::endl;
   if (!options.wait) return exit_ok;
   auto state = follow(*client, *id, options.daemon.json);
@@ -118,35 +142,32 @@ int submit(const SubmitOptions& options) {
 int status(const JobOptions& options) {
   auto client = options.daemon.connect();
   if (!client) return options.daemon.fail("status", client.error());
-  nlohmann::json request{{"type", "status"}};
-  if (options.id > 0) request["job"] = options.id;
-  auto reply = client->request(request);
+  protocol::StatusRequest request;
+  if (options.id > 0) request.job = options.id;
+  auto reply = client->ask(request);
   if (!reply) return options.daemon.fail("status", reply.error());
-  if (options.id > 0) {
-    const nlohmann::json& job = (*reply)["job"];
-    if (options.daemon.json) std::cout << job.dump() << "\n";
-    else std::cout << job_line(job) << "\n";
+  if (reply->job) {
+    if (options.daemon.json) std::cout << protocol::encode(*reply->job).dump() << "\n";
+    else std::cout << job_line(*reply->job) << "\n";
     return exit_ok;
   }
   if (options.daemon.json) {
-    std::cout << (*reply)["jobs"].dump() << "\n";
+    std::cout << jobs_json(reply->jobs).dump() << "\n";
     return exit_ok;
   }
-  for (const nlohmann::json& job : (*reply)["jobs"]) {
-    std::string state = job.value("state", std::string());
-    if (state == "queued" || state == "running") std::cout << job_line(job) << "\n";
-  }
+  for (const protocol::JobInfo& job : reply->jobs)
+    if (job.state == "queued" || job.state == "running") std::cout << job_line(job) << "\n";
   return exit_ok;
 }
 
 int list(const JobOptions& options) {
   auto client = options.daemon.connect();
   if (!client) return options.daemon.fail("list", client.error());
-  auto reply = client->request(nlohmann::json{{"type", "list"}});
+  auto reply = client->ask(protocol::ListRequest{});
   if (!reply) return options.daemon.fail("list", reply.error());
-  if (options.daemon.json) std::cout << (*reply)["jobs"].dump() << "\n";
+  if (options.daemon.json) std::cout << jobs_json(reply->jobs).dump() << "\n";
   else
-    for (const nlohmann::json& job : (*reply)["jobs"]) std::cout << job_line(job) << "\n";
+    for (const protocol::JobInfo& job : reply->jobs) std::cout << job_line(job) << "\n";
   return exit_ok;
 }
 
@@ -159,35 +180,31 @@ int watch(const JobOptions& options) {
 }
 
 int result(const JobOptions& options) {
-  auto client = options.daemon.connect();
-  if (!client) return options.daemon.fail("result", client.error());
   std::filesystem::path out = std::filesystem::absolute(options.out).lexically_normal();
-  auto reply = client->request(nlohmann::json{{"type", "result"}, {"job", options.id}, {"out", out.string()}});
-  if (!reply) return options.daemon.fail("result", reply.error());
-  if (options.daemon.json) {
-    reply->erase("ok");
-    std::cout << reply->dump() << "\n";
-    return exit_ok;
-  }
-  std::printf("job %lld: %d -> %d nodes in %d queries (%d crashes contained)\nrepro: %s/repro.py\nreport: %s/report.md\ngraph: %s/graph.json\n",
-              static_cast<long long>(options.id), reply->value("start_nodes", 0), reply->value("nodes", 0),
-              reply->value("queries", 0), reply->value("crashes_contained", 0), out.c_str(), out.c_str(), out.c_str());
-  return exit_ok;
+  return request_and_print(options.daemon, protocol::ResultRequest{options.id, out.string()},
+                           [&](const protocol::ResultReply& reply) {
+                             const protocol::RunSummary& summary = reply.summary;
+                             std::printf("job %lld: %zu -> %zu nodes in %llu queries (%llu crashes contained)\n"
+                                         "repro: %s/repro.py\nreport: %s/report.md\ngraph: %s/graph.json\n",
+                                         static_cast<long long>(options.id), summary.start_nodes,
+                                         summary.shape.nodes, static_cast<unsigned long long>(summary.totals.queries),
+                                         static_cast<unsigned long long>(summary.totals.crashes_contained),
+                                         out.c_str(), out.c_str(), out.c_str());
+                           });
 }
 
-// cancel, stats and shutdown: one request, its reply printed as it is.
-int simple(const JobOptions& options, const std::string& type) {
-  auto client = options.daemon.connect();
-  if (!client) return options.daemon.fail(type, client.error());
-  nlohmann::json request{{"type", type}};
-  if (options.id > 0) request["job"] = options.id;
-  auto reply = client->request(request);
-  if (!reply) return options.daemon.fail(type, reply.error());
-  reply->erase("ok");
-  if (options.daemon.json) std::cout << reply->dump() << "\n";
-  else if (type == "cancel") std::cout << "job " << options.id << ": " << reply->value("state", std::string()) << "\n";
-  else std::cout << reply->dump(2) << "\n";
-  return exit_ok;
+int cancel(const JobOptions& options) {
+  return request_and_print(options.daemon, protocol::CancelJobRequest{options.id},
+                           [&](const protocol::CancelJobReply& reply) {
+                             std::cout << "job " << reply.job << ": " << reply.state << "\n";
+                           });
+}
+
+// stats and shutdown: their reply, indented.
+template <class Request>
+int print_indented(const JobOptions& options) {
+  return request_and_print(options.daemon, Request{},
+                           [](const auto& reply) { std::cout << protocol::encode(reply).dump(2) << "\n"; });
 }
 
 enum class JobArgument { none, optional, required };
@@ -221,12 +238,11 @@ void add_daemon_commands(CLI::App& app, Action& action) {
   job_command(app, action, "watch", "Follow a job's progress until it ends", JobArgument::required, watch);
   job_command(app, action, "result", "Write a finished job's graph.json, store/, repro.py, report.md and graph.dot",
               JobArgument::required, result, /*takes_out=*/true);
-  job_command(app, action, "cancel", "Cancel a queued or running job", JobArgument::required,
-              [](const JobOptions& options) { return simple(options, "cancel"); });
+  job_command(app, action, "cancel", "Cancel a queued or running job", JobArgument::required, cancel);
   job_command(app, action, "stats", "The daemon's pool, queue, jobs and crashes contained", JobArgument::none,
-              [](const JobOptions& options) { return simple(options, "stats"); });
+              print_indented<protocol::StatsRequest>);
   job_command(app, action, "shutdown", "Stop the daemon gracefully (running jobs resume at its next start)",
-              JobArgument::none, [](const JobOptions& options) { return simple(options, "shutdown"); });
+              JobArgument::none, print_indented<protocol::DaemonShutdownRequest>);
 }
 
 }  // namespace minifyd::cli

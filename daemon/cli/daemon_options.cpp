@@ -29,10 +29,9 @@ int DaemonOptions::fail(const std::string& command, const Error& error) const {
 }
 
 Expected<std::int64_t> submit_job(transport::DaemonClient& client, const run::RunSpec& spec, int priority) {
-  auto reply = client.request(nlohmann::json{
-      {"type", "submit"}, {"graph_dir", spec.graph_dir}, {"spec", run::encode(spec)}, {"priority", priority}});
+  auto reply = client.ask(protocol::SubmitRequest{spec.graph_dir, run::encode(spec), priority});
   if (!reply) return reply.error();
-  return reply->value("id", std::int64_t{0});
+  return reply->id;
 }
 
 }  // namespace minifyd::cli

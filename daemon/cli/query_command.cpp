@@ -32,9 +32,9 @@ int query_through_daemon(QueryOptions options, const EvaluationSpec& spec) {
   auto client = options.daemon.connect();
   if (!client) return options.daemon.fail("query", client.error());
   std::filesystem::path dir = std::filesystem::absolute(options.dir).lexically_normal();
-  auto reply = client->request(nlohmann::json{{"type", "query"}, {"graph_dir", dir.string()}, {"evaluation", encode(spec)}});
+  auto reply = client->ask(protocol::QueryRequest{dir.string(), encode(spec)});
   if (!reply) return options.daemon.fail("query", reply.error());
-  return print_query_result((*reply)["result"], options.json);
+  return print_query_result(reply->result, options.json);
 }
 
 int fail_usage(const std::string& message, bool json) {

@@ -7,10 +7,10 @@
 
 namespace minifyd::cli {
 
-int print_query_result(const nlohmann::json& result, bool json) {
-  if (json) std::cout << result.dump() << "\n";
-  else std::cout << result.value("summary", std::string()) << "\n";
-  return result.value("fails", false) ? exit_failed : exit_ok;
+int print_query_result(const protocol::QueryResult& result, bool json) {
+  if (json) std::cout << protocol::encode(result).dump() << "\n";
+  else std::cout << result.summary << "\n";
+  return result.fails ? exit_failed : exit_ok;
 }
 
 }  // namespace minifyd::cli

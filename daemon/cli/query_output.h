@@ -1,12 +1,12 @@
 // How `minify query` prints a query_result(), whether its own worker or the daemon's answered.
 #pragma once
 
-#include <nlohmann/json.hpp>
+#include "protocol/daemon_replies.h"
 
 namespace minifyd::cli {
 
 // Prints the summary line, or the JSON with --json; returns exit_failed when the graph fails the
 // check, exit_ok when it passes.
-int print_query_result(const nlohmann::json& result, bool json);
+int print_query_result(const protocol::QueryResult& result, bool json);
 
 }  // namespace minifyd::cli

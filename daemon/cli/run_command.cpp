@@ -19,7 +19,9 @@
 #include "daemon/cli/run_settings.h"
 #include "daemon/run/out_dir_run.h"
 #include "daemon/run/output_writer.h"
+#include "daemon/run/run_summary.h"
 #include "daemon/search/strategy_registry.h"
+#include "protocol/daemon_replies.h"
 
 namespace minifyd::cli {
 namespace {
@@ -53,34 +55,6 @@ int list_strategies() {
   for (const search::Strategy& strategy : search::all_strategies())
     std::cout << strategy.name << "\t" << strategy.summary << "\n";
   return exit_ok;
-}
-
-nlohmann::json summary_json(const run::RunResult& result, const std::filesystem::path& out, bool minimized) {
-  const run::Checkpoint& checkpoint = result.checkpoint;
-  run::GraphShape shape = run::shape_of(checkpoint.state);
-  nlohmann::json json{{"status", minimized ? "minimized" : "does_not_fail"},
-                      {"out", out.string()},
-                      {"nodes", shape.nodes},
-                      {"inputs", shape.inputs},
-                      {"outputs", shape.outputs},
-                      {"start_nodes", checkpoint.original.nodes},
-                      {"start_inputs", checkpoint.original.inputs},
-                      {"queries", checkpoint.totals.queries},
-                      {"session_queries", result.session_queries},
-                      {"cache_hits", checkpoint.totals.cache_hits},
-                      {"crashes_contained", checkpoint.totals.crashes_contained},
-                      {"timeouts", checkpoint.totals.timeouts},
-                      {"wall_seconds", checkpoint.totals.wall_seconds},
-                      {"sessions", checkpoint.totals.sessions},
-                      {"lineages", result.session_lineages},
-                      {"speculative_queries", result.session_speculative_queries},
-                      {"stop", search::to_string(result.stop)}};
-  if (checkpoint.signature) {
-    json["failure"] = describe(*checkpoint.signature);
-    json["signature"] = encode(*checkpoint.signature);
-  }
-  if (result.error) json["error"] = result.error->message;
-  return json;
 }
 
 void print_summary(const run::RunResult& result, const std::filesystem::path& out) {
@@ -146,7 +120,9 @@ int run_command(RunOptions& options) {
 
   bool minimized = result->stop != search::StopReason::original_passes;
   if (options.json) {
-    std::cout << summary_json(*result, settings.out_dir, minimized).dump() << "\n";
+    // The daemon's result reply, for this output directory.
+    std::cout << protocol::encode(protocol::ResultReply{run::summary_of(*result), settings.out_dir.string()}).dump()
+              << "\n";
   } else if (!minimized) {
     std::cerr << "minify run: the input graph does not fail under " << result->checkpoint.spec.evaluation.backend
               << " with this check: nothing to minimize\n";

@@ -3,40 +3,13 @@
 
 #include "common/file_util.h"
 #include "common/graph_codec.h"
+#include "protocol/json_fields.h"
 
 namespace minifyd::run {
 namespace {
 
 constexpr const char* checkpoint_format = "minifyd.checkpoint";
 constexpr int checkpoint_version = 1;
-
-nlohmann::json encode(const GraphShape& shape) {
-  return {{"nodes", shape.nodes}, {"inputs", shape.inputs}, {"outputs", shape.outputs}};
-}
-
-Expected<GraphShape> decode_shape(const JsonView& view) {
-  GraphShape shape;
-  for (auto [key, target] : {std::pair{"nodes", &shape.nodes}, std::pair{"inputs", &shape.inputs},
-                             std::pair{"outputs", &shape.outputs}})
-    if (auto read = view.read(key, *target); !read) return read.error();
-  return shape;
-}
-
-nlohmann::json encode(const RunTotals& totals) {
-  return {{"queries", totals.queries},         {"cache_hits", totals.cache_hits},
-          {"crashes_contained", totals.crashes_contained}, {"timeouts", totals.timeouts},
-          {"wall_seconds", totals.wall_seconds}, {"sessions", totals.sessions}};
-}
-
-Expected<RunTotals> decode_totals(const JsonView& view) {
-  RunTotals totals;
-  for (auto [key, target] : {std::pair{"queries", &totals.queries}, std::pair{"cache_hits", &totals.cache_hits},
-                             std::pair{"crashes_contained", &totals.crashes_contained},
-                             std::pair{"timeouts", &totals.timeouts}, std::pair{"sessions", &totals.sessions}})
-    if (auto read = view.read(key, *target); !read) return read.error();
-  if (auto read = view.read("wall_seconds", totals.wall_seconds); !read) return read.error();
-  return totals;
-}
 
 Expected<Checkpoint> decode_fields(const nlohmann::json& json) {
   JsonView view(json);
@@ -64,7 +37,7 @@ Expected<Checkpoint> decode_fields(const nlohmann::json& json) {
   if (auto read = view.read("original_hash", checkpoint.original_hash); !read) return read.error();
   auto original_view = view.field("original");
   if (!original_view) return original_view.error();
-  auto original = decode_shape(*original_view);
+  auto original = protocol::decode_message<GraphShape>(*original_view);
   if (!original) return original.error();
   checkpoint.original = *original;
 
@@ -106,7 +79,7 @@ Expected<Checkpoint> decode_fields(const nlohmann::json& json) {
     if (auto read = item.read("strategy", step.strategy); !read) return read.error();
     if (auto read = item.read("granularity", step.granularity); !read) return read.error();
     if (auto read = item.read("queries", step.queries); !read) return read.error();
-    auto shape = decode_shape(item);
+    auto shape = protocol::decode_message<GraphShape>(item);
     if (!shape) return shape.error();
     step.shape = *shape;
     checkpoint.steps.push_back(std::move(step));
@@ -115,7 +88,7 @@ Expected<Checkpoint> decode_fields(const nlohmann::json& json) {
   if (!steps) return steps.error();
   auto totals_view = view.field("totals");
   if (!totals_view) return totals_view.error();
-  auto totals = decode_totals(*totals_view);
+  auto totals = protocol::decode_message<RunTotals>(*totals_view);
   if (!totals) return totals.error();
   checkpoint.totals = *totals;
   if (auto read = view.read("stop", checkpoint.stop); !read) return read.error();
@@ -137,7 +110,7 @@ nlohmann::json encode(const Checkpoint& checkpoint) {
   for (const auto& [hash, fails] : checkpoint.verdicts) verdicts.push_back({{"hash", hash}, {"fails", fails}});
   nlohmann::json steps = nlohmann::json::array();
   for (const AcceptedStep& step : checkpoint.steps) {
-    nlohmann::json json = encode(step.shape);
+    nlohmann::json json = protocol::encode(step.shape);
     json["strategy"] = step.strategy;
     json["granularity"] = step.granularity;
     json["queries"] = step.queries;
@@ -148,14 +121,14 @@ nlohmann::json encode(const Checkpoint& checkpoint) {
                       {"spec", encode(checkpoint.spec)},
                       {"signature", checkpoint.signature ? encode(*checkpoint.signature) : nlohmann::json()},
                       {"original_hash", checkpoint.original_hash},
-                      {"original", encode(checkpoint.original)},
+                      {"original", protocol::encode(checkpoint.original)},
                       {"graph", encode_graph_document(checkpoint.state.document)},
                       {"loads", checkpoint.state.loads},
                       {"eager", std::move(eager)},
                       {"verdicts_key", checkpoint.verdicts_key},
                       {"verdicts", std::move(verdicts)},
                       {"steps", std::move(steps)},
-                      {"totals", encode(checkpoint.totals)},
+                      {"totals", protocol::encode(checkpoint.totals)},
                       {"stop", checkpoint.stop},
                       {"finished", checkpoint.finished}};
   return json;

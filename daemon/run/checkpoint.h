@@ -20,17 +20,18 @@
 #include "daemon/query/failure_signature.h"
 #include "daemon/run/run_spec.h"
 #include "daemon/search/search_state.h"
+#include "protocol/run_totals.h"
 #include "protocol/worker_messages.h"
 
 namespace minifyd::run {
 
 inline constexpr const char* checkpoint_file_name = "checkpoint.json";
 
-struct GraphShape {
-  std::size_t nodes = 0;    // placeholders and the output node included, as PyTorch counts them
-  std::size_t inputs = 0;   // placeholders, stored intermediates fed in place of nodes included
-  std::size_t outputs = 0;  // leaves of the returned value
-};
+// A graph's size and a run's totals are the protocol's: checkpoints, `minify run --json` and the
+// daemon's replies encode them alike.
+using protocol::GraphShape;
+using protocol::RunTotals;
+
 GraphShape shape_of(const search::SearchState& state);
 
 struct AcceptedStep {
@@ -38,16 +39,6 @@ struct AcceptedStep {
   std::size_t granularity = 0;
   GraphShape shape;         // after the step
   std::uint64_t queries = 0;  // of the whole run, when the step was accepted
-};
-
-// Figures over every session of a run (a resumed run adds to them).
-struct RunTotals {
-  std::uint64_t queries = 0;
-  std::uint64_t cache_hits = 0;
-  std::uint64_t crashes_contained = 0;
-  std::uint64_t timeouts = 0;
-  double wall_seconds = 0;
-  std::uint64_t sessions = 0;
 };
 
 struct Checkpoint {

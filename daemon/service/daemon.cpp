@@ -113,7 +113,7 @@ void Daemon::start_jobs() {
     log::info("job " + std::to_string(id) + ": running (session " + std::to_string((*claimed)->summary.sessions) + ")");
     JobContext context{jobs_, store_, io_, (*pool)->scheduler, (*pool)->pool.capacity()};
     runners_[id] = std::make_unique<JobRunner>(context, std::move(**claimed),
-                                               [this](std::int64_t job, nlohmann::json event) {
+                                               [this](std::int64_t job, protocol::JobEvent event) {
                                                  on_job_event(job, std::move(event));
                                                });
   }
@@ -122,16 +122,17 @@ void Daemon::start_jobs() {
 void Daemon::fail_unstarted_job(std::int64_t id, const std::string& message) {
   log::warn("job " + std::to_string(id) + " failed: " + message);
   if (auto recorded = jobs_.finish(id, JobState::failed, message); !recorded) log::error(recorded.error().message);
-  on_job_event(id, nlohmann::json{{"event", "end"}, {"job", id}, {"state", to_string(JobState::failed)}, {"error", message}});
+  on_job_event(id, protocol::EndEvent{id, to_string(JobState::failed), message, std::nullopt, std::nullopt});
 }
 
-void Daemon::on_job_event(std::int64_t id, nlohmann::json event) {
-  bool ended = event.value("event", "") == "end";
+void Daemon::on_job_event(std::int64_t id, protocol::JobEvent event) {
+  const auto* ended = std::get_if<protocol::EndEvent>(&event);
   if (auto watchers = watchers_.find(id); watchers != watchers_.end()) {
+    nlohmann::json message = protocol::encode(event);
     auto& list = watchers->second;
     for (auto& weak : list)
       if (auto connection = weak.lock()) {
-        connection->send(event);
+        connection->send(message);
         // The stream is over: the connection idles out like any other if its client stays.
         if (ended) connection->set_streaming(false);
       }
@@ -142,16 +143,20 @@ void Daemon::on_job_event(std::int64_t id, nlohmann::json event) {
     auto& saved = progress_saved_[id];
     if (now - saved >= progress_save_interval) {
       saved = now;
-      if (auto written = jobs_.save_progress(id, event.dump()); !written) log::warn(written.error().message);
+      if (auto written = jobs_.save_progress(id, protocol::encode(event).dump()); !written)
+        log::warn(written.error().message);
     }
-    progress_[id] = std::move(event);
+    progress_[id] = std::get<protocol::ProgressEvent>(std::move(event));
     return;
   }
-  log::info("job " + std::to_string(id) + ": " + event.value("state", std::string()));
+  log::info("job " + std::to_string(id) + ": " + ended->state);
   // Listings of a finished job show where it ended: its result's figures, else its last progress.
-  nlohmann::json last = event.contains("nodes") ? event : progress_[id];
-  if (!last.is_null())
-    if (auto written = jobs_.save_progress(id, last.dump()); !written) log::warn(written.error().message);
+  std::optional<protocol::JobEvent> last;
+  if (ended->summary) last = event;
+  else if (auto progress = progress_.find(id); progress != progress_.end()) last = progress->second;
+  if (last)
+    if (auto written = jobs_.save_progress(id, protocol::encode(*last).dump()); !written)
+      log::warn(written.error().message);
   progress_.erase(id);
   progress_saved_.erase(id);
   // The runner's thread posted this as its last act; joining it here is immediate.

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <nlohmann/json.hpp>
@@ -27,6 +28,8 @@
 #include "daemon/service/job_store.h"
 #include "daemon/service/program_pools.h"
 #include "daemon/transport/socket_server.h"
+#include "protocol/daemon_requests.h"
+#include "protocol/job_events.h"
 
 namespace minifyd::service {
 
@@ -59,29 +62,40 @@ class Daemon final : public transport::RequestHandler {
  private:
   explicit Daemon(DaemonConfig config, ContentStore store, JobStore jobs);
 
-  // Requests (daemon_requests.cpp). Each replies on `connection`, at once or when its work is done.
+  // Requests (daemon_requests.cpp). Each replies on `connection`, at once or when its work is done,
+  // echoing `tag` (null: none).
   using Connection = std::shared_ptr<transport::ClientConnection>;
-  void submit(const Connection& connection, const nlohmann::json& request);
-  void status(const Connection& connection, const nlohmann::json& request);
-  void list(const Connection& connection, const nlohmann::json& request);
-  void watch(const Connection& connection, const nlohmann::json& request);
-  void result(const Connection& connection, const nlohmann::json& request);
-  void cancel(const Connection& connection, const nlohmann::json& request);
-  void query(const Connection& connection, const nlohmann::json& request);
-  void stats(const Connection& connection, const nlohmann::json& request);
-  void shutdown(const Connection& connection, const nlohmann::json& request);
+  void handle(const Connection& connection, const nlohmann::json& tag, protocol::SubmitRequest request);
+  void handle(const Connection& connection, const nlohmann::json& tag, protocol::StatusRequest request);
+  void handle(const Connection& connection, const nlohmann::json& tag, protocol::ListRequest request);
+  void handle(const Connection& connection, const nlohmann::json& tag, protocol::WatchRequest request);
+  void handle(const Connection& connection, const nlohmann::json& tag, protocol::ResultRequest request);
+  void handle(const Connection& connection, const nlohmann::json& tag, protocol::CancelJobRequest request);
+  void handle(const Connection& connection, const nlohmann::json& tag, protocol::QueryRequest request);
+  void handle(const Connection& connection, const nlohmann::json& tag, protocol::StatsRequest request);
+  void handle(const Connection& connection, const nlohmann::json& tag, protocol::DaemonShutdownRequest request);
 
-  // Sends `reply`, with the request's tag when it had one.
-  void reply(const Connection& connection, const nlohmann::json& request, nlohmann::json reply);
+  // Sends an error reply, or an ok one with the encoded `body`.
+  void reply_error(const Connection& connection, const nlohmann::json& tag, const Error& error);
+  template <class Reply>
+  void reply_ok(const Connection& connection, const nlohmann::json& tag, const Reply& body) {
+    connection->send(protocol::ok_reply(protocol::encode(body), tag));
+  }
   // Runs `work` on the blocking pool and `done` with its result back on the io thread.
-  void off_thread(std::function<nlohmann::json()> work, std::function<void(nlohmann::json)> done);
-  nlohmann::json describe(const JobSummary& job) const;
+  template <class Work, class Done>
+  void off_thread(Work work, Done done) {
+    boost::asio::post(blocking_, [this, work = std::move(work), done = std::move(done)]() mutable {
+      auto answer = work();
+      boost::asio::post(io_, [done = std::move(done), answer = std::move(answer)]() mutable { done(std::move(answer)); });
+    });
+  }
+  protocol::JobInfo describe(const JobSummary& job) const;
 
   // Jobs (daemon.cpp).
   void start_jobs();
   // Records the end of a claimed job that could not start (no worker serves its backend).
   void fail_unstarted_job(std::int64_t id, const std::string& message);
-  void on_job_event(std::int64_t id, nlohmann::json event);
+  void on_job_event(std::int64_t id, protocol::JobEvent event);
   void begin_shutdown(const std::string& why);
   void finish_shutdown_when_idle();
 
@@ -94,7 +108,7 @@ class Daemon final : public transport::RequestHandler {
   boost::asio::signal_set signals_;
   boost::asio::thread_pool blocking_{2};
   std::map<std::int64_t, std::unique_ptr<JobRunner>> runners_;
-  std::map<std::int64_t, nlohmann::json> progress_;  // the latest progress event of each running job
+  std::map<std::int64_t, protocol::ProgressEvent> progress_;  // the latest of each running job
   std::map<std::int64_t, std::chrono::steady_clock::time_point> progress_saved_;
   std::map<std::int64_t, std::vector<std::weak_ptr<transport::ClientConnection>>> watchers_;
   bool stopping_ = false;

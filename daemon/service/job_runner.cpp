@@ -8,6 +8,8 @@
 #include "common/graph_codec.h"
 #include "common/log.h"
 #include "daemon/run/report.h"
+#include "daemon/run/run_summary.h"
+#include "daemon/service/job_result.h"
 #include "daemon/service/shared_pool_client.h"
 
 namespace minifyd::service {
@@ -15,16 +17,16 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-nlohmann::json progress_event(std::int64_t id, const search::SearchProgress& progress, Clock::time_point started) {
-  return nlohmann::json{{"event", "progress"},
-                        {"job", id},
-                        {"strategy", std::string(progress.strategy)},
-                        {"granularity", progress.granularity},
-                        {"nodes", progress.nodes},
-                        {"start_nodes", progress.start_nodes},
-                        {"queries", progress.queries},
-                        {"cache_hits", progress.cache_hits},
-                        {"elapsed_seconds", std::chrono::duration<double>(Clock::now() - started).count()}};
+protocol::ProgressEvent progress_event(std::int64_t id, const search::SearchProgress& progress,
+                                       Clock::time_point started) {
+  return protocol::ProgressEvent{id,
+                                 std::string(progress.strategy),
+                                 progress.granularity,
+                                 progress.nodes,
+                                 progress.start_nodes,
+                                 progress.queries,
+                                 progress.cache_hits,
+                                 std::chrono::duration<double>(Clock::now() - started).count()};
 }
 
 // Forwards the search's progress to the daemon's io thread.
@@ -56,24 +58,6 @@ search::StopReason stop_of(const std::string& text) {
                       search::StopReason::interrupted})
     if (text == search::to_string(reason)) return reason;
   return search::StopReason::error;
-}
-
-nlohmann::json result_json(const run::RunResult& result, std::size_t workers) {
-  const run::Checkpoint& checkpoint = result.checkpoint;
-  run::GraphShape shape = run::shape_of(checkpoint.state);
-  const run::RunTotals& totals = checkpoint.totals;
-  return nlohmann::json{{"stop", search::to_string(result.stop)},
-                        {"nodes", shape.nodes},
-                        {"inputs", shape.inputs},
-                        {"outputs", shape.outputs},
-                        {"start_nodes", checkpoint.original.nodes},
-                        {"queries", totals.queries},
-                        {"cache_hits", totals.cache_hits},
-                        {"crashes_contained", totals.crashes_contained},
-                        {"timeouts", totals.timeouts},
-                        {"wall_seconds", totals.wall_seconds},
-                        {"sessions", totals.sessions},
-                        {"report", run::render_report(checkpoint, result, workers)}};
 }
 
 }  // namespace
@@ -130,42 +114,46 @@ void JobRunner::run(JobRecord job) {
     ProgressForwarder progress(context_.daemon_io, id_, on_event_);
     return run::continue_run(std::move(*checkpoint), place, pool.access(), run::SessionHooks{&progress, &interrupt_, std::nullopt});
   }();
-  nlohmann::json end = record_end(result);
+  protocol::EndEvent end = record_end(result);
   boost::asio::post(context_.daemon_io, [sink = on_event_, id = id_, end = std::move(end)] { sink(id, end); });
 }
 
-nlohmann::json JobRunner::record_end(const Expected<run::RunResult>& result) {
-  auto finish = [&](JobState state, const std::string& text, nlohmann::json event) {
+protocol::EndEvent JobRunner::record_end(const Expected<run::RunResult>& result) {
+  auto finish = [&](JobState state, const std::string& text, protocol::EndEvent event) {
     if (auto recorded = context_.jobs.finish(id_, state, text); !recorded)
       log::error("job " + std::to_string(id_) + ": " + recorded.error().message);
-    event["event"] = "end";
-    event["job"] = id_;
-    event["state"] = to_string(state);
+    event.job = id_;
+    event.state = to_string(state);
     return event;
+  };
+  auto failed = [&](const std::string& message) {
+    protocol::EndEvent event;
+    event.error = message;
+    return finish(JobState::failed, message, std::move(event));
   };
   if (!result) {
     log::warn("job " + std::to_string(id_) + " failed: " + result.error().message);
-    return finish(JobState::failed, result.error().message, {{"error", result.error().message}});
+    return failed(result.error().message);
   }
   switch (result->stop) {
-    case search::StopReason::interrupted:
-      if (cancelled_) return finish(JobState::cancelled, "cancelled", nlohmann::json::object());
+    case search::StopReason::interrupted: {
+      if (cancelled_) return finish(JobState::cancelled, "cancelled", protocol::EndEvent{});
       // A shutdown: the job stays running in the store and resumes at the next start.
-      return nlohmann::json{{"event", "end"}, {"job", id_}, {"state", "interrupted"},
-                            {"message", "the daemon is stopping; the job resumes from its checkpoint when it starts again"}};
-    case search::StopReason::original_passes: {
-      std::string message = "the input graph does not fail: there is nothing to minimize";
-      return finish(JobState::failed, message, {{"error", message}});
+      protocol::EndEvent event;
+      event.job = id_;
+      event.state = protocol::job_state_interrupted;
+      event.message = "the daemon is stopping; the job resumes from its checkpoint when it starts again";
+      return event;
     }
-    case search::StopReason::error: {
-      std::string message = result->error ? result->error->message : "the search stopped on an error";
-      return finish(JobState::failed, message, {{"error", message}});
-    }
+    case search::StopReason::original_passes:
+      return failed("the input graph does not fail: there is nothing to minimize");
+    case search::StopReason::error:
+      return failed(result->error ? result->error->message : "the search stopped on an error");
     default: {
-      nlohmann::json summary = result_json(*result, context_.parallelism);
-      nlohmann::json event = summary;
-      event.erase("report");
-      return finish(JobState::done, summary.dump(), std::move(event));
+      JobResult done{run::summary_of(*result), run::render_report(result->checkpoint, *result, context_.parallelism)};
+      protocol::EndEvent event;
+      event.summary = done.summary;
+      return finish(JobState::done, encode(done).dump(), std::move(event));
     }
   }
 }

@@ -12,13 +12,13 @@
 #include <thread>
 
 #include <boost/asio/io_context.hpp>
-#include <nlohmann/json.hpp>
 
 #include "common/content_store.h"
 #include "daemon/run/minification.h"
 #include "daemon/service/fair_scheduler.h"
 #include "daemon/service/job_spec.h"
 #include "daemon/service/job_store.h"
+#include "protocol/job_events.h"
 
 namespace minifyd::service {
 
@@ -39,10 +39,9 @@ enum class StopCause { cancel, shutdown };
 
 class JobRunner {
  public:
-  // Called on the daemon's io thread: a progress event ({"event":"progress",...}) while the job
-  // runs, then once {"event":"end",...} after the job store has recorded the end (or, for a
-  // shutdown, left the job to be resumed).
-  using EventSink = std::function<void(std::int64_t id, nlohmann::json event)>;
+  // Called on the daemon's io thread: progress events while the job runs, then once its end event
+  // after the job store has recorded the end (or, for a shutdown, left the job to be resumed).
+  using EventSink = std::function<void(std::int64_t id, protocol::JobEvent event)>;
 
   // Starts the thread. `job` was claimed (state running) from context.jobs.
   JobRunner(const JobContext& context, JobRecord job, EventSink on_event);
@@ -58,8 +57,8 @@ class JobRunner {
 
  private:
   void run(JobRecord job);
-  // The job's final state in the job store, and the end event's fields.
-  nlohmann::json record_end(const Expected<run::RunResult>& result);
+  // The job's final state in the job store, and its end event.
+  protocol::EndEvent record_end(const Expected<run::RunResult>& result);
 
   JobContext context_;
   std::int64_t id_;

@@ -89,6 +89,14 @@ Expected<nlohmann::json> DaemonClient::next_message(std::chrono::milliseconds ti
   return message;
 }
 
+Expected<protocol::JobEvent> DaemonClient::next_event(std::chrono::milliseconds timeout) {
+  auto message = next_message(timeout);
+  if (!message) return message.error();
+  auto event = protocol::decode_message<protocol::JobEvent>(*message);
+  if (!event) return failure("sent a malformed event: " + event.error().message);
+  return event;
+}
+
 Expected<void> DaemonClient::send_line(const std::string& line, const Deadline& deadline) {
   std::size_t sent = 0;
   while (sent < line.size()) {

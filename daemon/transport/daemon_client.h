@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "common/expected.h"
+#include "protocol/daemon_requests.h"
+#include "protocol/job_events.h"
 #include "protocol/line_buffer.h"
 
 namespace minifyd::transport {
@@ -31,6 +33,18 @@ class DaemonClient {
                                    std::chrono::milliseconds timeout = std::chrono::hours(1));
   // The next message the daemon sends (a watch event), waiting up to `timeout`.
   Expected<nlohmann::json> next_message(std::chrono::milliseconds timeout = std::chrono::hours(24));
+
+  // request() of a typed request (protocol/daemon_requests.h), its reply decoded; a malformed reply
+  // is an io error naming the bad field's path.
+  template <class Request>
+  Expected<typename Request::Reply> ask(const Request& typed,
+                                        std::chrono::milliseconds timeout = std::chrono::hours(1)) {
+    auto reply = request(protocol::encode(typed), timeout);
+    if (!reply) return reply.error();
+    return protocol::decode_daemon_reply<typename Request::Reply>(*reply, Request::type);
+  }
+  // next_message() as a watched job's event; a malformed one is an io error naming the bad field.
+  Expected<protocol::JobEvent> next_event(std::chrono::milliseconds timeout = std::chrono::hours(24));
 
  private:
   using Clock = std::chrono::steady_clock;

@@ -1,0 +1,80 @@
+// Encoding and decoding of minifyd's requests.
+#include "protocol/daemon_requests.h"
+
+#include <cstddef>
+#include <utility>
+
+#include "protocol/json_fields.h"
+
+namespace minifyd::protocol {
+namespace {
+
+constexpr auto submit_fields = [](auto& request, auto&& field) {
+  field("graph_dir", request.graph_dir);
+  field("spec", request.spec);
+  field("priority", request.priority, std::int64_t{0});
+};
+
+constexpr auto status_fields = [](auto& request, auto&& field) { field("job", request.job); };
+constexpr auto job_fields = [](auto& request, auto&& field) { field("job", request.job); };
+constexpr auto no_fields = [](auto&, auto&&) {};
+
+constexpr auto result_fields = [](auto& request, auto&& field) {
+  field("job", request.job);
+  field("out", request.out);
+};
+
+constexpr auto query_fields = [](auto& request, auto&& field) {
+  field("graph_dir", request.graph_dir);
+  field("evaluation", request.evaluation);
+};
+
+// Each request's field list, by its type.
+template <class Request>
+constexpr auto fields_of() {
+  if constexpr (std::is_same_v<Request, SubmitRequest>) return submit_fields;
+  else if constexpr (std::is_same_v<Request, StatusRequest>) return status_fields;
+  else if constexpr (std::is_same_v<Request, WatchRequest> || std::is_same_v<Request, CancelJobRequest>)
+    return job_fields;
+  else if constexpr (std::is_same_v<Request, ResultRequest>) return result_fields;
+  else if constexpr (std::is_same_v<Request, QueryRequest>) return query_fields;
+  else return no_fields;
+}
+
+template <class Request>
+nlohmann::json encode_request(const Request& request) {
+  return encode_fields(request, fields_of<Request>(), {{"type", Request::type}});
+}
+
+// Tries each alternative of the variant from `index` on until one's type is the request's.
+template <std::size_t index = 0>
+Expected<TypedDaemonRequest> decode_alternative(const DaemonRequest& request) {
+  if constexpr (index == std::variant_size_v<TypedDaemonRequest>) {
+    return make_error(ErrorKind::invalid_input, "unknown request type \"" + request.type + "\"");
+  } else {
+    using Request = std::variant_alternative_t<index, TypedDaemonRequest>;
+    if (request.type != Request::type) return decode_alternative<index + 1>(request);
+    Request typed;
+    if (auto decoded = decode_fields(JsonView(request.json), typed, fields_of<Request>()); !decoded)
+      return decoded.error();
+    return TypedDaemonRequest(std::move(typed));
+  }
+}
+
+}  // namespace
+
+nlohmann::json encode(const SubmitRequest& request) { return encode_request(request); }
+nlohmann::json encode(const StatusRequest& request) { return encode_request(request); }
+nlohmann::json encode(const ListRequest& request) { return encode_request(request); }
+nlohmann::json encode(const WatchRequest& request) { return encode_request(request); }
+nlohmann::json encode(const ResultRequest& request) { return encode_request(request); }
+nlohmann::json encode(const CancelJobRequest& request) { return encode_request(request); }
+nlohmann::json encode(const QueryRequest& request) { return encode_request(request); }
+nlohmann::json encode(const StatsRequest& request) { return encode_request(request); }
+nlohmann::json encode(const DaemonShutdownRequest& request) { return encode_request(request); }
+
+Expected<TypedDaemonRequest> decode_typed_request(const DaemonRequest& request) {
+  return decode_alternative(request);
+}
+
+}  // namespace minifyd::protocol

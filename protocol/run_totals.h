@@ -1,0 +1,64 @@
+// What a minification run counted and where it ended, in one encoding for everyone who reports it:
+// `minify run --json`, the daemon's result reply and a done job's end event (RunSummary, flat), and
+// a checkpoint's "totals" and graph shapes (docs/cli.md, docs/daemon.md).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "common/expected.h"
+#include "common/json_view.h"
+
+namespace minifyd::protocol {
+
+// A graph's size: {"nodes", "inputs", "outputs"}.
+struct GraphShape {
+  std::size_t nodes = 0;    // placeholders and the output node included, as PyTorch counts them
+  std::size_t inputs = 0;   // placeholders, stored intermediates fed in place of nodes included
+  std::size_t outputs = 0;  // leaves of the returned value
+};
+nlohmann::json encode(const GraphShape& shape);
+Expected<void> decode(const JsonView& view, GraphShape& shape);
+
+// Figures over every session of a run (a resumed run adds to them): {"queries", "cache_hits",
+// "crashes_contained", "timeouts", "wall_seconds", "sessions"}.
+struct RunTotals {
+  std::uint64_t queries = 0;
+  std::uint64_t cache_hits = 0;
+  std::uint64_t crashes_contained = 0;
+  std::uint64_t timeouts = 0;
+  double wall_seconds = 0;
+  std::uint64_t sessions = 0;
+};
+nlohmann::json encode(const RunTotals& totals);
+Expected<void> decode(const JsonView& view, RunTotals& totals);
+
+inline constexpr const char* run_status_minimized = "minimized";
+inline constexpr const char* run_status_does_not_fail = "does_not_fail";
+
+// How a run ended, as one flat object: the shape's and the totals' keys beside its own.
+struct RunSummary {
+  std::string status;  // run_status_minimized, or run_status_does_not_fail when the original passes
+  std::string stop;    // why the search stopped: finished, query_budget, time_budget, interrupted, error, ...
+  GraphShape shape;    // of the result
+  std::size_t start_nodes = 0;   // of the original
+  std::size_t start_inputs = 0;  // of the original
+  RunTotals totals;
+  // The last session's: its queries, its speculative lineages and the queries of those stopped
+  // (work the search did not use, outside totals.queries).
+  std::uint64_t session_queries = 0;
+  std::uint64_t lineages = 0;
+  std::uint64_t speculative_queries = 0;
+  std::optional<std::string> failure;       // the original's failure in words, once checked
+  std::optional<nlohmann::json> signature;  // the original's failure signature (as checkpoint.json's)
+  std::optional<std::string> error;         // why the search stopped, when stop is error
+};
+nlohmann::json encode(const RunSummary& summary);
+// Errors name the bad field; keys it does not know (a reply's "out", an event's "job") are ignored.
+Expected<void> decode(const JsonView& view, RunSummary& summary);
+
+}  // namespace minifyd::protocol
