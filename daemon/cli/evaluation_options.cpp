@@ -50,7 +50,7 @@ Expected<EvaluationSpec> EvaluationOptions::spec() const {
   spec.nan_check = nan_check;
   if (!check_str.empty()) spec.check_str = check_str;
   if (auto check = failure_check_of(spec); !check) return check.error();
-  double seconds = timeout_seconds.value_or(default_timeout_seconds(*program));
+  double seconds = timeout_seconds.value_or(default_timeout_seconds(spec.backend));
   spec.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000));
   if (cpu_limit_seconds > 0) spec.cpu_limit_seconds = cpu_limit_seconds;
   if (memory_limit_mb > 0) spec.memory_limit_mb = memory_limit_mb;

@@ -21,7 +21,7 @@ struct EvaluationOptions {
   bool strict_accuracy = false;
   bool nan_check = false;  // --nan
   std::string check_str;
-  // nullopt: the backend's program's default (default_timeout_seconds()).
+  // nullopt: the backend's default (default_timeout_seconds()).
   std::optional<double> timeout_seconds;
   std::string worker;  // minify-worker path; default: found beside minify
   std::string python;  // the python whose torch serves the torch.compile backends; default: found

@@ -88,7 +88,10 @@ Expected<WorkerProgram> worker_program_for(const std::string& backend) {
   return make_error(ErrorKind::invalid_input, "unknown backend '" + backend + "' (" + known_backends() + ")");
 }
 
-double default_timeout_seconds(WorkerProgram program) { return program == WorkerProgram::python ? 600 : 60; }
+double default_timeout_seconds(const std::string& backend) {
+  auto program = worker_program_for(backend);
+  return (program && *program == WorkerProgram::python) || backend == "torchscript" ? 600 : 60;
+}
 
 std::string python_worker_script() {
   if (const char* configured = std::getenv("MINIFYD_PYTHON_WORKER")) return configured;

@@ -19,10 +19,13 @@ inline const std::vector<std::string> python_backends = {"inductor", "aot_eager"
 // The program serving `backend`; an unknown backend is an error listing the known ones.
 Expected<WorkerProgram> worker_program_for(const std::string& backend);
 
-// How long a query may take unless the user says: 60 s; 600 s for the torch.compile backends, where
-// Inductor's cold compile of a 1000-node graph took over 60 s on this 2-core machine under load and
-// a timeout would be a verdict plain PyTorch does not share.
-double default_timeout_seconds(WorkerProgram program);
+// How long a query may take unless the user says: 60 s; 600 s for the backends that compile inside
+// the query for long in PyTorch itself: the torch.compile ones (Inductor's cold compile of a 1000-node
+// graph took over 60 s on a 2-core machine under load) and torchscript, whose fuser compiles in the
+// warm-up runs (PyTorch 2.11's NNC took 56 s for the fusion groups of a 998-op elementwise chain on
+// an H100, a scripted function's first optimised run in plain PyTorch too). A timeout there would be
+// a verdict plain PyTorch does not share.
+double default_timeout_seconds(const std::string& backend);
 
 struct WorkerPrograms {
   std::string native;  // --worker: minify-worker; empty: found beside the running executable
