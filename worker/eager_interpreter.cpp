@@ -10,6 +10,7 @@
 #include <ATen/core/function_schema.h>
 #include <c10/util/Type.h>
 
+#include "worker/argument_binding.h"
 #include "worker/graph_values.h"
 #include "worker/symint_arithmetic.h"
 #include "worker/torch_compat.h"
@@ -78,63 +79,6 @@ struct Step {
 
 using Slots = std::unordered_map<const Node*, std::size_t>;
 
-c10::IValue make_list(const c10::TypePtr& element_type, std::vector<c10::IValue> items) {
-  // A list typed by the schema's element type is what the boxed kernels unpack (int[] for SymInt[]
-  // in 2.x, whose kernels convert an int list themselves; Optional[Tensor] for Tensor?[]).
-  c10::impl::GenericList list(element_type);
-  list.reserve(items.size());
-  for (auto& item : items) list.push_back(std::move(item));
-  return c10::IValue(std::move(list));
-}
-
-// The value as a parameter of schema type `type` (a "fake" type, in which SymInt is int and enums
-// are int) receives it, converting as Python does (int to float, number to Tensor); nullopt if it
-// does not fit.
-std::optional<c10::IValue> coerce(const c10::IValue& value, const c10::Type& type) {
-  switch (type.kind()) {
-    case c10::TypeKind::TensorType:
-      if (value.isTensor()) return value;
-      if (value.isInt() || value.isDouble() || value.isBool()) return c10::IValue(wrapped_number(value));
-      break;
-    case c10::TypeKind::IntType:
-      if (value.isInt()) return value;
-      break;
-    case c10::TypeKind::FloatType:
-      if (value.isDouble()) return value;
-      if (value.isInt()) return c10::IValue(static_cast<double>(value.toInt()));
-      break;
-    case c10::TypeKind::NumberType:
-      if (value.isInt() || value.isDouble() || value.isBool() || value.isComplexDouble()) return value;
-      break;
-    case c10::TypeKind::BoolType:
-      if (value.isBool()) return value;
-      break;
-    case c10::TypeKind::StringType:
-      if (value.isString()) return value;
-      break;
-    case c10::TypeKind::DeviceObjType:
-      if (value.isDevice()) return value;
-      break;
-    case c10::TypeKind::OptionalType:
-      if (value.isNone()) return value;
-      return coerce(value, *type.expectRef<c10::OptionalType>().getElementType());
-    case c10::TypeKind::ListType: {
-      if (!value.isList()) break;
-      const c10::TypePtr& element_type = type.expectRef<c10::ListType>().getElementType();
-      std::vector<c10::IValue> items;
-      for (const c10::IValue& item : value.toListRef()) {
-        auto coerced = coerce(item, *element_type);
-        if (!coerced) return std::nullopt;
-        items.push_back(std::move(*coerced));
-      }
-      return make_list(element_type, std::move(items));
-    }
-    default:
-      break;
-  }
-  return std::nullopt;
-}
-
 ValueTemplate constant_template(c10::IValue value) {
   ValueTemplate bound;
   bound.constant = std::move(value);
@@ -146,24 +90,12 @@ class Binder {
  public:
   Binder(const Slots& slots, const EagerOptions& options) : slots_(slots), options_(options) {}
 
-  // `real` is the schema's declared type (ScalarType, SymInt), `fake` the type its kernels unbox
-  // (int); `size` the N of int[N], which a single int fills as in Python.
+  // The argument as bind_argument() binds it for the boxed kernels (enums typed).
   Expected<ValueTemplate> argument(const Value& value, const c10::TypePtr& real, const c10::TypePtr& fake,
                                    std::optional<std::int32_t> size) const {
-    if (value.is<NodeRef>()) return node(value.as<NodeRef>().node, fake);
-    if (value.is<NoneValue>()) {
-      if (fake->kind() != c10::TypeKind::OptionalType) return mismatch(value, real);
-      return constant_template(c10::IValue());
-    }
-    const c10::TypePtr& real_type = without_optional(real);
-    const c10::TypePtr& fake_type = without_optional(fake);
-    if (fake_type->kind() == c10::TypeKind::ListType) return list(value, real_type, fake_type, size);
-    if (value.is<ListValue>() || !enumeration_matches(value, real_type->kind())) return mismatch(value, real);
-    auto leaf = leaf_ivalue(value, options_, EnumEncoding::typed);
-    if (!leaf) return leaf.error();
-    auto coerced = coerce(*leaf, *fake_type);
-    if (!coerced) return mismatch(value, real);
-    return constant_template(std::move(*coerced));
+    auto bound = bind_argument(value, real, fake, size, options_, EnumEncoding::typed);
+    if (!bound) return bound.error();
+    return from_bound(*bound);
   }
 
   Expected<ValueTemplate> output(const Value& value) const {
@@ -198,34 +130,24 @@ class Binder {
     return bound;
   }
 
-  static Error mismatch(const Value& value, const c10::TypePtr& real) {
-    return make_error(ErrorKind::invalid_input, "expects " + real->str() + ", got " + describe(value));
-  }
-
-  Expected<ValueTemplate> list(const Value& value, const c10::TypePtr& real, const c10::TypePtr& fake,
-                               std::optional<std::int32_t> size) const {
-    const c10::TypePtr& real_element = real->expectRef<c10::ListType>().getElementType();
-    const c10::TypePtr& fake_element = fake->expectRef<c10::ListType>().getElementType();
-    if (value.is<std::int64_t>() && fake_element->kind() == c10::TypeKind::IntType) {
-      std::vector<c10::IValue> repeated(static_cast<std::size_t>(size.value_or(1)), value.as<std::int64_t>());
-      return constant_template(make_list(fake_element, std::move(repeated)));
-    }
-    if (!value.is<ListValue>()) return mismatch(value, real);
-    ValueTemplate bound;
-    bound.source = ValueTemplate::Source::list;
-    bound.type = fake_element;
+  // A list whose items are all constants is built once, here, rather than at every run.
+  Expected<ValueTemplate> from_bound(const BoundArgument& bound) const {
+    if (bound.source == BoundArgument::Source::constant) return constant_template(bound.constant);
+    if (bound.source == BoundArgument::Source::node) return node(bound.node, bound.type);
+    ValueTemplate list;
+    list.source = ValueTemplate::Source::list;
+    list.type = bound.type;
     bool all_constant = true;
-    const std::vector<Value>& items = value.as<ListValue>().items;
-    for (std::size_t i = 0; i < items.size(); ++i) {
-      auto item = argument(items[i], real_element, fake_element, std::nullopt);
+    for (std::size_t i = 0; i < bound.items.size(); ++i) {
+      auto item = from_bound(bound.items[i]);
       if (!item) return item.error().with_context("[" + std::to_string(i) + "]");
       all_constant = all_constant && item->source == ValueTemplate::Source::constant;
-      bound.items.push_back(std::move(*item));
+      list.items.push_back(std::move(*item));
     }
-    if (!all_constant) return bound;
+    if (!all_constant) return list;
     std::vector<c10::IValue> constants;
-    for (ValueTemplate& item : bound.items) constants.push_back(std::move(item.constant));
-    return constant_template(make_list(fake_element, std::move(constants)));
+    for (ValueTemplate& item : list.items) constants.push_back(std::move(item.constant));
+    return constant_template(make_list(bound.type, std::move(constants)));
   }
 
   const Slots& slots_;

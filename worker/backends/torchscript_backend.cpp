@@ -16,6 +16,7 @@
 #include <torch/csrc/jit/runtime/graph_executor.h>
 #include <torch/csrc/jit/tensorexpr/kernel.h>
 
+#include "worker/argument_binding.h"
 #include "worker/graph_values.h"
 #include "worker/symint_arithmetic.h"
 #include "worker/torch_compat.h"
@@ -275,84 +276,39 @@ class Lowering {
     return lowered_->graph->insertNode(lowered_->graph->createTuple(lowered.outputs))->output();
   }
 
-  // `real` is the schema's declared type (ScalarType, SymInt), `fake` the type the JIT matches
-  // (int); `size` the N of int[N], which a single int fills as in Python.
+  // The argument as bind_argument() binds it, as TorchScript graphs hold it (enums as ints).
   Expected<jit::Value*> argument(const Value& value, const c10::TypePtr& real, const c10::TypePtr& fake,
                                  std::optional<std::int32_t> size) {
-    if (value.is<NodeRef>()) return node_value(*value.as<NodeRef>().node, false);
-    if (value.is<NoneValue>()) {
-      if (fake->kind() != c10::TypeKind::OptionalType) return mismatch(value, real);
-      return constant(c10::IValue());
-    }
-    const c10::TypePtr& real_type = without_optional(real);
-    const c10::TypePtr& fake_type = without_optional(fake);
-    if (fake_type->kind() == c10::TypeKind::ListType) return list_argument(value, real_type, fake_type, size);
-    if (value.is<ListValue>() || !enumeration_matches(value, real_type->kind())) return mismatch(value, real);
-    auto leaf = leaf_ivalue(value, options_, EnumEncoding::as_int);
-    if (!leaf) return leaf.error();
-    jit::Value* lowered = leaf_argument(*leaf, *fake_type);
-    if (!lowered) return mismatch(value, real);
-    return lowered;
+    auto bound = bind_argument(value, real, fake, size, options_, EnumEncoding::as_int);
+    if (!bound) return bound.error();
+    return lower_argument(*bound);
   }
 
-  // The constant a parameter of type `type` receives, converting as Python does (int to float,
-  // number to Tensor); null if the value does not fit.
-  jit::Value* leaf_argument(const c10::IValue& value, const c10::Type& type) {
-    switch (type.kind()) {
-      case c10::TypeKind::TensorType:
-        if (value.isInt() || value.isDouble() || value.isBool()) return constant(wrapped_number(value));
-        break;
-      case c10::TypeKind::FloatType:
-        if (value.isDouble()) return constant(value);
-        if (value.isInt()) return constant(static_cast<double>(value.toInt()));
-        break;
-      case c10::TypeKind::NumberType:
-        if (value.isInt() || value.isDouble()) return constant(value);
-        // Python passes True to a Scalar parameter (full(..., True)); TorchScript's Scalar has no
-        // bool, so the constant is typed as a Scalar holding the bool, which the kernel unboxes.
-        if (value.isBool()) return constant(value)->setType(c10::NumberType::get());
-        break;
-      case c10::TypeKind::IntType:
-        if (value.isInt()) return constant(value);
-        break;
-      case c10::TypeKind::BoolType:
-        if (value.isBool()) return constant(value);
-        break;
-      case c10::TypeKind::StringType:
-        if (value.isString()) return constant(value);
-        break;
-      case c10::TypeKind::DeviceObjType:
-        if (value.isDevice()) return constant(value);
-        break;
-      default:
+  Expected<jit::Value*> lower_argument(const BoundArgument& bound) {
+    switch (bound.source) {
+      case BoundArgument::Source::node:
+        return node_value(*bound.node, false);
+      case BoundArgument::Source::constant: {
+        jit::Value* lowered = constant(bound.constant);
+        // TorchScript's Scalar has no bool: a bool passed to one is typed as the Scalar holding it.
+        if (bound.constant.isBool() && bound.type->kind() == c10::TypeKind::NumberType)
+          lowered->setType(c10::NumberType::get());
+        return lowered;
+      }
+      case BoundArgument::Source::list:
         break;
     }
-    return nullptr;
-  }
-
-  Expected<jit::Value*> list_argument(const Value& value, const c10::TypePtr& real, const c10::TypePtr& fake,
-                                      std::optional<std::int32_t> size) {
-    const c10::TypePtr& real_element = real->expectRef<c10::ListType>().getElementType();
-    const c10::TypePtr& fake_element = fake->expectRef<c10::ListType>().getElementType();
-    if (value.is<std::int64_t>() && fake_element->kind() == c10::TypeKind::IntType)
-      return constant(std::vector<std::int64_t>(static_cast<std::size_t>(size.value_or(1)), value.as<std::int64_t>()));
-    if (!value.is<ListValue>()) return mismatch(value, real);
     std::vector<jit::Value*> items;
-    const std::vector<Value>& given = value.as<ListValue>().items;
-    for (std::size_t i = 0; i < given.size(); ++i) {
+    for (std::size_t i = 0; i < bound.items.size(); ++i) {
       std::string context = "[" + std::to_string(i) + "]";
-      auto item = argument(given[i], real_element, fake_element, std::nullopt);
+      auto item = lower_argument(bound.items[i]);
       if (!item) return item.error().with_context(context);
-      if (!(*item)->type()->isSubtypeOf(*fake_element))
-        return make_error(ErrorKind::invalid_input, context + ": expects " + real_element->str() + ", got " +
-                                                        describe(given[i]) + " of type " + (*item)->type()->str());
+      if (!(*item)->type()->isSubtypeOf(*bound.type))
+        return make_error(ErrorKind::invalid_input,
+                          context + ": expects " + bound.type->str() + ", got " + (*item)->type()->str());
       items.push_back(*item);
     }
-    return lowered_->graph->insertNode(lowered_->graph->createList(fake_element, items))->output();
-  }
-
-  static Error mismatch(const Value& value, const c10::TypePtr& real) {
-    return make_error(ErrorKind::invalid_input, "expects " + real->str() + ", got " + describe(value));
+    return lowered_->graph->insertNode(lowered_->graph->createList(bound.type, items))->output();
   }
 
   // The graph's result, nested as written: tuples become TupleConstruct, lists ListConstruct.
