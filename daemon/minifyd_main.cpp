@@ -8,6 +8,7 @@
 
 #include "common/log.h"
 #include "daemon/cli/cli.h"
+#include "daemon/cli/evaluation_options.h"
 #include "daemon/cli/pool_options.h"
 #include "daemon/pool/worker_executable.h"
 #include "daemon/service/daemon.h"
@@ -24,8 +25,7 @@ struct Options {
   std::size_t max_running_jobs = 2;
   std::string worker;
   std::string python;
-  std::uint64_t cpu_limit_seconds = 0;
-  std::uint64_t memory_limit_mb = 0;
+  SandboxLimits sandbox;
   std::string log_level = "info";
 };
 
@@ -44,8 +44,7 @@ Expected<service::DaemonConfig> config_of(const Options& options) {
   } else {
     config.pool.worker.executable = options.worker;
   }
-  if (options.cpu_limit_seconds > 0) config.pool.worker.cpu_seconds = options.cpu_limit_seconds;
-  if (options.memory_limit_mb > 0) config.pool.worker.address_space_bytes = options.memory_limit_mb * 1024 * 1024;
+  config.pool.worker.limits = options.sandbox;
   config.python = options.python;
   config.max_running_jobs = std::max<std::size_t>(options.max_running_jobs, 1);
   std::error_code error;
@@ -72,8 +71,7 @@ int main(int argc, char** argv) {
   app.add_option("--python", options.python,
                  "the python3 whose PyTorch 2.x serves the torch.compile backends (default: found when a job first "
                  "needs it, as minify run finds it)");
-  app.add_option("--cpu-limit", options.cpu_limit_seconds, "RLIMIT_CPU of each worker, in seconds (0: none)");
-  app.add_option("--memory-limit", options.memory_limit_mb, "RLIMIT_AS of each worker, in MiB (0: none)");
+  cli::add_sandbox_options(app, options.sandbox);
   app.add_option("--log-level", options.log_level, "debug, info, warn, error or off")->capture_default_str();
   try {
     app.parse(argc, argv);

@@ -175,6 +175,11 @@ void submit_to_daemon(const CaptureOptions& options, const std::vector<std::file
 }
 
 int capture(const CaptureOptions& options) {
+  if (options.submit)
+    if (auto refused = options.search.evaluation.no_sandbox_for_daemon(); !refused) {
+      std::cerr << "minify capture: " << refused.error().message << "\n";
+      return exit_usage;
+    }
   std::filesystem::path capture_dir =
       std::filesystem::absolute(options.out.empty() ? default_capture_dir() : std::filesystem::path(options.out));
   std::error_code error;

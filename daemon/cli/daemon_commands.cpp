@@ -121,6 +121,8 @@ int request_and_print(const DaemonOptions& daemon, const Request& request, Text 
 
 int submit(const SubmitOptions& options) {
   const char* name = "submit";
+  if (auto refused = options.search.evaluation.no_sandbox_for_daemon(); !refused)
+    return options.daemon.fail(name, refused.error());
   // The daemon copies the graph into its own store while it answers: an import may go with this call.
   std::optional<TemporaryDirectory> imported;
   auto dir = graph_dir_importing_to_temporary(options.dir, options.search.evaluation, imported);

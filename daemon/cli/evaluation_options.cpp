@@ -27,8 +27,19 @@ void EvaluationOptions::add_to(CLI::App& command, bool backend_required) {
   command.add_option("--python", python,
                      "the python3 whose PyTorch 2.x compiles for the torch.compile backends (default: the first of "
                      "$MINIFYD_PYTHON, python3, /usr/bin/python3 and scripts/torch2_env.sh's whose torch has Inductor)");
-  command.add_option("--cpu-limit", cpu_limit_seconds, "RLIMIT_CPU of each worker, in seconds (0: none)");
-  command.add_option("--memory-limit", memory_limit_mb, "RLIMIT_AS of each worker, in MiB (0: none)");
+  add_sandbox_options(command, sandbox);
+}
+
+void add_sandbox_options(CLI::App& command, SandboxLimits& limits) {
+  command.add_option("--cpu-limit", limits.cpu_seconds, "RLIMIT_CPU of each worker, in seconds (0: none)");
+  command.add_option("--memory-limit", limits.memory_mb, "RLIMIT_AS of each worker, in MiB (0: none)");
+}
+
+Expected<void> EvaluationOptions::no_sandbox_for_daemon() const {
+  if (!sandbox.any()) return {};
+  return make_error(ErrorKind::invalid_input,
+                    "--cpu-limit and --memory-limit are minifyd's (minifyd --cpu-limit ...): its workers, shared by "
+                    "every job and query, run under its limits");
 }
 
 Expected<EvaluationSpec> EvaluationOptions::spec() const {
@@ -52,8 +63,6 @@ Expected<EvaluationSpec> EvaluationOptions::spec() const {
   if (auto check = failure_check_of(spec); !check) return check.error();
   double seconds = timeout_seconds.value_or(default_timeout_seconds(spec.backend));
   spec.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000));
-  if (cpu_limit_seconds > 0) spec.cpu_limit_seconds = cpu_limit_seconds;
-  if (memory_limit_mb > 0) spec.memory_limit_mb = memory_limit_mb;
   return spec;
 }
 

@@ -1,5 +1,5 @@
-// The options every command that evaluates candidates shares (query now, run and submit later):
-// backend and its options, the check, the per-query timeout, and the worker's sandbox limits.
+// The options every command that evaluates candidates shares (query, run, submit, capture): backend
+// and its options, the check, the per-query timeout, and the workers' sandbox limits.
 #pragma once
 
 #include <optional>
@@ -9,10 +9,14 @@
 #include <CLI/CLI.hpp>
 
 #include "common/expected.h"
+#include "daemon/pool/worker_config.h"
 #include "daemon/pool/worker_program.h"
 #include "daemon/query/evaluation_spec.h"
 
 namespace minifyd::cli {
+
+// --cpu-limit and --memory-limit, for every command that starts workers (minify's and minifyd).
+void add_sandbox_options(CLI::App& command, SandboxLimits& limits);
 
 struct EvaluationOptions {
   std::string backend;
@@ -25,8 +29,7 @@ struct EvaluationOptions {
   std::optional<double> timeout_seconds;
   std::string worker;  // minify-worker path; default: found beside minify
   std::string python;  // the python whose torch serves the torch.compile backends; default: found
-  std::uint64_t cpu_limit_seconds = 0;
-  std::uint64_t memory_limit_mb = 0;
+  SandboxLimits sandbox;  // --cpu-limit, --memory-limit
 
   // Registers the options on a subcommand. `minify run --resume` takes its backend from the
   // checkpoint, so there --backend is checked by the command instead of required here.
@@ -37,6 +40,8 @@ struct EvaluationOptions {
   Expected<EvaluationSpec> spec() const;
   // The worker programs the options name; worker_config_for() picks the one a backend needs.
   WorkerPrograms worker_programs() const { return WorkerPrograms{worker, python}; }
+  // An error unless the sandbox options are unset: minifyd's workers run under minifyd's own limits.
+  Expected<void> no_sandbox_for_daemon() const;
 };
 
 }  // namespace minifyd::cli

@@ -44,6 +44,9 @@ int fail_usage(const std::string& message, bool json) {
 }
 
 int query(QueryOptions options) {
+  if (options.through_daemon)
+    if (auto refused = options.evaluation.no_sandbox_for_daemon(); !refused)
+      return fail_usage(refused.error().message, options.json);
   std::optional<TemporaryDirectory> imported;
   auto dir = graph_dir_importing_to_temporary(options.dir, options.evaluation, imported);
   if (!dir) return fail_usage(dir.error().message, options.json);
@@ -58,7 +61,7 @@ int query(QueryOptions options) {
   if (options.through_daemon) return query_through_daemon(options, *spec);
   auto worker = worker_config_for(spec->backend, options.evaluation.worker_programs());
   if (!worker) return fail_usage(worker.error().message, options.json);
-  apply_limits(*spec, *worker);
+  worker->limits = options.evaluation.sandbox;
   protocol::EvaluateRequest request =
       evaluate_request(*spec, *document, std::filesystem::absolute(std::filesystem::path(options.dir) / store_dir_name));
 

@@ -11,6 +11,7 @@ Expected<run::RunSettings> run_settings_of(const PoolOptions& pool, const Evalua
   if (!slots) return slots.error();
   settings.slots = std::move(*slots);
   settings.workers = evaluation.worker_programs();
+  settings.sandbox = evaluation.sandbox;
   std::error_code error;
   settings.minify_executable = std::filesystem::read_symlink("/proc/self/exe", error).string();
   return settings;

@@ -18,6 +18,15 @@ inline const std::vector<std::string> default_environment_allowlist = {
     "PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "LD_LIBRARY_PATH",
 };
 
+// Each worker's rlimits (0: none): --cpu-limit and --memory-limit of minify's commands and of
+// minifyd, which reach WorkerConfig by this one way. They bound a worker, not a verdict's meaning,
+// so they are no part of the evaluation spec (nor of the verdict cache's key).
+struct SandboxLimits {
+  std::uint64_t cpu_seconds = 0;  // RLIMIT_CPU
+  std::uint64_t memory_mb = 0;    // RLIMIT_AS, in MiB
+  bool any() const { return cpu_seconds > 0 || memory_mb > 0; }
+};
+
 struct WorkerConfig {
   std::filesystem::path executable;  // minify-worker, or a fake worker in tests
   std::vector<std::string> arguments;
@@ -30,8 +39,7 @@ struct WorkerConfig {
   std::optional<std::string> cuda_visible_devices;
   // Each worker runs in a fresh directory under this one, removed when it ends.
   std::filesystem::path scratch_root = std::filesystem::temp_directory_path();
-  std::optional<std::uint64_t> cpu_seconds;          // RLIMIT_CPU
-  std::optional<std::uint64_t> address_space_bytes;  // RLIMIT_AS
+  SandboxLimits limits;
   std::chrono::milliseconds hello_timeout{60'000};    // LibTorch start-up can take seconds
   std::chrono::milliseconds kill_grace{500};          // between SIGTERM and SIGKILL
   std::size_t max_line_bytes = protocol::default_max_line_bytes;

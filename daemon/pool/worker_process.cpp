@@ -40,8 +40,7 @@ namespace asio = boost::asio;
 // the configured limits. Failures are reported through Boost.Process's exec error channel.
 struct Sandbox : bp::extend::handler {
   pid_t parent;
-  std::optional<std::uint64_t> cpu_seconds;
-  std::optional<std::uint64_t> address_space_bytes;
+  SandboxLimits limits;
 
   template <class Executor>
   void on_exec_setup(Executor& exec) const {
@@ -59,12 +58,13 @@ struct Sandbox : bp::extend::handler {
     }
     struct rlimit no_core {0, 0};
     if (::setrlimit(RLIMIT_CORE, &no_core) != 0) return fail("setrlimit(RLIMIT_CORE)");
-    if (cpu_seconds) {
-      struct rlimit cpu {*cpu_seconds, *cpu_seconds + 1};
+    if (limits.cpu_seconds > 0) {
+      struct rlimit cpu {limits.cpu_seconds, limits.cpu_seconds + 1};
       if (::setrlimit(RLIMIT_CPU, &cpu) != 0) return fail("setrlimit(RLIMIT_CPU)");
     }
-    if (address_space_bytes) {
-      struct rlimit as {*address_space_bytes, *address_space_bytes};
+    if (limits.memory_mb > 0) {
+      rlim_t bytes = limits.memory_mb * 1024 * 1024;
+      struct rlimit as {bytes, bytes};
       if (::setrlimit(RLIMIT_AS, &as) != 0) return fail("setrlimit(RLIMIT_AS)");
     }
   }
@@ -162,7 +162,7 @@ void WorkerProcess::spawn(StartHandler on_start) {
   bp::child child(bp::exe = executable, bp::args = config_.arguments,
                   sandbox_environment(config_), bp::start_dir = scratch_.string(),
                   bp::std_in < stdin_, bp::std_out > stdout_, bp::std_err > stderr_,
-                  Sandbox{{}, ::getpid(), config_.cpu_seconds, config_.address_space_bytes},
+                  Sandbox{{}, ::getpid(), config_.limits},
                   error);
   if (error) return fail_to_spawn(executable + ": " + error.message());
   pid_ = child.id();

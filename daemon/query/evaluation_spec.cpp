@@ -9,11 +9,6 @@ Expected<FailureCheck> failure_check_of(const EvaluationSpec& spec) {
   return FailureCheck::with_check_str(*spec.check_str);
 }
 
-void apply_limits(const EvaluationSpec& spec, WorkerConfig& worker) {
-  if (spec.cpu_limit_seconds) worker.cpu_seconds = spec.cpu_limit_seconds;
-  if (spec.memory_limit_mb) worker.address_space_bytes = *spec.memory_limit_mb * 1024 * 1024;
-}
-
 protocol::EvaluateRequest evaluate_request(const EvaluationSpec& spec, const GraphDocument& document,
                                            const std::filesystem::path& store) {
   protocol::EvaluateRequest request;
@@ -33,8 +28,6 @@ nlohmann::json encode(const EvaluationSpec& spec) {
                       {"nan_check", spec.nan_check},
                       {"timeout_ms", spec.timeout.count()}};
   if (spec.check_str) json["check_str"] = *spec.check_str;
-  if (spec.cpu_limit_seconds) json["cpu_limit_seconds"] = *spec.cpu_limit_seconds;
-  if (spec.memory_limit_mb) json["memory_limit_mb"] = *spec.memory_limit_mb;
   return json;
 }
 
@@ -63,8 +56,12 @@ Expected<EvaluationSpec> decode_evaluation_spec(const JsonView& view) {
   std::string check_str;
   if (auto read = view.read_optional("check_str", check_str); !read) return read.error();
   if (!check_str.empty()) spec.check_str = check_str;
-  if (auto read = view.read_optional("cpu_limit_seconds", spec.cpu_limit_seconds); !read) return read.error();
-  if (auto read = view.read_optional("memory_limit_mb", spec.memory_limit_mb); !read) return read.error();
+  // Worker limits were part of the spec once: a request carrying them asks for what a spec no longer
+  // sets (daemon.md: the daemon's workers run under minifyd's limits), so it is refused, not dropped.
+  for (const char* key : {"cpu_limit_seconds", "memory_limit_mb"})
+    if (view.raw().is_object() && view.raw().contains(key))
+      return view.error(std::string(key) + ": worker limits are not part of an evaluation; they are the "
+                        "sandbox's (--cpu-limit, --memory-limit of minify run or query, or of minifyd)");
   return spec;
 }
 

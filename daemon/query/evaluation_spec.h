@@ -15,7 +15,6 @@
 #include "common/expected.h"
 #include "common/graph_document.h"
 #include "common/json_view.h"
-#include "daemon/pool/worker_config.h"
 #include "daemon/query/failure_check.h"
 #include "protocol/verdict.h"
 #include "protocol/worker_messages.h"
@@ -29,14 +28,10 @@ struct EvaluationSpec {
   bool nan_check = false;
   std::optional<std::string> check_str;
   std::chrono::milliseconds timeout{60'000};
-  std::optional<std::uint64_t> cpu_limit_seconds;  // each worker's RLIMIT_CPU
-  std::optional<std::uint64_t> memory_limit_mb;    // each worker's RLIMIT_AS
 };
 
 // The --check-str part of the spec; an invalid regex is an error naming it.
 Expected<FailureCheck> failure_check_of(const EvaluationSpec& spec);
-// Puts the spec's rlimits on a worker configuration.
-void apply_limits(const EvaluationSpec& spec, WorkerConfig& worker);
 
 // The request that evaluates `document`, whose tensors are in the store at `store`.
 protocol::EvaluateRequest evaluate_request(const EvaluationSpec& spec, const GraphDocument& document,

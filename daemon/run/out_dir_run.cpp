@@ -34,14 +34,14 @@ std::optional<std::chrono::milliseconds> speculation_of(const RunSettings& setti
   return default_speculate_after;
 }
 
-// The run's pool: the worker serving the spec's backend on each slot, with the spec's limits, parking
+// The run's pool: the worker serving the spec's backend on each slot, with the run's limits, parking
 // when the search speculates.
 Expected<PoolConfig> pool_config(const RunSettings& settings, const EvaluationSpec& spec) {
   PoolConfig config;
   auto worker = worker_config_for(spec.backend, settings.workers);
   if (!worker) return worker.error();
   config.worker = std::move(*worker);
-  apply_limits(spec, config.worker);
+  config.worker.limits = settings.sandbox;
   config.slots = settings.slots;
   if (auto speculate_after = speculation_of(settings, spec)) config.park_after = std::min(*speculate_after, park_after);
   return config;

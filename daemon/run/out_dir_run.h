@@ -20,8 +20,9 @@ namespace minifyd::run {
 
 struct RunSettings {
   std::filesystem::path out_dir;
-  std::vector<PoolSlot> slots{PoolSlot{}};  // one per worker (pool_slots.h)
-  WorkerPrograms workers;  // the worker for the spec's backend is chosen among these; its limits on top
+  std::vector<PoolSlot> slots{PoolSlot{}};  // one per worker (pool/worker_pool.h)
+  WorkerPrograms workers;  // the worker for the spec's backend is chosen among these
+  SandboxLimits sandbox;   // each worker's rlimits
   std::string minify_executable;  // written into repro.py for backends plain PyTorch cannot run
   search::SearchObserver* observer = nullptr;  // progress, on the calling thread
   // Workers park a request running longer than this, and the search speculates past it

@@ -41,9 +41,6 @@ Expected<std::int64_t> submit_job(const protocol::SubmitRequest& request, const 
   if (!run_spec) return run_spec.error();
   if (auto strategies = search::select_strategies(run_spec->strategies); !strategies) return strategies.error();
   if (auto served = pools.can_serve(run_spec->evaluation.backend); !served) return served.error();
-  if (run_spec->evaluation.cpu_limit_seconds || run_spec->evaluation.memory_limit_mb)
-    return make_error(ErrorKind::invalid_input,
-                      "--cpu-limit and --memory-limit are the daemon's: every job's workers run under minifyd's limits");
 
   auto source = ContentStore::open(*graph_dir / store_dir_name, false);
   if (!source) return source.error();

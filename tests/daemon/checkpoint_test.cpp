@@ -22,7 +22,6 @@ RunSpec sample_spec() {
   spec.evaluation.nan_check = true;
   spec.evaluation.check_str = "SIG.*";
   spec.evaluation.timeout = std::chrono::milliseconds(2500);
-  spec.evaluation.memory_limit_mb = 4096;
   spec.match = MatchMode::any;
   spec.strategies = {"truncate-suffix", "delta-debugging"};
   spec.max_granularity = 8;

@@ -252,6 +252,24 @@ def scenario_client(tools, work):
         expect(json.loads(remote.stdout)["verdict"] == json.loads(local.stdout)["verdict"],
                f"verdicts differ: {remote.stdout} vs {local.stdout}")
 
+        # Worker limits are minifyd's: a job or a query asking its own is refused, never run without them.
+        for command in (["submit"], ["query", "--daemon"]):
+            done = subprocess.run([tools.minify, *command, graphs[case], *job_args(args, tools), "--memory-limit", "4096",
+                                   "--state-dir", state], capture_output=True, text=True, timeout=120)
+            expect(done.returncode == 2 and "--cpu-limit and --memory-limit are minifyd's" in done.stderr,
+                   f"{command} with --memory-limit: {done.returncode} {done.stdout} {done.stderr}")
+        with socket.socket(socket.AF_UNIX) as raw:
+            raw.connect(daemon.socket)
+            reader = raw.makefile("rb")
+            reader.readline()  # the greeting
+            evaluation = {"backend": "eager", "backend_options": {}, "accuracy": "off", "nan_check": False,
+                          "timeout_ms": 60000, "cpu_limit_seconds": 10}
+            raw.sendall((json.dumps({"type": "query", "graph_dir": os.path.abspath(graphs[case]),
+                                     "evaluation": evaluation}) + "\n").encode())
+            reply = json.loads(reader.readline())
+            expect(not reply["ok"] and "cpu_limit_seconds: worker limits are not part of an evaluation"
+                   in reply["error"]["message"], f"a query sent with a cpu limit: {reply}")
+
         code, stats, _ = daemon.client("stats")
         expect(code == 0 and stats["pool"]["slots"] == 2 and stats["jobs"]["done"] >= 2, f"stats: {stats}")
 
