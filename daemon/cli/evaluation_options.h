@@ -10,7 +10,7 @@
 
 #include "common/expected.h"
 #include "daemon/pool/worker_program.h"
-#include "daemon/query/evaluation_spec.h"
+#include "daemon/verdict/evaluation_spec.h"
 
 namespace minifyd::cli {
 

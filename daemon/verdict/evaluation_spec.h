@@ -16,7 +16,7 @@
 #include "common/graph_document.h"
 #include "common/json_view.h"
 #include "daemon/pool/worker_config.h"
-#include "daemon/query/failure_check.h"
+#include "daemon/verdict/failure_check.h"
 #include "protocol/verdict.h"
 #include "protocol/worker_messages.h"
 
