@@ -11,7 +11,7 @@
 #include "common/expected.h"
 #include "daemon/pool/worker_config.h"
 #include "daemon/pool/worker_program.h"
-#include "daemon/query/evaluation_spec.h"
+#include "daemon/verdict/evaluation_spec.h"
 
 namespace minifyd::cli {
 

@@ -13,7 +13,7 @@
 #include "daemon/cli/graph_input.h"
 #include "daemon/cli/query_output.h"
 #include "daemon/pool/pool_runner.h"
-#include "daemon/query/query_result.h"
+#include "daemon/verdict/query_result.h"
 
 namespace minifyd::cli {
 namespace {

@@ -132,7 +132,7 @@ WorkerPool::Ticket WorkerPool::submit(protocol::WorkerRequest request, std::chro
     boost::asio::post(io_, [handler = std::move(handler)] { handler(cancelled_fault("the pool is stopping")); });
     return ticket;
   }
-  queue_.push_back(Job{ticket, std::move(request), timeout, std::move(handler)});
+  queue_.push_back(Submission{ticket, std::move(request), timeout, std::move(handler)});
   fail_queue_if_hopeless();
   dispatch();
   return ticket;
@@ -143,18 +143,18 @@ void WorkerPool::dispatch() {
     Slot& slot = slots_[i];
     // A dying worker is sent nothing: its requests' faults are on their way, and replace it.
     if (!slot.active || !slot.active_ready || slot.running || !slot.active->has_room()) continue;
-    Job job = std::move(queue_.front());
+    Submission submission = std::move(queue_.front());
     queue_.pop_front();
-    send(i, std::move(job));
+    send(i, std::move(submission));
   }
 }
 
-void WorkerPool::send(std::size_t slot_index, Job job) {
+void WorkerPool::send(std::size_t slot_index, Submission submission) {
   Slot& slot = slots_[slot_index];
-  Ticket ticket = job.ticket;
+  Ticket ticket = submission.ticket;
   slot.running = ticket;
   Dispatched& sent = in_flight_[ticket];
-  sent.job = std::move(job);
+  sent.submission = std::move(submission);
   sent.slot_index = slot_index;
   sent.worker = slot.active;
   sent.sent_at = std::chrono::steady_clock::now();
@@ -165,7 +165,7 @@ void WorkerPool::send(std::size_t slot_index, Job job) {
           if (!ec && !alive.expired()) park_if_due(slot_index);
         });
   }
-  sent.worker->request(sent.job.request, sent.job.timeout,
+  sent.worker->request(sent.submission.request, sent.submission.timeout,
                        [this, alive = std::weak_ptr<bool>(alive_), ticket](WorkerOutcome outcome) {
                          if (!alive.expired()) on_outcome(ticket, std::move(outcome));
                        });
@@ -182,7 +182,7 @@ void WorkerPool::park_if_due(std::size_t slot_index) {
   running.parked = true;
   ++stats_.parked;
   slot.running.reset();
-  log::debug("slot " + std::to_string(slot_index) + ": request " + std::to_string(running.job.ticket) +
+  log::debug("slot " + std::to_string(slot_index) + ": request " + std::to_string(running.submission.ticket) +
              " parked on worker " + std::to_string(worker.pid()));
   dispatch();
 }
@@ -239,7 +239,7 @@ void WorkerPool::on_outcome(Ticket ticket, WorkerOutcome outcome) {
     }
   }
   // The handler first: if it stops the pool, no replacement is started in vain.
-  done.job.handler(std::move(outcome));
+  done.submission.handler(std::move(outcome));
   if (stopping_) return check_stopped();
   if (!slot.active) replace_active(done.slot_index);
   park_if_due(done.slot_index);  // a parked request's end leaves room for another
@@ -268,9 +268,9 @@ void WorkerPool::fail_queue_if_hopeless() {
     if (slot.start_failures < config_.max_start_failures) return;
   std::string reason = "no worker could be started: " + (slots_.empty() ? "the pool has no slots" : slots_.front().last_start_error);
   while (!queue_.empty()) {
-    Job job = std::move(queue_.front());
+    Submission submission = std::move(queue_.front());
     queue_.pop_front();
-    boost::asio::post(io_, [handler = std::move(job.handler), reason] {
+    boost::asio::post(io_, [handler = std::move(submission.handler), reason] {
       handler(WorkerFault{WorkerFault::Kind::spawn_failed, {}, reason, {}});
     });
   }
@@ -280,9 +280,9 @@ void WorkerPool::stop(std::function<void()> on_stopped) {
   stopping_ = true;
   on_stopped_ = std::move(on_stopped);
   while (!queue_.empty()) {
-    Job job = std::move(queue_.front());
+    Submission submission = std::move(queue_.front());
     queue_.pop_front();
-    boost::asio::post(io_, [handler = std::move(job.handler)] { handler(cancelled_fault("the pool is stopping")); });
+    boost::asio::post(io_, [handler = std::move(submission.handler)] { handler(cancelled_fault("the pool is stopping")); });
   }
   for (Slot& slot : slots_) {
     for (auto* worker : {&slot.active, &slot.spare}) {

@@ -81,7 +81,8 @@ class WorkerPool final : public RequestPool {
   std::vector<protocol::WorkerHello> hellos() const;
 
  private:
-  struct Job {
+  // A request as submit() took it: queued until a slot is free, then held by its Dispatched.
+  struct Submission {
     Ticket ticket;
     protocol::WorkerRequest request;
     std::chrono::milliseconds timeout;
@@ -89,7 +90,7 @@ class WorkerPool final : public RequestPool {
   };
   // A request sent to a worker and not answered yet.
   struct Dispatched {
-    Job job;
+    Submission submission;
     std::size_t slot_index = 0;
     std::shared_ptr<WorkerProcess> worker;
     std::chrono::steady_clock::time_point sent_at;
@@ -111,7 +112,7 @@ class WorkerPool final : public RequestPool {
   void on_started(std::size_t slot_index, const std::shared_ptr<WorkerProcess>& worker, WorkerStart start);
   void replace_active(std::size_t slot_index);
   void dispatch();
-  void send(std::size_t slot_index, Job job);
+  void send(std::size_t slot_index, Submission submission);
   // Parks the slot's running request if it has run for park_after and its worker has room.
   void park_if_due(std::size_t slot_index);
   std::size_t parked_on(const WorkerProcess& worker) const;
@@ -125,7 +126,7 @@ class WorkerPool final : public RequestPool {
   boost::asio::io_context& io_;
   PoolConfig config_;
   std::vector<Slot> slots_;
-  std::deque<Job> queue_;
+  std::deque<Submission> queue_;
   std::map<Ticket, Dispatched> in_flight_;
   Ticket next_ticket_ = 1;
   PoolStats stats_;

@@ -17,9 +17,9 @@
 
 #include "common/expected.h"
 #include "common/graph_document.h"
-#include "daemon/query/failure_signature.h"
 #include "daemon/run/run_spec.h"
 #include "daemon/search/search_state.h"
+#include "daemon/verdict/failure_signature.h"
 #include "protocol/run_totals.h"
 #include "protocol/worker_messages.h"
 

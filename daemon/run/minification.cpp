@@ -184,7 +184,7 @@ Expected<RunResult> continue_run(Checkpoint checkpoint, const RunPlace& place, c
     options.runner.budget.max_time = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(left));
   }
   options.runner.interrupt = hooks.interrupt;
-  options.runner.speculate_after = hooks.speculate_after;
+  options.speculation.after = hooks.speculate_after;
 
   PoolEvaluator evaluator(pool, spec.evaluation, place.store.root(), judge, checkpoint.original_hash);
   Session session(checkpoint, place, hooks.observer, cache, evaluator, judge, started);

@@ -18,7 +18,7 @@
 #include "daemon/run/pool_evaluator.h"
 #include "daemon/run/run_spec.h"
 #include "daemon/search/search_observer.h"
-#include "daemon/search/search_runner.h"
+#include "daemon/search/search_status.h"
 
 namespace minifyd::run {
 
@@ -51,7 +51,7 @@ struct SessionHooks {
   // Set from any thread: the search stops before its next query (stop interrupted), leaving a
   // checkpoint to continue from.
   const std::atomic<bool>* interrupt = nullptr;
-  // RunnerOptions::speculate_after; worth setting only when the pool parks slow requests.
+  // SpeculationOptions::after; worth setting only when the pool parks slow requests.
   std::optional<std::chrono::milliseconds> speculate_after;
 };
 

@@ -25,7 +25,7 @@ RunPlace out_dir_place(ContentStore store, const std::filesystem::path& out_dir)
 constexpr std::chrono::milliseconds park_after{2};
 constexpr std::chrono::milliseconds default_speculate_after{20};
 
-// How soon the run speculates (search/lineage.h), if at all.
+// How soon the run speculates (search/speculation.h), if at all.
 std::optional<std::chrono::milliseconds> speculation_of(const RunSettings& settings, const EvaluationSpec& spec) {
   if (settings.speculate_after)
     return settings.speculate_after->count() > 0 ? settings.speculate_after : std::nullopt;

@@ -26,7 +26,7 @@ struct RunSettings {
   std::string minify_executable;  // written into repro.py for backends plain PyTorch cannot run
   search::SearchObserver* observer = nullptr;  // progress, on the calling thread
   // Workers park a request running longer than this, and the search speculates past it
-  // (search/lineage.h); 0: neither. nullopt: 20 ms, and never for the torch.compile backends,
+  // (search/speculation.h); 0: neither. nullopt: 20 ms, and never for the torch.compile backends,
   // whose every query compiles for seconds, so that lineages would only compete for the cores.
   std::optional<std::chrono::milliseconds> speculate_after;
 };

@@ -7,8 +7,8 @@
 #include <boost/asio/post.hpp>
 
 #include "common/log.h"
-#include "daemon/query/verdict_of_outcome.h"
 #include "daemon/search/result_mailbox.h"
+#include "daemon/verdict/verdict_of_outcome.h"
 
 namespace minifyd::run {
 namespace {

@@ -19,10 +19,10 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "daemon/pool/request_pool.h"
-#include "daemon/query/evaluation_spec.h"
-#include "daemon/query/failure_judge.h"
 #include "daemon/search/candidate_evaluator.h"
 #include "daemon/search/pass_latency.h"
+#include "daemon/verdict/evaluation_spec.h"
+#include "daemon/verdict/failure_judge.h"
 
 namespace minifyd::run {
 

@@ -12,8 +12,8 @@
 
 #include "common/expected.h"
 #include "common/json_view.h"
-#include "daemon/query/evaluation_spec.h"
-#include "daemon/query/failure_judge.h"
+#include "daemon/verdict/evaluation_spec.h"
+#include "daemon/verdict/failure_judge.h"
 
 namespace minifyd::run {
 

@@ -2,43 +2,9 @@
 #include "daemon/search/lineage.h"
 
 #include <exception>
+#include <string>
 
 namespace minifyd::search {
-
-const char* to_string(StopReason reason) {
-  switch (reason) {
-    case StopReason::finished: return "finished";
-    case StopReason::original_passes: return "the original does not fail";
-    case StopReason::query_budget: return "query budget spent";
-    case StopReason::time_budget: return "time budget spent";
-    case StopReason::interrupted: return "interrupted";
-    case StopReason::error: return "error";
-  }
-  return "unknown";
-}
-
-SearchCounters& SearchCounters::operator+=(const SearchCounters& other) {
-  queries += other.queries;
-  cache_hits += other.cache_hits;
-  invalid_candidates += other.invalid_candidates;
-  unproductive_candidates += other.unproductive_candidates;
-  accepted += other.accepted;
-  lineages += other.lineages;
-  speculative_queries += other.speculative_queries;
-  return *this;
-}
-
-SearchCounters SearchCounters::operator-(const SearchCounters& other) const {
-  SearchCounters difference;
-  difference.queries = queries - other.queries;
-  difference.cache_hits = cache_hits - other.cache_hits;
-  difference.invalid_candidates = invalid_candidates - other.invalid_candidates;
-  difference.unproductive_candidates = unproductive_candidates - other.unproductive_candidates;
-  difference.accepted = accepted - other.accepted;
-  difference.lineages = lineages - other.lineages;
-  difference.speculative_queries = speculative_queries - other.speculative_queries;
-  return difference;
-}
 
 void EventQueue::push(SearchEvent event) {
   std::lock_guard<std::mutex> lock(mutex_);
@@ -70,7 +36,7 @@ Lineage::Lineage(Body body)
         try {
           outcome_ = body(stop_, events_);
         } catch (const std::exception& e) {  // bad_alloc, most likely: an error for the parent, not an abort
-          outcome_ = LineageOutcome{};
+          outcome_ = SearchOutcome{};
           outcome_->stop = StopReason::error;
           outcome_->error = make_error(ErrorKind::io, std::string("speculative search: ") + e.what());
         }
@@ -82,7 +48,7 @@ Lineage::~Lineage() {
   if (thread_.joinable()) thread_.join();
 }
 
-LineageOutcome Lineage::join() {
+SearchOutcome Lineage::join() {
   if (thread_.joinable()) thread_.join();
   return std::move(*outcome_);
 }

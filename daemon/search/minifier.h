@@ -1,24 +1,20 @@
-// The search: fx_minifier's driver loop (granularity schedule, strategy order, sanity and final
-// checks) over a SearchRunner.
+// The search: the original checked (the sanity check), fx_minifier's driver over a SearchRunner
+// (search/driver.h), and speculation past slow verdicts when SpeculationOptions::after is set.
 #pragma once
 
 #include <cstddef>
 #include <optional>
-#include <vector>
 
 #include "common/expected.h"
-#include "daemon/search/search_runner.h"
+#include "daemon/search/candidate_evaluator.h"
+#include "daemon/search/clock.h"
+#include "daemon/search/search_observer.h"
+#include "daemon/search/search_options.h"
+#include "daemon/search/search_state.h"
+#include "daemon/search/search_status.h"
+#include "daemon/search/verdict_cache.h"
 
 namespace minifyd::search {
-
-struct SearchOptions {
-  // Start each round at min(this, the largest power of two <= node count); a power of two.
-  std::optional<std::size_t> max_granularity;
-  bool skip_sanity = false;  // trust that the original fails instead of checking it first
-  RunnerOptions runner;
-  // The strategies to run, from select_strategies(); the driver decides when each runs by role.
-  std::vector<const Strategy*> strategies;
-};
 
 struct SearchResult {
   // The smallest state known to fail: the last accepted one, or the original.
@@ -32,8 +28,9 @@ struct SearchResult {
 
 // Minimises `original` (a valid document with its eager values) until no strategy makes progress,
 // then checks the result once more. An original that does not fail ends it at once, with stop
-// original_passes. Errors: invalid options or original, or an evaluator error while checking it. Later evaluator errors and spent budgets end the
-// search with the best state so far. Runs on the calling thread; see CandidateEvaluator.
+// original_passes. Errors: invalid options or original, or an evaluator error while checking it.
+// Later evaluator errors and spent budgets end the search with the best state so far. Runs on the
+// calling thread; see CandidateEvaluator.
 Expected<SearchResult> minify(SearchState original, CandidateEvaluator& evaluator, VerdictCache& cache,
                               const Clock& clock, const SearchOptions& options,
                               SearchObserver* observer = nullptr);

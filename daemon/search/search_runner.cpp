@@ -1,20 +1,18 @@
-// The step runner: a window of candidates in sequential order over an asynchronous evaluator, and
-// the lineages that search ahead of slow verdicts.
+// The step runner: a window of candidates in sequential order over an asynchronous evaluator, the
+// checks, and acceptance.
 #include "daemon/search/search_runner.h"
 
 #include <algorithm>
-#include <utility>
+#include <memory>
+#include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "common/canonical_hash.h"
-#include "common/log.h"
 
 namespace minifyd::search {
 namespace {
-
-// How often a waiting runner with speculation looks up from the evaluator (lineage due, interrupt).
-constexpr std::chrono::milliseconds wait_slice{5};
 
 // One candidate of a step, at its place in proposal order.
 struct Slot {
@@ -30,23 +28,11 @@ Candidate candidate_of(const std::shared_ptr<Slot>& slot) {
   return Candidate{std::shared_ptr<const GraphDocument>(slot, &slot->state.document), slot->hash};
 }
 
-// Counts a lineage as running from its start until its thread is done with it.
-class LiveLineage {
- public:
-  explicit LiveLineage(Speculation& speculation) : speculation_(speculation) { ++speculation_.live; }
-  ~LiveLineage() { --speculation_.live; }
-  LiveLineage(const LiveLineage&) = delete;
-  LiveLineage& operator=(const LiveLineage&) = delete;
-
- private:
-  Speculation& speculation_;
-};
-
 }  // namespace
 
 // The candidates of one step. Slots before front_ are known to pass; the first known failure at
-// front_ is the accepted one, exactly as if they had been evaluated one after another. While the
-// front slot is slow, a lineage may search on as if it fails.
+// front_ is the accepted one, exactly as if they had been evaluated one after another. The slot at
+// front_ is the runner's front while its verdict is pending.
 class SearchRunner::StepWindow {
  public:
   StepWindow(SearchRunner& runner, const SearchState& current, Acceptance acceptance)
@@ -55,10 +41,7 @@ class SearchRunner::StepWindow {
   StepWindow(const StepWindow&) = delete;
   StepWindow& operator=(const StepWindow&) = delete;
   // Callbacks capture `this`: nothing may stay in flight once the window is gone.
-  ~StepWindow() {
-    cancel();
-    runner_.discard(ahead_);
-  }
+  ~StepWindow() { cancel(); }
 
   // The CandidateSink handed to the strategy.
   bool offer(SearchState candidate) {
@@ -110,8 +93,6 @@ class SearchRunner::StepWindow {
 
   // The accepted slot's evaluation is over, so nothing else reads its state any more.
   SearchState take(std::size_t index) { return std::move(slots_[index]->state); }
-  // The lineage that went ahead of the accepted slot, if one did.
-  Ahead take_ahead() { return std::exchange(ahead_, Ahead{}); }
 
  private:
   std::size_t undecided() const { return slots_.size() - front_; }
@@ -122,28 +103,28 @@ class SearchRunner::StepWindow {
   }
 
   void wait() {
-    runner_.await([this] { look_ahead(); });
+    std::optional<Front> front = pending_front();
+    runner_.await(front ? &*front : nullptr);
     settle();
   }
 
   void settle() {
+    std::size_t was = front_;
     while (!accepted_ && front_ < slots_.size()) {
       std::optional<bool> fails = evaluated(front_).fails;
       if (!fails) break;
       if (*fails) accepted_ = front_;
       else ++front_;
     }
-    // The slot it went ahead of passed: it guessed wrong.
-    if (ahead_ && ahead_slot_ < front_) runner_.discard(ahead_);
+    if (front_ != was) runner_.drop_ahead();  // the front passed: whatever went ahead of it guessed wrong
   }
 
-  // The front slot decides the step; while its verdict is slow, search on as if it fails.
-  void look_ahead() {
-    if (ahead_ || accepted_ || front_ >= slots_.size()) return;
+  // The front slot, while its verdict is pending.
+  std::optional<Front> pending_front() const {
+    if (accepted_ || front_ >= slots_.size()) return std::nullopt;
     const Slot& front = evaluated(front_);
-    if (front.fails || !front.submitted || !runner_.due(*front.submitted)) return;
-    ahead_ = runner_.spawn(slots_[front_]->state, acceptance_);
-    ahead_slot_ = front_;
+    if (front.fails || !front.submitted) return std::nullopt;
+    return Front{slots_[front_]->state, acceptance_, *front.submitted};
   }
 
   void flush() {
@@ -185,21 +166,17 @@ class SearchRunner::StepWindow {
   std::size_t front_ = 0;
   std::optional<std::size_t> accepted_;
   bool failure_known_ = false;
-  Ahead ahead_;
-  std::size_t ahead_slot_ = 0;
 };
 
 SearchRunner::SearchRunner(CandidateEvaluator& evaluator, VerdictCache& cache, const Clock& clock,
                            RunnerOptions options, std::size_t start_nodes, SearchObserver* observer)
-    : evaluator_(evaluator), cache_(cache), clock_(clock), options_(options),
-      start_nodes_(start_nodes), observer_(observer), started_(clock.now()) {}
+    : evaluator_(evaluator), cache_(cache), clock_(clock), options_(options), start_nodes_(start_nodes),
+      started_(clock.now()), observed_(observer), events_(observed_) {}
 
-SearchRunner::SearchRunner(const Seed& seed, CandidateEvaluator& evaluator, VerdictCache& cache, const Clock& clock,
-                           const std::atomic<bool>& stop, EventRelay& events)
-    : evaluator_(evaluator), cache_(cache), clock_(clock), options_(seed.options), start_nodes_(seed.start_nodes),
-      relay_(&events), started_(seed.started), counters_(seed.counters), speculation_(seed.speculation) {
-  options_.interrupt = &stop;
-}
+SearchRunner::SearchRunner(CandidateEvaluator& evaluator, VerdictCache& cache, const Clock& clock,
+                           RunnerOptions options, const Continuation& from, EventSink& events)
+    : evaluator_(evaluator), cache_(cache), clock_(clock), options_(options), start_nodes_(from.start_nodes),
+      started_(from.started), counters_(from.counters), observed_(nullptr), events_(events) {}
 
 void SearchRunner::halt(StopReason reason, std::optional<Error> error) {
   if (stop_) return;
@@ -225,98 +202,41 @@ SearchProgress SearchRunner::progress(std::string_view strategy, std::size_t gra
   return SearchProgress{strategy, granularity, nodes, start_nodes_, counters_.queries, counters_.cache_hits};
 }
 
-void SearchRunner::await(const std::function<void()>& look_ahead) {
-  if (!speculation_) return evaluator_.wait();
-  while (!evaluator_.wait_until(std::chrono::steady_clock::now() + wait_slice)) {
+void SearchRunner::await(const Front* front) {
+  if (lookahead_ == nullptr) return evaluator_.wait();
+  while (!evaluator_.wait_until(std::chrono::steady_clock::now() + lookahead_interval)) {
     if (interrupted()) return halt(StopReason::interrupted);
-    look_ahead();
+    if (front != nullptr) report_pending(*front);
   }
 }
 
-bool SearchRunner::due(std::chrono::steady_clock::time_point submitted) const {
-  if (!speculation_ || !options_.speculate_after || stopped()) return false;
-  std::chrono::steady_clock::duration pending = std::chrono::steady_clock::now() - submitted;
-  return pending >= *options_.speculate_after && pending >= evaluator_.slow_beyond();
+void SearchRunner::report_pending(const Front& front) {
+  if (lookahead_ != nullptr) lookahead_->front_pending(*this, front);
 }
 
-SearchRunner::Ahead SearchRunner::spawn(const SearchState& from, std::optional<Acceptance> accepted) {
-  if (!speculation_ || speculation_->live >= options_.max_lineages) return {};
-  std::shared_ptr<CandidateEvaluator> evaluator = evaluator_.share_with_thread();
-  if (!evaluator) {
-    speculation_.reset();  // this evaluator never will
-    return {};
-  }
-  ++counters_.lineages;
-  Seed seed{options_, start_nodes_, started_, counters_, speculation_};
-  auto state = std::make_shared<SearchState>(clone_state(from));
-  VerdictCache& cache = cache_;
-  const Clock& clock = clock_;
-  auto counted = std::make_shared<LiveLineage>(*speculation_);
-  log::debug("speculating past a slow verdict: lineage from a state of " +
-             std::to_string(from.document.graph.size()) + " nodes");
-  auto lineage = std::make_shared<Lineage>(
-      [seed, evaluator, state, accepted, &cache, &clock, counted](const std::atomic<bool>& stop, EventRelay& events) {
-        SearchRunner runner(seed, *evaluator, cache, clock, stop, events);
-        return seed.speculation->continue_search(runner, std::move(*state), accepted);
-      });
-  return Ahead{std::move(lineage), counters_};
+void SearchRunner::drop_ahead() {
+  if (lookahead_ != nullptr) counters_ += lookahead_->front_passed();
 }
 
-void SearchRunner::discard(Ahead& ahead) {
-  if (!ahead) return;
-  ahead.lineage->stop();
-  LineageOutcome outcome = ahead.lineage->join();
-  SearchCounters own = outcome.counters - ahead.at_spawn;
-  counters_.lineages += own.lineages;
-  counters_.speculative_queries += own.queries + own.speculative_queries;
-  ahead = Ahead{};
-}
-
-void SearchRunner::adopt(Ahead& ahead, const SearchState& current) {
-  ahead.lineage->events().forward_to(lineage_events_);
-  while (!ahead.lineage->done()) {
-    // The root runner's evaluator drives the workers for every lineage: keep it turning.
-    evaluator_.wait_until(std::chrono::steady_clock::now() + wait_slice);
-    pass_on_lineage_events();
-    if (interrupted()) ahead.lineage->stop();
-  }
-  LineageOutcome outcome = ahead.lineage->join();
-  pass_on_lineage_events();
-  SearchCounters since = counters_ - ahead.at_spawn;  // this runner's own work meanwhile
-  counters_ = outcome.counters;
-  counters_ += since;
-  ahead = Ahead{};
-  if (outcome.rejected) return;
-  halt(outcome.stop, std::move(outcome.error));
-  adopted_best_ = outcome.best ? std::move(outcome.best) : clone_state(current);
-}
-
-void SearchRunner::emit(SearchEvent event) {
-  if (relay_ != nullptr) return relay_->emit(std::move(event));
-  if (event.warning) {
-    log::warn(event.log_line);
-    if (observer_ != nullptr) observer_->on_not_reproduced(event.progress);
-    return;
-  }
-  if (!event.accepted) {
-    if (observer_ != nullptr) observer_->on_progress(event.progress);
-    return;
-  }
-  log::info(event.log_line);
-  if (observer_ != nullptr) observer_->on_accepted(*event.accepted, event.progress);
-}
-
-void SearchRunner::pass_on_lineage_events() {
-  for (SearchEvent& event : lineage_events_.take_all()) emit(std::move(event));
+bool SearchRunner::hand_over(const SearchState& current) {
+  if (lookahead_ == nullptr) return false;
+  std::optional<SearchOutcome> ahead = lookahead_->front_failed(*this, events_);
+  if (!ahead) return false;
+  counters_ = ahead->counters;
+  if (ahead->rejected) return true;
+  halt(ahead->stop, std::move(ahead->error));
+  handed_over_best_ = ahead->best ? std::move(ahead->best) : clone_state(current);
+  return true;
 }
 
 void SearchRunner::record_accepted(const Acceptance& acceptance, const SearchState& state) {
   ++counters_.accepted;
   std::size_t nodes = state.document.graph.size();
-  emit(SearchEvent{progress(acceptance.strategy, acceptance.granularity, nodes), clone_state(state),
-                   "strategy " + std::string(acceptance.strategy) + " (G: " + std::to_string(acceptance.granularity) +
-                       "): " + std::to_string(acceptance.nodes_before) + " -> " + std::to_string(nodes) +
-                       " nodes, " + std::to_string(input_count(state)) + " inputs"});
+  events_.emit(SearchEvent{progress(acceptance.strategy, acceptance.granularity, nodes), clone_state(state),
+                           "strategy " + std::string(acceptance.strategy) + " (G: " +
+                               std::to_string(acceptance.granularity) + "): " +
+                               std::to_string(acceptance.nodes_before) + " -> " + std::to_string(nodes) +
+                               " nodes, " + std::to_string(input_count(state)) + " inputs"});
 }
 
 void SearchRunner::warn_not_reproduced(const Acceptance& acceptance) {
@@ -324,31 +244,29 @@ void SearchRunner::warn_not_reproduced(const Acceptance& acceptance) {
                     "strategy " + std::string(acceptance.strategy) +
                         ": candidate failed once but passed when re-verified; not applying it",
                     true};
-  emit(std::move(event));
+  events_.emit(std::move(event));
 }
 
-LineageOutcome SearchRunner::outcome(std::optional<SearchState> best) {
-  LineageOutcome outcome;
-  outcome.best = adopted() ? std::move(adopted_best_) : std::move(best);
+SearchOutcome SearchRunner::outcome(std::optional<SearchState> best) {
+  SearchOutcome outcome;
+  outcome.best = handed_over() ? std::move(handed_over_best_) : std::move(best);
   outcome.stop = stop_reason();
   outcome.error = error_;
   outcome.counters = counters_;
   return outcome;
 }
 
-std::optional<bool> SearchRunner::evaluate_fresh(const SearchState& state, Ahead* ahead, bool known_slow) {
+std::optional<bool> SearchRunner::evaluate_fresh(const SearchState& state, bool front, bool known_slow) {
   if (!may_query(1)) return std::nullopt;
   auto slot = std::make_shared<Slot>();
   slot->hash = canonical_hash(state.document);
   slot->state.document = clone_document(state.document);
   std::optional<EvaluationResult> result;
   ++counters_.queries;
-  std::chrono::steady_clock::time_point submitted = std::chrono::steady_clock::now();
+  Front pending{state, std::nullopt, std::chrono::steady_clock::now(), known_slow};
   evaluator_.evaluate({candidate_of(slot)}, [&](std::size_t, EvaluationResult r) { result = std::move(r); });
-  if (ahead != nullptr && known_slow) *ahead = spawn(state, std::nullopt);
-  while (!result && !stopped()) await([&] {
-    if (ahead != nullptr && !*ahead && due(submitted)) *ahead = spawn(state, std::nullopt);
-  });
+  if (front && known_slow) report_pending(pending);
+  while (!result && !stopped()) await(front ? &pending : nullptr);
   if (!result) {
     evaluator_.cancel_pending();
     return std::nullopt;
@@ -361,34 +279,28 @@ std::optional<bool> SearchRunner::evaluate_fresh(const SearchState& state, Ahead
   return **result;
 }
 
-std::optional<bool> SearchRunner::check(const SearchState& state) { return evaluate_fresh(state, nullptr, false); }
+std::optional<bool> SearchRunner::check(const SearchState& state) { return evaluate_fresh(state, false, false); }
 
-std::optional<bool> SearchRunner::check_then_continue(const SearchState& state, const std::function<void()>& on_fails,
-                                                      bool known_slow) {
-  Ahead ahead;
-  std::optional<bool> fails = evaluate_fresh(state, &ahead, known_slow);
-  if (fails && *fails) {
-    on_fails();
-    if (ahead) adopt(ahead, state);
-  }
-  discard(ahead);
+std::optional<bool> SearchRunner::check_to_continue(const SearchState& state) {
+  std::optional<bool> fails = evaluate_fresh(state, true, false);
+  if (fails && *fails) hand_over(state);
+  else drop_ahead();
   return fails;
 }
 
 std::optional<SearchState> SearchRunner::confirm(const Acceptance& acceptance, SearchState candidate,
                                                  bool known_slow) {
   if (options_.reverify) {
-    std::optional<bool> again =
-        check_then_continue(candidate, [&] { record_accepted(acceptance, candidate); }, known_slow);
-    if (!again) return std::nullopt;
-    if (!*again) {
-      warn_not_reproduced(acceptance);
+    std::optional<bool> again = evaluate_fresh(candidate, true, known_slow);
+    if (!again || !*again) {
+      drop_ahead();
+      if (again) warn_not_reproduced(acceptance);
       return std::nullopt;
     }
-  } else {
-    record_accepted(acceptance, candidate);
   }
-  if (adopted()) return std::nullopt;
+  record_accepted(acceptance, candidate);
+  // Work went on from the candidate while it was re-verified: its result is the search's.
+  if (hand_over(candidate)) return std::nullopt;
   return candidate;
 }
 
@@ -396,25 +308,21 @@ std::optional<SearchState> SearchRunner::run_step(const Strategy& strategy, cons
                                                   std::size_t granularity) {
   if (stopped()) return std::nullopt;
   std::size_t nodes = state.document.graph.size();
-  emit(SearchEvent{progress(strategy.name, granularity, nodes), std::nullopt, {}});
+  events_.emit(SearchEvent{progress(strategy.name, granularity, nodes), std::nullopt, {}});
   Acceptance acceptance{strategy.name, granularity, nodes};
   std::optional<SearchState> accepted;
-  Ahead ahead;
   {
     StepWindow window(*this, state, acceptance);
     strategy.propose(state, granularity, [&](SearchState candidate) { return window.offer(std::move(candidate)); });
-    if (std::optional<std::size_t> index = window.finish()) {
-      accepted = window.take(*index);
-      ahead = window.take_ahead();
-    }
+    if (std::optional<std::size_t> index = window.finish()) accepted = window.take(*index);
   }
-  if (!accepted) return std::nullopt;
-  // The lineage re-verified the candidate (warning when it passed) and searched on from it: its
-  // result is the search's.
-  if (ahead) {
-    adopt(ahead, state);
+  if (!accepted) {
+    drop_ahead();
     return std::nullopt;
   }
+  // Work went ahead of the candidate: it re-verified the candidate (warning when it passed) and
+  // searched on from it, so its result is the search's.
+  if (hand_over(state)) return std::nullopt;
   return confirm(acceptance, std::move(*accepted));
 }
 

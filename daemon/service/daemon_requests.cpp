@@ -5,14 +5,14 @@
 #include "common/graph_codec.h"
 #include "common/json_view.h"
 #include "common/log.h"
-#include "daemon/query/evaluation_spec.h"
-#include "daemon/query/failure_check.h"
-#include "daemon/query/query_result.h"
 #include "daemon/run/output_writer.h"
 #include "daemon/search/strategy_registry.h"
 #include "daemon/service/daemon.h"
 #include "daemon/service/job_result.h"
 #include "daemon/service/job_spec.h"
+#include "daemon/verdict/evaluation_spec.h"
+#include "daemon/verdict/failure_check.h"
+#include "daemon/verdict/query_result.h"
 #include "protocol/daemon_requests.h"
 
 namespace minifyd::service {

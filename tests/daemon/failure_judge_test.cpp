@@ -1,7 +1,7 @@
 // Failure signatures and the still-failing rule: the search must not slip onto another bug.
 #include <catch2/catch.hpp>
 
-#include "daemon/query/failure_judge.h"
+#include "daemon/verdict/failure_judge.h"
 
 using namespace minifyd;
 

@@ -7,21 +7,14 @@
 #include "common/graph_codec.h"
 #include "daemon/pool/worker_pool.h"
 #include "daemon/run/pool_evaluator.h"
+#include "tests/support/fake_pool.h"
 #include "tests/support/sample_documents.h"
 
 using namespace minifyd;
 using namespace std::chrono_literals;
+using test::fake_pool;
 
 namespace {
-
-PoolConfig fake_pool(std::size_t slots) {
-  PoolConfig config;
-  config.worker.executable = MINIFYD_FAKE_WORKER;
-  config.worker.arguments = {std::string(MINIFYD_TRANSCRIPTS) + "/pass.transcript"};
-  config.worker.kill_grace = 200ms;
-  config.slots.assign(slots, PoolSlot{});
-  return config;
-}
 
 // The fake worker plays the backend option "fake" instead of running the graph.
 EvaluationSpec scripted(const std::string& script) {

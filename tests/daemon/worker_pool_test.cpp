@@ -8,21 +8,13 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "daemon/pool/worker_pool.h"
+#include "tests/support/fake_pool.h"
 
 using namespace minifyd;
 using namespace std::chrono_literals;
+using test::fake_pool;
 
 namespace {
-
-PoolConfig fake_pool(std::size_t slots, bool spares = true) {
-  PoolConfig config;
-  config.worker.executable = MINIFYD_FAKE_WORKER;
-  config.worker.arguments = {std::string(MINIFYD_TRANSCRIPTS) + "/pass.transcript"};
-  config.worker.kill_grace = 200ms;
-  config.slots.assign(slots, PoolSlot{});
-  config.warm_spares = spares;
-  return config;
-}
 
 // An evaluate request the fake worker answers by playing `script` (";"-separated lines).
 protocol::WorkerRequest scripted(const std::string& script) {

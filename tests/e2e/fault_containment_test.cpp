@@ -9,7 +9,7 @@
 
 #include "common/graph_codec.h"
 #include "daemon/pool/worker_pool.h"
-#include "daemon/query/verdict_of_outcome.h"
+#include "daemon/verdict/verdict_of_outcome.h"
 #include "tests/support/fork_server_worker.h"
 #include "tests/support/sample_graph_dir.h"
 #include "tests/support/temp_dir.h"

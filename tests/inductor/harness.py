@@ -20,7 +20,7 @@ BUG = "cpp.inject_relu_bug_TESTING_ONLY"
 # What each injected bug looks like to the search: (verdict kind, what identifies it).
 EXPECTED = {"compile_error": ("exception", "torch._inductor.exc.CppCompileError"),
             # `throw 1`: std::terminate in an OpenMP region, Inductor's catch (...) where the loop runs
-            # serially; one signature either way (daemon/query/failure_signature.h)
+            # serially; one signature either way (daemon/verdict/failure_signature.h)
             "runtime_error": ("crash", "SIGABRT"),
             "accuracy": ("accuracy", None)}
 EXIT_OK, EXIT_FAILS, EXIT_USAGE, EXIT_WORKER, EXIT_DOES_NOT_FAIL = 0, 1, 2, 3, 4

@@ -1,9 +1,10 @@
 // The step runner: first failing candidate in proposal order whatever the completion order,
-// invalid candidates never evaluated, the verdict cache, budgets.
+// invalid candidates never evaluated, the verdict cache, budgets, and its one hook for work ahead.
 #include <catch2/catch.hpp>
 
 #include "common/canonical_hash.h"
 #include "daemon/search/search_runner.h"
+#include "tests/support/delayed_evaluator.h"
 #include "tests/support/fake_evaluators.h"
 #include "tests/support/search_case.h"
 
@@ -207,4 +208,52 @@ TEST_CASE("an evaluator error stops the search with the error", "[search]") {
   CHECK(runner.stop_reason() == StopReason::error);
   REQUIRE(runner.error().has_value());
   CHECK(runner.error()->message == "worker pipe closed");
+}
+
+TEST_CASE("a slow front is reported to the lookahead, whose outcome is the search's when it fails", "[search]") {
+  // Stands in for speculation: notes the pending front, and "searched ahead" to it when it fails.
+  struct AheadOfFront final : Lookahead {
+    std::optional<SearchState> front;
+    std::optional<Acceptance> acceptance;
+    std::size_t failed = 0;
+    void front_pending(const SearchRunner&, const Front& pending) override {
+      front = clone_state(pending.state);
+      acceptance = pending.acceptance;
+    }
+    SearchCounters front_passed() override {
+      front.reset();
+      return {};
+    }
+    std::optional<SearchOutcome> front_failed(const SearchRunner& runner, EventSink&) override {
+      ++failed;
+      SearchOutcome outcome;
+      outcome.best = clone_state(*front);
+      outcome.counters = runner.counters();
+      return outcome;
+    }
+  } ahead;
+  SearchState state = fan_out();
+  // Only the failing candidates (without tan or relu) are slow.
+  DelayedEvaluator evaluator(
+      lacks_tan_or_relu,
+      [](const GraphDocument& document) {
+        return lacks_tan_or_relu(document) ? std::chrono::milliseconds(100) : std::chrono::milliseconds(0);
+      },
+      1);
+  VerdictCache cache("test");
+  FakeClock clock;
+  SearchRunner runner(evaluator, cache, clock, RunnerOptions{}, state.document.graph.size());
+  runner.look_ahead_with(ahead);
+  CHECK_FALSE(runner.run_step(without_each_op, state, 1).has_value());
+  REQUIRE(ahead.front.has_value());
+  CHECK(ahead.front->document.graph.find("op2") == nullptr);  // candidate 2, the first that fails
+  REQUIRE(ahead.acceptance.has_value());
+  CHECK(ahead.acceptance->strategy == without_each_op.name);
+  CHECK(ahead.failed == 1);
+  CHECK(runner.handed_over());
+  CHECK(runner.stopped());
+  CHECK(runner.counters().queries == 3);  // no re-verification: the work ahead did it
+  std::optional<SearchState> best = runner.outcome(std::nullopt).best;
+  REQUIRE(best.has_value());
+  CHECK(best->document.graph.find("op2") == nullptr);
 }

@@ -51,7 +51,7 @@ Run search_with(CandidateEvaluator& evaluator, std::optional<std::chrono::millis
                 const std::atomic<bool>* interrupt = nullptr) {
   SearchOptions options;
   options.strategies = *select_strategies({});
-  options.runner.speculate_after = speculate_after;
+  options.speculation.after = speculate_after;
   options.runner.interrupt = interrupt;
   VerdictCache cache("test");
   FakeClock clock;

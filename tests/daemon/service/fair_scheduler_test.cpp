@@ -7,25 +7,18 @@
 #include <thread>
 
 #include "common/graph_codec.h"
-#include "daemon/query/evaluation_spec.h"
 #include "daemon/service/fair_scheduler.h"
 #include "daemon/service/shared_pool_client.h"
+#include "daemon/verdict/evaluation_spec.h"
+#include "tests/support/fake_pool.h"
 #include "tests/support/sample_documents.h"
 
 using namespace minifyd;
 using namespace minifyd::service;
 using namespace std::chrono_literals;
+using test::fake_pool;
 
 namespace {
-
-PoolConfig fake_pool(std::size_t slots) {
-  PoolConfig config;
-  config.worker.executable = MINIFYD_FAKE_WORKER;
-  config.worker.arguments = {std::string(MINIFYD_TRANSCRIPTS) + "/pass.transcript"};
-  config.worker.kill_grace = 200ms;
-  config.slots.assign(slots, PoolSlot{});
-  return config;
-}
 
 protocol::WorkerRequest passing_request() {
   auto document = decode_graph_document(test::sample_document());

@@ -1,7 +1,7 @@
 // One evaluation's report.
-#include "daemon/query/query_result.h"
+#include "daemon/verdict/query_result.h"
 
-#include "daemon/query/verdict_of_outcome.h"
+#include "daemon/verdict/verdict_of_outcome.h"
 
 namespace minifyd {
 

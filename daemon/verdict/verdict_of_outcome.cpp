@@ -1,5 +1,5 @@
 // Outcome classification.
-#include "daemon/query/verdict_of_outcome.h"
+#include "daemon/verdict/verdict_of_outcome.h"
 
 namespace minifyd {
 

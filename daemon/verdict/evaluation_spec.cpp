@@ -1,5 +1,5 @@
 // Evaluation specs: requests and JSON.
-#include "daemon/query/evaluation_spec.h"
+#include "daemon/verdict/evaluation_spec.h"
 
 #include "common/graph_codec.h"
 

@@ -1,5 +1,5 @@
 // The --check-str match.
-#include "daemon/query/failure_check.h"
+#include "daemon/verdict/failure_check.h"
 
 namespace minifyd {
 

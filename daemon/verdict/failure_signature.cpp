@@ -1,5 +1,5 @@
 // Failure signatures and message normalisation.
-#include "daemon/query/failure_signature.h"
+#include "daemon/verdict/failure_signature.h"
 
 #include <cctype>
 

@@ -15,7 +15,7 @@
 #include "common/expected.h"
 #include "common/graph_document.h"
 #include "common/json_view.h"
-#include "daemon/query/failure_check.h"
+#include "daemon/verdict/failure_check.h"
 #include "protocol/verdict.h"
 #include "protocol/worker_messages.h"
 

@@ -6,8 +6,8 @@
 #include <string>
 
 #include "common/expected.h"
-#include "daemon/query/failure_check.h"
-#include "daemon/query/failure_signature.h"
+#include "daemon/verdict/failure_check.h"
+#include "daemon/verdict/failure_signature.h"
 #include "protocol/verdict.h"
 
 namespace minifyd {

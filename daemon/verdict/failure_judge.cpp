@@ -1,5 +1,5 @@
 // The still-failing rule.
-#include "daemon/query/failure_judge.h"
+#include "daemon/verdict/failure_judge.h"
 
 namespace minifyd {
 

@@ -5,7 +5,7 @@
 
 #include "common/expected.h"
 #include "daemon/pool/worker_process.h"
-#include "daemon/query/failure_check.h"
+#include "daemon/verdict/failure_check.h"
 #include "protocol/daemon_replies.h"
 
 namespace minifyd {

@@ -1,0 +1,89 @@
+// The port of fx_minifier's `while True` loop and try_granularity.
+#include "daemon/search/driver.h"
+
+#include <algorithm>
+#include <optional>
+#include <string>
+
+#include "common/log.h"
+
+namespace minifyd::search {
+namespace {
+
+std::size_t largest_power_of_two_at_most(std::size_t n) {
+  std::size_t power = 1;
+  while (power <= n / 2) power *= 2;
+  return power;
+}
+
+class Driver {
+ public:
+  Driver(SearchRunner& runner, const SearchOptions& options) : runner_(runner), options_(options) {}
+
+  SearchState run(SearchState state) {
+    while (!runner_.stopped()) {
+      std::size_t granularity = largest_power_of_two_at_most(state.document.graph.size());
+      if (options_.max_granularity) granularity = std::min(granularity, *options_.max_granularity);
+      if (auto next = try_granularity(state, granularity, true)) {
+        state = std::move(*next);
+        continue;
+      }
+      bool progressed = false;
+      for (granularity /= 2; granularity >= 1 && !progressed; granularity /= 2) {
+        if (auto next = try_granularity(state, granularity, false)) {
+          state = std::move(*next);
+          progressed = true;
+        }
+      }
+      if (progressed) continue;
+      if (auto next = run_role(StrategyRole::outputs, state, 1)) {
+        state = std::move(*next);
+        continue;
+      }
+      break;
+    }
+    return state;
+  }
+
+ private:
+  std::optional<SearchState> try_granularity(const SearchState& state, std::size_t granularity,
+                                             bool non_granular) {
+    log::debug("trying granularity " + std::to_string(granularity));
+    if (output_count(state.document.graph) > state.document.graph.size() / 2)
+      if (auto next = run_role(StrategyRole::outputs, state, granularity)) return next;
+    if (non_granular)
+      if (auto next = run_role(StrategyRole::non_granular, state, granularity)) return next;
+    return run_role(StrategyRole::granular, state, granularity);
+  }
+
+  std::optional<SearchState> run_role(StrategyRole role, const SearchState& state, std::size_t granularity) {
+    for (const Strategy* strategy : options_.strategies) {
+      if (strategy->role != role) continue;
+      if (auto next = runner_.run_step(*strategy, state, granularity)) return next;
+    }
+    return std::nullopt;
+  }
+
+  SearchRunner& runner_;
+  const SearchOptions& options_;
+};
+
+}  // namespace
+
+SearchOutcome search_on(SearchRunner& runner, const SearchOptions& options, SearchState state) {
+  SearchState best = Driver(runner, options).run(std::move(state));
+  std::optional<Error> final_error;
+  if (!runner.stopped()) {
+    std::optional<bool> still_fails = runner.check(best);
+    if (still_fails && !*still_fails)
+      final_error = make_error(ErrorKind::invalid_input, "the final graph no longer fails");
+  }
+  SearchOutcome outcome = runner.outcome(std::move(best));
+  if (final_error) {
+    outcome.stop = StopReason::error;
+    outcome.error = std::move(final_error);
+  }
+  return outcome;
+}
+
+}  // namespace minifyd::search

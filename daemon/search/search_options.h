@@ -1,0 +1,49 @@
+// Every option of a search: its schedule and strategies, the runner's budgets and checks, and
+// speculation past slow verdicts.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <optional>
+#include <vector>
+
+#include "daemon/search/strategy.h"
+
+namespace minifyd::search {
+
+struct SearchBudget {
+  std::optional<std::size_t> max_queries;                       // evaluations, cache hits excluded
+  std::optional<std::chrono::steady_clock::duration> max_time;  // from the runner's construction
+};
+
+// The step runner's (search/search_runner.h).
+struct RunnerOptions {
+  SearchBudget budget;
+  // Evaluate an accepted candidate once more and drop it unless it fails again, as the seed does
+  // (a guard against flaky failures; it costs one query per accepted reduction).
+  bool reverify = true;
+  // Set from another thread to stop the search before its next query (StopReason::interrupted).
+  const std::atomic<bool>* interrupt = nullptr;
+};
+
+// Lineages past slow verdicts (search/speculation.h).
+struct SpeculationOptions {
+  // When the verdict that decides the search's next move has been pending this long, and longer
+  // than the evaluator's slow_beyond(), a lineage searches on as if the candidate fails. Needs an
+  // evaluator that can be shared with other threads; nullopt: never (the search is sequential).
+  std::optional<std::chrono::milliseconds> after;
+  std::size_t max_lineages = 64;  // running at once, over the whole search
+};
+
+struct SearchOptions {
+  // Start each round at min(this, the largest power of two <= node count); a power of two.
+  std::optional<std::size_t> max_granularity;
+  bool skip_sanity = false;  // trust that the original fails instead of checking it first
+  RunnerOptions runner;
+  SpeculationOptions speculation;
+  // The strategies to run, from select_strategies(); the driver decides when each runs by role.
+  std::vector<const Strategy*> strategies;
+};
+
+}  // namespace minifyd::search

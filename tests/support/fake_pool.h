@@ -1,0 +1,24 @@
+// A pool of the fake worker (support/fake_worker.cpp) playing pass.transcript: every request passes
+// unless its backend option "fake" scripts another answer. For the targets that define
+// MINIFYD_FAKE_WORKER and MINIFYD_TRANSCRIPTS.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+
+#include "daemon/pool/worker_pool.h"
+
+namespace minifyd::test {
+
+inline PoolConfig fake_pool(std::size_t slots, bool warm_spares = true) {
+  PoolConfig config;
+  config.worker.executable = MINIFYD_FAKE_WORKER;
+  config.worker.arguments = {std::string(MINIFYD_TRANSCRIPTS) + "/pass.transcript"};
+  config.worker.kill_grace = std::chrono::milliseconds(200);
+  config.slots.assign(slots, PoolSlot{});
+  config.warm_spares = warm_spares;
+  return config;
+}
+
+}  // namespace minifyd::test
