@@ -1,0 +1,105 @@
+// `minifyd`'s command line (docs/daemon.md): its options, the daemon they configure, serving until stopped.
+#include "daemon/service/minifyd_command.h"
+
+#include <unistd.h>
+
+#include <csignal>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "common/log.h"
+#include "daemon/cli/cli.h"
+#include "daemon/cli/evaluation_options.h"
+#include "daemon/cli/pool_options.h"
+#include "daemon/pool/worker_executable.h"
+#include "daemon/service/daemon.h"
+#include "daemon/transport/daemon_location.h"
+
+namespace minifyd::service {
+namespace {
+
+struct Options {
+  std::string state_dir;
+  std::string socket;
+  cli::PoolOptions pool;
+  std::size_t max_running_jobs = 2;
+  std::string worker;
+  std::string python;
+  SandboxLimits sandbox;
+  std::string log_level = "info";
+};
+
+Expected<DaemonConfig> config_of(const Options& options) {
+  DaemonConfig config;
+  transport::DaemonLocation location = transport::locate_daemon(options.state_dir, options.socket);
+  config.state_dir = location.state_dir;
+  config.socket_path = location.socket;
+  auto slots = options.pool.slots();
+  if (!slots) return slots.error();
+  config.pool.slots = std::move(*slots);
+  if (options.worker.empty()) {
+    auto found = default_worker_executable();
+    if (!found) return found.error();
+    config.pool.worker.executable = *found;
+  } else {
+    config.pool.worker.executable = options.worker;
+  }
+  config.pool.worker.limits = options.sandbox;
+  config.python = options.python;
+  config.max_running_jobs = std::max<std::size_t>(options.max_running_jobs, 1);
+  std::error_code error;
+  // repro.py of a plugin backend re-runs `minify query`, which lives beside minifyd.
+  config.minify_executable =
+      (std::filesystem::read_symlink("/proc/self/exe", error).parent_path() / "minify").string();
+  return config;
+}
+
+}  // namespace
+
+int run_minifyd(int argc, char** argv) {
+  Options options;
+  CLI::App app{"minifyd: the minifier daemon. Serves minify jobs, queries and their results on a Unix socket."};
+  app.add_option("--state-dir", options.state_dir,
+                 "jobs.sqlite, store/ and the socket (default: $MINIFYD_STATE_DIR, $XDG_STATE_HOME/minifyd or "
+                 "~/.local/state/minifyd)");
+  app.add_option("--socket", options.socket, "the socket's path (default: STATE_DIR/minifyd.sock)");
+  options.pool.add_to(app);
+  app.add_option("--max-running-jobs", options.max_running_jobs, "jobs searching at once; the rest wait")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--worker", options.worker, "the minify-worker executable (default: beside minifyd)");
+  app.add_option("--python", options.python,
+                 "the python3 whose PyTorch 2.x serves the torch.compile backends (default: found when a job first "
+                 "needs it, as minify run finds it)");
+  cli::add_sandbox_options(app, options.sandbox);
+  app.add_option("--log-level", options.log_level, "debug, info, warn, error or off")->capture_default_str();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? cli::exit_ok : cli::exit_usage;
+  }
+  log::Level level;
+  if (!log::parse_level(options.log_level, level)) {
+    std::cerr << "minifyd: --log-level: unknown level '" << options.log_level << "'\n";
+    return cli::exit_usage;
+  }
+  log::set_level(level);
+  ::signal(SIGPIPE, SIG_IGN);
+
+  auto config = config_of(options);
+  if (!config) {
+    std::cerr << "minifyd: " << config.error().message << "\n";
+    return cli::exit_usage;
+  }
+  auto daemon = Daemon::open(std::move(*config));
+  if (!daemon) {
+    std::cerr << "minifyd: " << daemon.error().message << "\n";
+    return daemon.error().kind == ErrorKind::io ? cli::exit_worker_error : cli::exit_usage;
+  }
+  (*daemon)->serve();
+  return cli::exit_ok;
+}
+
+}  // namespace minifyd::service
