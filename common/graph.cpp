@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <iterator>
 #include <unordered_set>
 
 namespace minifyd {
@@ -43,12 +44,21 @@ bool is_operator_name(std::string_view target) {
   return is_identifier(rest.substr(0, dot)) && is_identifier(rest.substr(dot + 1));
 }
 
-bool is_symint_arithmetic(std::string_view target) {
-  for (std::string_view name : {"operator.add", "operator.sub", "operator.mul", "operator.floordiv", "operator.mod",
-                                "operator.neg"})
-    if (target == name) return true;
-  return false;
+namespace {
+
+// Indexed by SymIntOp.
+constexpr std::string_view symint_targets[] = {"operator.add",      "operator.sub", "operator.mul",
+                                               "operator.floordiv", "operator.mod", "operator.neg"};
+
+}  // namespace
+
+std::optional<SymIntOp> symint_op(std::string_view target) {
+  for (std::size_t i = 0; i < std::size(symint_targets); ++i)
+    if (symint_targets[i] == target) return static_cast<SymIntOp>(i);
+  return std::nullopt;
 }
+
+std::string_view symint_target(SymIntOp op) { return symint_targets[static_cast<std::size_t>(op)]; }
 
 std::string LintError::to_string() const {
   return node.empty() ? message : "node '" + node + "': " + message;
@@ -224,7 +234,7 @@ std::vector<LintError> Graph::lint() const {
           if (node->args().size() != 2 || !node->args()[0].is<NodeRef>() ||
               !node->args()[1].is<std::int64_t>() || !node->kwargs().empty())
             fail("getitem takes exactly (node, int index)");
-        } else if (!is_operator_name(node->target()) && !is_symint_arithmetic(node->target())) {
+        } else if (!is_operator_name(node->target()) && !symint_op(node->target())) {
           fail("target '" + node->target() +
                "' is not an operator overload such as aten::add.Tensor, nor getitem, nor SymInt arithmetic "
                "such as operator.mul");

@@ -109,9 +109,13 @@ class Graph {
 
 // True for "namespace::name" or "namespace::name.overload" with identifier-like parts.
 bool is_operator_name(std::string_view target);
-// True for the int arithmetic that a graph traced with dynamic shapes computes on its SymInts, as FX
-// records it: Python's operator functions, written "operator.mul" (add sub mul floordiv mod neg).
-bool is_symint_arithmetic(std::string_view target);
+// The int arithmetic that a graph traced with dynamic shapes computes on its SymInts, as FX records
+// it: Python's operator functions, written "operator.mul".
+enum class SymIntOp { add, sub, mul, floordiv, mod, neg };
+// The operation a call_function target names; nullopt for any other target.
+std::optional<SymIntOp> symint_op(std::string_view target);
+// Its target: "operator.mul".
+std::string_view symint_target(SymIntOp op);
 // True for names FX could give a node: [A-Za-z_][A-Za-z0-9_]*.
 bool is_valid_node_name(std::string_view name);
 

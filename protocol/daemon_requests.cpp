@@ -15,7 +15,7 @@ constexpr auto submit_fields = [](auto& request, auto&& field) {
   field("priority", request.priority, std::int64_t{0});
 };
 
-constexpr auto status_fields = [](auto& request, auto&& field) { field("job", request.job); };
+// status's job is optional, watch's and cancel's required: the member's type says which.
 constexpr auto job_fields = [](auto& request, auto&& field) { field("job", request.job); };
 constexpr auto no_fields = [](auto&, auto&&) {};
 
@@ -33,8 +33,8 @@ constexpr auto query_fields = [](auto& request, auto&& field) {
 template <class Request>
 constexpr auto fields_of() {
   if constexpr (std::is_same_v<Request, SubmitRequest>) return submit_fields;
-  else if constexpr (std::is_same_v<Request, StatusRequest>) return status_fields;
-  else if constexpr (std::is_same_v<Request, WatchRequest> || std::is_same_v<Request, CancelJobRequest>)
+  else if constexpr (std::is_same_v<Request, StatusRequest> || std::is_same_v<Request, WatchRequest> ||
+                     std::is_same_v<Request, CancelJobRequest>)
     return job_fields;
   else if constexpr (std::is_same_v<Request, ResultRequest>) return result_fields;
   else if constexpr (std::is_same_v<Request, QueryRequest>) return query_fields;

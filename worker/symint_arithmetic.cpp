@@ -7,17 +7,18 @@
 namespace minifyd::worker {
 namespace {
 
+// Indexed by SymIntOp.
 constexpr std::array<SymIntArithmetic, 6> table = {{
-    {SymIntArithmetic::Op::add, "operator.add", "aten::add.int", 2},
-    {SymIntArithmetic::Op::sub, "operator.sub", "aten::sub.int", 2},
-    {SymIntArithmetic::Op::mul, "operator.mul", "aten::mul.int", 2},
-    {SymIntArithmetic::Op::floordiv, "operator.floordiv", "aten::floordiv.int", 2},
-    {SymIntArithmetic::Op::mod, "operator.mod", "aten::remainder.int", 2},
-    {SymIntArithmetic::Op::neg, "operator.neg", "aten::neg.int", 1},
+    {SymIntOp::add, "aten::add.int", 2},
+    {SymIntOp::sub, "aten::sub.int", 2},
+    {SymIntOp::mul, "aten::mul.int", 2},
+    {SymIntOp::floordiv, "aten::floordiv.int", 2},
+    {SymIntOp::mod, "aten::remainder.int", 2},
+    {SymIntOp::neg, "aten::neg.int", 1},
 }};
 
 Error overflow(const SymIntArithmetic& arithmetic, std::int64_t a, std::int64_t b) {
-  return make_error(ErrorKind::invalid_input, std::string(arithmetic.target) + "(" + std::to_string(a) +
+  return make_error(ErrorKind::invalid_input, std::string(symint_target(arithmetic.op)) + "(" + std::to_string(a) +
                                                   (arithmetic.arity == 2 ? ", " + std::to_string(b) : "") +
                                                   ") does not fit in a 64-bit int");
 }
@@ -25,13 +26,12 @@ Error overflow(const SymIntArithmetic& arithmetic, std::int64_t a, std::int64_t 
 }  // namespace
 
 const SymIntArithmetic* symint_arithmetic(std::string_view target) {
-  for (const SymIntArithmetic& arithmetic : table)
-    if (arithmetic.target == target) return &arithmetic;
-  return nullptr;
+  auto op = symint_op(target);
+  return op ? &table[static_cast<std::size_t>(*op)] : nullptr;
 }
 
 Expected<std::int64_t> apply_symint_arithmetic(const SymIntArithmetic& arithmetic, std::int64_t a, std::int64_t b) {
-  using Op = SymIntArithmetic::Op;
+  using Op = SymIntOp;
   std::int64_t result = 0;
   bool overflowed = false;
   switch (arithmetic.op) {
@@ -43,7 +43,8 @@ Expected<std::int64_t> apply_symint_arithmetic(const SymIntArithmetic& arithmeti
     case Op::mod: {
       if (b == 0)
         return make_error(ErrorKind::invalid_input,
-                          std::string(arithmetic.target) + "(" + std::to_string(a) + ", 0): division by zero");
+                          std::string(symint_target(arithmetic.op)) + "(" + std::to_string(a) +
+                              ", 0): division by zero");
       if (a == std::numeric_limits<std::int64_t>::min() && b == -1) return overflow(arithmetic, a, b);
       std::int64_t quotient = a / b, remainder = a % b;
       // C++ truncates toward zero; Python floors, so the remainder takes the divisor's sign.

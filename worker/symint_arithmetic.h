@@ -7,18 +7,17 @@
 #include <string_view>
 
 #include "common/expected.h"
+#include "common/graph.h"
 
 namespace minifyd::worker {
 
 struct SymIntArithmetic {
-  enum class Op { add, sub, mul, floordiv, mod, neg };
-  Op op;
-  std::string_view target;             // "operator.floordiv"
+  SymIntOp op;
   std::string_view torchscript_schema;  // "aten::floordiv.int": TorchScript's int operator, Python's semantics
   std::size_t arity;                    // 1 (neg) or 2
 };
 
-// Null for a target that is not SymInt arithmetic (see common/graph.h's is_symint_arithmetic).
+// Null for a target that is not SymInt arithmetic (common/graph.h's symint_op).
 const SymIntArithmetic* symint_arithmetic(std::string_view target);
 
 // operator.X(a, b) as Python computes it on ints: floor division and a modulo with the divisor's

@@ -32,7 +32,7 @@ bool is_impure(const SearchState& state, const Node& node) {
 }  // namespace
 
 bool has_side_effects(const Node& node) {
-  if (node.op() != OpCode::call_function || node.target() == getitem_target || is_symint_arithmetic(node.target()))
+  if (node.op() != OpCode::call_function || node.target() == getitem_target || symint_op(node.target()))
     return false;
   std::string_view target = node.target();
   std::size_t dot = target.find('.');

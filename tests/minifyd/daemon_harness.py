@@ -1,7 +1,9 @@
 # What the minifyd end-to-end tests share: a real daemon process in a state directory of its own,
 # the client commands, and the jobs (graphs exported from PyTorch with the faulty plugin's faults).
+import argparse
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -23,6 +25,22 @@ def expect(condition, what):
 class Tools:
     def __init__(self, minify, minifyd, faulty_plugin):
         self.minify, self.minifyd, self.faulty = minify, minifyd, faulty_plugin
+
+
+def parse_command_line(description, scenarios=None):
+    """The command line of a daemon test file: --minify, --minifyd, --faulty, --work (emptied), and
+    --scenario among `scenarios` when given. Returns (the arguments, the Tools, the absolute work
+    directory)."""
+    parser = argparse.ArgumentParser(description=description)
+    if scenarios is not None:
+        parser.add_argument("--scenario", required=True, choices=sorted(scenarios))
+    for name in ("--minify", "--minifyd", "--faulty", "--work"):
+        parser.add_argument(name, required=True)
+    args = parser.parse_args()
+    shutil.rmtree(args.work, ignore_errors=True)
+    os.makedirs(args.work)
+    tools = Tools(os.path.abspath(args.minify), os.path.abspath(args.minifyd), os.path.abspath(args.faulty))
+    return args, tools, os.path.abspath(args.work)
 
 
 # Jobs covering each kind of bug: (name, case whose graph it minimizes, `minify run` arguments).

@@ -5,7 +5,6 @@
 #   hostile   1,000 malformed or hostile requests over many connections; the daemon stays up and small
 #   other_uid a peer of another uid is refused (as root; skipped with the reason otherwise)
 #   client    the client commands: no daemon, --wait, status, watch, cancel, query --daemon, shutdown
-import argparse
 import json
 import os
 import random
@@ -17,7 +16,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from daemon_harness import (CASES, Daemon, Tools, check_results, expect, export_case, export_graphs,  # noqa: E402
+from daemon_harness import (Daemon, check_results, expect, export_graphs, parse_command_line,  # noqa: E402
                             job_args, reference_graphs, submit_twenty, wait_all_final, JOB_KINDS)
 
 MAX_RUNNING = 3
@@ -295,18 +294,8 @@ SCENARIOS = {"jobs": scenario_jobs, "sigkill": scenario_sigkill, "hostile": scen
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--scenario", required=True, choices=sorted(SCENARIOS))
-    parser.add_argument("--minify", required=True)
-    parser.add_argument("--minifyd", required=True)
-    parser.add_argument("--faulty", required=True)
-    parser.add_argument("--work", required=True)
-    args = parser.parse_args()
-    shutil.rmtree(args.work, ignore_errors=True)
-    os.makedirs(args.work)
-    # Short paths: a Unix socket's path is limited to 107 bytes.
-    tools = Tools(os.path.abspath(args.minify), os.path.abspath(args.minifyd), os.path.abspath(args.faulty))
-    code = SCENARIOS[args.scenario](tools, os.path.abspath(args.work))
+    args, tools, work = parse_command_line(__doc__, SCENARIOS)
+    code = SCENARIOS[args.scenario](tools, work)
     sys.exit(code or 0)
 
 

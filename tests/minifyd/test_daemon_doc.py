@@ -9,17 +9,15 @@
 # job is seen running) for the document's plugin, output directories of its own, and, for job ids,
 # the id the daemon gave the document's submit, a slow job of its own for the job the document
 # cancels, and an id no job has for the one the document looks up in vain.
-import argparse
 import json
 import os
-import shutil
 import socket
 import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from daemon_harness import CASES, Daemon, Tools, expect, export_case, faulty, job_args  # noqa: E402
+from daemon_harness import CASES, Daemon, expect, export_case, faulty, job_args, parse_command_line  # noqa: E402
 
 DOC = os.path.join(HERE, "..", "..", "docs", "daemon.md")
 DOC_GRAPH = "/home/me/graphs/resnet18"
@@ -212,16 +210,7 @@ def replay(daemon, tools, graph, work):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--minify", required=True)
-    parser.add_argument("--minifyd", required=True)
-    parser.add_argument("--faulty", required=True)
-    parser.add_argument("--work", required=True)
-    args = parser.parse_args()
-    shutil.rmtree(args.work, ignore_errors=True)
-    os.makedirs(args.work)
-    work = os.path.abspath(args.work)
-    tools = Tools(os.path.abspath(args.minify), os.path.abspath(args.minifyd), os.path.abspath(args.faulty))
+    _, tools, work = parse_command_line(__doc__)
     graph = os.path.join(work, "graphs", CASE)
     export_case(CASES[CASE], graph)
     daemon = Daemon(tools, os.path.join(work, "state"), "--workers", "2", "--max-running-jobs", "2").start()
