@@ -50,10 +50,18 @@ WorkerPool::~WorkerPool() { *alive_ = false; }
 void WorkerPool::start() {
   if (std::size_t removed = remove_orphaned_scratch_dirs(config_.worker.scratch_root))
     log::info("removed " + std::to_string(removed) + " scratch directories of workers whose coordinator died");
-  for (std::size_t i = 0; i < slots_.size(); ++i) {
-    launch(i, false);
-    if (config_.warm_spares) launch(i, true);
-  }
+  // Spares come later (want_spare): starting them with the active workers would have every load of
+  // LibTorch share the cores with the ones the first query waits for.
+  for (std::size_t i = 0; i < slots_.size(); ++i) launch(i, false);
+}
+
+void WorkerPool::want_spare(std::size_t slot_index) {
+  Slot& slot = slots_[slot_index];
+  if (!config_.warm_spares || stopping_ || slot.spare || !slot.active || !slot.active_ready) return;
+  // A concurrent worker (a fork server) outlives the crashes and hangs of its requests, each in its
+  // own child: a spare would only cost its start-up.
+  if (slot.active->concurrency() > 1) return;
+  launch(slot_index, true);
 }
 
 void WorkerPool::launch(std::size_t slot_index, bool as_spare) {
@@ -89,7 +97,7 @@ void WorkerPool::on_started(std::size_t slot_index, const std::shared_ptr<Worker
     slot.last_start_error = fault->describe() + last_line_of(fault->stderr_tail);
     if (slot.start_failures < config_.max_start_failures) {
       if (is_active) replace_active(slot_index);
-      else if (is_spare) launch(slot_index, true);
+      else if (is_spare) want_spare(slot_index);
     }
     return fail_queue_if_hopeless();
   }
@@ -104,9 +112,13 @@ void WorkerPool::on_started(std::size_t slot_index, const std::shared_ptr<Worker
     auto dead = weak.lock();
     log::warn("slot " + std::to_string(slot_index) + ": idle " + fault.describe());
     if (dead && s.active == dead) replace_active(slot_index);
-    else if (dead && s.spare == dead) launch(slot_index, true);
+    else if (dead && s.spare == dead) {
+      s.spare = nullptr;
+      want_spare(slot_index);
+    }
   });
   (is_active ? slot.active_ready : slot.spare_ready) = true;
+  if (is_active) want_spare(slot_index);
   dispatch();
 }
 
@@ -117,7 +129,7 @@ void WorkerPool::replace_active(std::size_t slot_index) {
     slot.active_ready = slot.spare_ready;
     slot.spare = nullptr;
     slot.spare_ready = false;
-    if (config_.warm_spares) launch(slot_index, true);
+    want_spare(slot_index);
   } else {
     launch(slot_index, false);
   }

@@ -1,5 +1,6 @@
 // A pool of sandboxed workers, one active worker per slot (a slot pins CUDA_VISIBLE_DEVICES),
-// each with an optional warm spare so that a crash costs no start-up time. Requests wait in one
+// each serving one request at a time with an optional warm spare, started once the active worker is
+// up, so that a crash costs no start-up time. Requests wait in one
 // FIFO queue and run on the next free slot; a worker that crashes, hangs or breaks the protocol
 // is replaced. On a concurrent worker (concurrency() > 1), a request running longer than
 // `park_after` is parked: it runs on, but no longer holds its slot, whose next request goes to the
@@ -61,7 +62,7 @@ class WorkerPool final : public RequestPool {
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
 
-  // Starts the workers (and spares). Requests submitted before they are ready wait.
+  // Starts the active workers. Requests submitted before they are ready wait.
   void start();
   // RequestPool; the pool sets each request's id. cancel_queued() knows exactly whether a
   // request is still queued.
@@ -109,6 +110,8 @@ class WorkerPool final : public RequestPool {
   };
 
   void launch(std::size_t slot_index, bool as_spare);
+  // Launches the slot's spare if it has none and its active worker, up, serves one request at a time.
+  void want_spare(std::size_t slot_index);
   void on_started(std::size_t slot_index, const std::shared_ptr<WorkerProcess>& worker, WorkerStart start);
   void replace_active(std::size_t slot_index);
   void dispatch();

@@ -77,13 +77,15 @@ Expected<RunResult> start_run(const RunSpec& spec, const RunSettings& given) {
   const RunSettings& settings = *found;
   auto pool = pool_config(settings, spec.evaluation);
   if (!pool) return pool.error();
-  std::filesystem::path graph_dir(spec.graph_dir);
-  auto original = load_graph_dir(graph_dir);
-  if (!original) return original.error();
   std::error_code error;
   if (std::filesystem::exists(settings.out_dir / checkpoint_file_name, error))
     return make_error(ErrorKind::invalid_input, settings.out_dir.string() +
                                                     " already holds a run: resume it with --resume, or choose another --out");
+  // The workers load LibTorch (half a second of CPU each) while the graph is read and imported.
+  PoolRunner runner(std::move(*pool));
+  std::filesystem::path graph_dir(spec.graph_dir);
+  auto original = load_graph_dir(graph_dir);
+  if (!original) return original.error();
   std::filesystem::create_directories(settings.out_dir, error);
   if (error) return make_error(ErrorKind::io, "creating " + settings.out_dir.string() + ": " + error.message());
   auto store = ContentStore::open(settings.out_dir / store_dir_name, true);
@@ -94,7 +96,6 @@ Expected<RunResult> start_run(const RunSpec& spec, const RunSettings& given) {
   if (auto imported = import_original(*original, *source, place); !imported)
     return imported.error().with_context("importing " + graph_dir.string());
 
-  PoolRunner runner(std::move(*pool));
   auto checkpoint = begin_run(spec, std::move(*original), place, runner.access());
   if (!checkpoint) return checkpoint.error();
   auto result = continue_run(std::move(*checkpoint), place, runner.access(), SessionHooks{settings.observer, nullptr, speculation_of(settings, spec.evaluation)});
