@@ -12,6 +12,7 @@
 #include "daemon/cli/evaluation_options.h"
 #include "daemon/cli/graph_input.h"
 #include "daemon/cli/query_output.h"
+#include "daemon/pool/gpu_visibility.h"
 #include "daemon/pool/pool_runner.h"
 #include "daemon/verdict/query_result.h"
 
@@ -62,6 +63,7 @@ int query(QueryOptions options) {
   auto worker = worker_config_for(spec->backend, options.evaluation.worker_programs());
   if (!worker) return fail_usage(worker.error().message, options.json);
   worker->limits = options.evaluation.sandbox;
+  hide_gpus_unless_used(*worker, *document);
   protocol::EvaluateRequest request =
       evaluate_request(*spec, *document, std::filesystem::absolute(std::filesystem::path(options.dir) / store_dir_name));
 

@@ -14,8 +14,11 @@ namespace minifyd {
 
 // Variables a worker inherits from the coordinator; everything else is dropped. CUDA_VISIBLE_DEVICES
 // is never inherited: the pool sets it per slot (or this config does, below).
+// CUDA_VISIBLE_DEVICES among them: a coordinator started with some GPUs hidden hides them from its
+// workers too (a slot's own, or WorkerConfig's, overrides it).
 inline const std::vector<std::string> default_environment_allowlist = {
     "PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "LD_LIBRARY_PATH",
+    "CUDA_VISIBLE_DEVICES",
 };
 
 // Each worker's rlimits (0: none): --cpu-limit and --memory-limit of minify's commands and of

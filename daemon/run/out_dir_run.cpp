@@ -5,6 +5,7 @@
 
 #include "common/graph_codec.h"
 #include "common/log.h"
+#include "daemon/pool/gpu_visibility.h"
 #include "daemon/pool/pool_runner.h"
 #include "daemon/run/output_writer.h"
 #include "daemon/run/report.h"
@@ -34,14 +35,15 @@ std::optional<std::chrono::milliseconds> speculation_of(const RunSettings& setti
   return default_speculate_after;
 }
 
-// The run's pool: the worker serving the spec's backend on each slot, with the run's limits, parking
-// when the search speculates.
-Expected<PoolConfig> pool_config(const RunSettings& settings, const EvaluationSpec& spec) {
+// The run's pool: the worker serving the spec's backend on each slot, with the run's limits, the GPUs
+// hidden from a graph that uses none, parking when the search speculates.
+Expected<PoolConfig> pool_config(const RunSettings& settings, const EvaluationSpec& spec, const GraphDocument& original) {
   PoolConfig config;
   auto worker = worker_config_for(spec.backend, settings.workers);
   if (!worker) return worker.error();
   config.worker = std::move(*worker);
   config.worker.limits = settings.sandbox;
+  hide_gpus_unless_used(config.worker, original);
   config.slots = settings.slots;
   if (auto speculate_after = speculation_of(settings, spec)) config.park_after = std::min(*speculate_after, park_after);
   return config;
@@ -75,17 +77,17 @@ Expected<RunResult> start_run(const RunSpec& spec, const RunSettings& given) {
   auto found = for_backend(given, spec.evaluation);
   if (!found) return found.error();
   const RunSettings& settings = *found;
-  auto pool = pool_config(settings, spec.evaluation);
-  if (!pool) return pool.error();
   std::error_code error;
   if (std::filesystem::exists(settings.out_dir / checkpoint_file_name, error))
     return make_error(ErrorKind::invalid_input, settings.out_dir.string() +
                                                     " already holds a run: resume it with --resume, or choose another --out");
-  // The workers load LibTorch (half a second of CPU each) while the graph is read and imported.
-  PoolRunner runner(std::move(*pool));
   std::filesystem::path graph_dir(spec.graph_dir);
   auto original = load_graph_dir(graph_dir);
   if (!original) return original.error();
+  auto pool = pool_config(settings, spec.evaluation, *original);
+  if (!pool) return pool.error();
+  // The workers load LibTorch (half a second of CPU each) while the graph's tensors are imported.
+  PoolRunner runner(std::move(*pool));
   std::filesystem::create_directories(settings.out_dir, error);
   if (error) return make_error(ErrorKind::io, "creating " + settings.out_dir.string() + ": " + error.message());
   auto store = ContentStore::open(settings.out_dir / store_dir_name, true);
@@ -125,7 +127,7 @@ Expected<RunResult> resume_run(const RunSettings& given) {
   log::info("resuming at " + std::to_string(checkpoint->state.document.graph.size()) + " nodes after " +
             std::to_string(checkpoint->totals.queries) + " queries");
   RunPlace place = out_dir_place(std::move(*store), settings.out_dir);
-  auto pool = pool_config(settings, checkpoint->spec.evaluation);
+  auto pool = pool_config(settings, checkpoint->spec.evaluation, checkpoint->state.document);
   if (!pool) return pool.error();
   PoolRunner runner(std::move(*pool));
   auto speculate_after = speculation_of(settings, checkpoint->spec.evaluation);

@@ -1,10 +1,11 @@
 # End-to-end tests of `minify query`: real worker processes running real exported graphs under the
 # eager and torchscript backends and under the faulty plugin, one fault per case (and two at once);
 # every failure gets the right verdict kind and exit code, a relu-free graph passes under every
-# fault; --nan fails a graph that makes NaN from finite inputs.
+# fault; --nan fails a graph that makes NaN from finite inputs; a CPU graph's worker sees no GPU.
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -163,9 +164,35 @@ def test_bad_input(minify, faulty, work):
     expect(code == 2 and "missing field 'format'" in result["error"], f"{code} {result}")
 
 
+def worker_hello(minify, graph, environment):
+    """The hello of the worker `minify query` started for graph, from its debug log."""
+    done = subprocess.run([minify, "--log-level", "debug", "query", graph, "--backend", "eager", "--json"],
+                          capture_output=True, text=True, timeout=120, env=dict(os.environ, **environment))
+    for line in done.stderr.splitlines():
+        found = re.search(r"<<< worker \d+ (\{.*\"type\":\"hello\".*)$", line)
+        if found:
+            return json.loads(found.group(1))
+    raise AssertionError(f"no hello in the log of minify query {graph}: {done.stderr[-2000:]}")
+
+
+def test_gpu_visibility(minify, faulty, work):
+    # A graph that touches no CUDA device runs with every GPU hidden from its worker, whatever the
+    # coordinator sees; one with a CUDA storage keeps the coordinator's CUDA_VISIBLE_DEVICES.
+    graph = export(with_relu, os.path.join(work, "relu"))
+    sandbox = worker_hello(minify, graph, {"CUDA_VISIBLE_DEVICES": "0"})["sandbox"]
+    expect(sandbox["cuda_visible_devices"] == "", f"a CPU graph's worker: {sandbox}")
+    with open(os.path.join(graph, "graph.json")) as f:
+        document = json.load(f)
+    document["storages"][0]["device"] = "cuda:0"
+    with open(os.path.join(graph, "graph.json"), "w") as f:
+        json.dump(document, f)
+    sandbox = worker_hello(minify, graph, {"CUDA_VISIBLE_DEVICES": "0"})["sandbox"]
+    expect(sandbox["cuda_visible_devices"] == "0", f"a CUDA graph's worker: {sandbox}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--case", required=True, help="a fault name, or backends_pass, torchscript_chain, check_str, several_faults, nan, bad_input")
+    parser.add_argument("--case", required=True, help="a fault name, or backends_pass, torchscript_chain, check_str, several_faults, nan, bad_input, gpu_visibility")
     parser.add_argument("--minify", required=True)
     parser.add_argument("--faulty", required=True, help="the faulty plugin")
     parser.add_argument("--work", required=True)
