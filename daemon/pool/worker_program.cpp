@@ -24,6 +24,8 @@ namespace {
 
 namespace bp = boost::process;
 
+constexpr std::chrono::milliseconds python_hello_timeout{600'000};
+
 std::string known_backends() {
   std::string names = "eager, torchscript, plugin:PATH.so";
   for (const std::string& name : python_backends) names += ", " + name;
@@ -151,6 +153,9 @@ Expected<WorkerConfig> worker_config_for(const std::string& backend, const Worke
   if (!python) return python.error();
   base.executable = *python;
   base.arguments = {python_worker_script()};
+  // Importing torch with Dynamo and Inductor takes seconds alone, and took over a minute with a
+  // hundred imports at once (sixteen workers for each of eight Inductor scenarios on 16 cores).
+  base.hello_timeout = std::max(base.hello_timeout, python_hello_timeout);
   return base;
 }
 

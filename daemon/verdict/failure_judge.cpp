@@ -19,9 +19,8 @@ std::string FailureJudge::why_not(const protocol::Verdict& verdict) const {
   if (verdict.pass) return {};
   if (!check_.counts(verdict)) return "it does not match --check-str";
   if (match_ == MatchMode::any || !expected_) return {};
-  FailureSignature signature = signature_of(verdict);
-  if (signature == *expected_) return {};
-  return "a different failure (" + describe(signature) + ", not " + describe(*expected_) + ")";
+  if (shows(verdict, *expected_)) return {};
+  return "a different failure (" + describe(signature_of(verdict)) + ", not " + describe(*expected_) + ")";
 }
 
 }  // namespace minifyd

@@ -13,6 +13,8 @@ bool is_word(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 |
 // libstdc++'s std::terminate handler names an uncaught exception so; one derived from std::exception
 // gets a "  what():  ..." line after it.
 constexpr std::string_view terminate_line = "terminate called after throwing an instance of '";
+// What libstdc++'s std::terminate handler says when it is entered again, by a second thread.
+constexpr std::string_view terminate_recursively = "terminate called recursively";
 // What Inductor's generated Python bindings raise for a C++ exception their catch (...) caught.
 constexpr std::string_view inductor_catch_all = "unhandled error";
 
@@ -35,7 +37,19 @@ bool is_non_std_cpp_exception(const protocol::Verdict& verdict) {
           (verdict.exception_type == "RuntimeError" && normalise_message(verdict.message) == inductor_catch_all));
 }
 
+// An abort whose report names no exception, only the second entry into std::terminate.
+bool lost_its_exception(const protocol::Verdict& verdict) {
+  return verdict.kind == protocol::FailureKind::crash && verdict.signal == "SIGABRT" &&
+         verdict.stderr_tail.find(terminate_recursively) != std::string::npos &&
+         verdict.stderr_tail.find(terminate_line) == std::string::npos;
+}
+
 }  // namespace
+
+bool shows(const protocol::Verdict& failing, const FailureSignature& expected) {
+  if (signature_of(failing) == expected) return true;
+  return lost_its_exception(failing) && expected.kind == protocol::FailureKind::crash && expected.signal == "SIGABRT";
+}
 
 std::string normalise_message(std::string_view message) {
   message = message.substr(0, message.find('\n'));

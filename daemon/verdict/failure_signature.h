@@ -35,6 +35,13 @@ inline constexpr std::string_view non_std_cpp_exception = "C++ exception not der
 // their figures change with every candidate.
 FailureSignature signature_of(const protocol::Verdict& failing);
 
+// Whether `failing` shows the failure whose signature is `expected`: their signatures are equal, or
+// `failing` is an abort that lost its exception. When two threads' exceptions escape at once (an
+// injected throw in each thread of an OpenMP loop), libstdc++ may report only the second's
+// "terminate called recursively" and abort before the first names its exception; which thread
+// wins is a race, so such an abort shows whichever SIGABRT crash is expected.
+bool shows(const protocol::Verdict& failing, const FailureSignature& expected);
+
 // An exception message reduced to what survives shrinking the graph: its first line (c10::Error
 // appends a C++ backtrace), with numbers and addresses (sizes, indices, pointers) replaced by N.
 std::string normalise_message(std::string_view message);

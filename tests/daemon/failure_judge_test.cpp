@@ -87,6 +87,27 @@ TEST_CASE("a C++ exception not derived from std::exception has one signature, ca
   CHECK(signature_of(segv) != expected);
 }
 
+TEST_CASE("an abort that lost its exception to a second terminate shows any expected abort", "[failure_judge]") {
+  // Two OpenMP threads threw the injected int at once: the second's terminate spoke first.
+  protocol::Verdict raced = crash("SIGABRT");
+  raced.stderr_tail = "W1125 warning\nterminate called recursively\n";
+  protocol::Verdict named = crash("SIGABRT");
+  named.stderr_tail = "terminate called after throwing an instance of 'int'\n";
+  FailureJudge judge(FailureCheck(), MatchMode::same);
+  judge.expect(signature_of(named));
+  CHECK(judge.counts(raced));
+  judge.expect(signature_of(crash("SIGABRT")));
+  CHECK(judge.counts(raced));
+  // Not another signal's crash, nor an abort whose exception is named after the recursive line.
+  judge.expect(signature_of(crash("SIGSEGV")));
+  CHECK_FALSE(judge.counts(raced));
+  judge.expect(signature_of(named));
+  protocol::Verdict escaped_std = crash("SIGABRT");
+  escaped_std.stderr_tail = "terminate called recursively\nterminate called after throwing an instance of 'c10::Error'\n"
+                            "  what():  boom\n";
+  CHECK_FALSE(judge.counts(escaped_std));
+}
+
 TEST_CASE("by default only the original's failure counts", "[failure_judge]") {
   FailureJudge judge(FailureCheck(), MatchMode::same);
   // Before the sanity check sets the signature, any failure counts.
