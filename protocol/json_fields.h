@@ -7,12 +7,12 @@
 //     field("wall_seconds", totals.wall_seconds);
 //   };
 //
-// Members may be strings, ints, bools, doubles, raw JSON (nlohmann::json: checked by whoever
-// interprets it), other messages (with encode(const T&) and decode(const JsonView&, T&) beside
-// them), vectors of those, and std::optional of any of these (absent or null when unset). A member
-// with a default, field(key, member, fallback), is absent from the JSON when it equals fallback
-// and reads as fallback when absent. Decoding ignores keys it does not know and names the path of
-// the first bad or missing field.
+// Members may be strings, ints, bools, doubles (non-finite ones as graph.json writes them), raw
+// JSON (nlohmann::json: checked by whoever interprets it), other messages (with encode(const T&)
+// and decode(const JsonView&, T&) beside them), vectors of those, and std::optional of any of
+// these (absent or null when unset). A member with a default, field(key, member, fallback), is
+// absent from the JSON when it equals fallback and reads as fallback when absent. Decoding ignores
+// keys it does not know and names the path of the first bad or missing field.
 #pragma once
 
 #include <cstdint>
@@ -46,7 +46,9 @@ constexpr bool is_scalar = std::is_same_v<T, std::string> || std::is_same_v<T, s
 
 template <class T>
 nlohmann::json to_json(const T& value) {
-  if constexpr (is_scalar<T>) {
+  if constexpr (std::is_same_v<T, double>) {
+    return encode_float(value);  // NaN and infinities too, which JSON numbers cannot hold
+  } else if constexpr (is_scalar<T>) {
     return value;
   } else if constexpr (is_vector<T>::value) {
     nlohmann::json array = nlohmann::json::array();
@@ -83,7 +85,7 @@ Expected<void> from_json(const JsonView& view, T& out) {
     out = *value;
     return {};
   } else if constexpr (std::is_same_v<T, double>) {
-    auto value = view.as_number();
+    auto value = view.as_float();
     if (!value) return value.error();
     out = *value;
     return {};

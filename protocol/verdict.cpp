@@ -2,6 +2,7 @@
 #include "protocol/verdict.h"
 
 #include "common/json_view.h"
+#include "protocol/json_fields.h"
 
 namespace minifyd::protocol {
 namespace {
@@ -70,13 +71,14 @@ nlohmann::json encode(const Verdict& verdict) {
   return json;
 }
 
-Expected<Verdict> decode_verdict(const nlohmann::json& json) {
-  JsonView view(json);
+Expected<Verdict> decode_verdict(const nlohmann::json& json) { return decode_message<Verdict>(JsonView(json)); }
+
+Expected<void> decode(const JsonView& view, Verdict& verdict) {
   std::string status;
   if (auto read = view.read("status", status); !read) return read.error();
-  if (status == "pass") return Verdict::passed();
+  verdict = Verdict::passed();
+  if (status == "pass") return {};
   if (status != "fail") return view.error("status: '" + status + "' is neither pass nor fail");
-  Verdict verdict;
   verdict.pass = false;
   std::string kind;
   if (auto read = view.read("kind", kind); !read) return read.error();
@@ -104,7 +106,7 @@ Expected<Verdict> decode_verdict(const nlohmann::json& json) {
     }
     verdict.accuracy = report;
   }
-  return verdict;
+  return {};
 }
 
 std::string describe(const Verdict& verdict) {

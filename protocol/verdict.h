@@ -8,6 +8,7 @@
 
 #include "common/exit_status.h"
 #include "common/expected.h"
+#include "common/json_view.h"
 
 namespace minifyd::protocol {
 
@@ -60,6 +61,8 @@ Verdict crash_verdict(const ExitStatus& status, std::string stderr_tail);
 
 nlohmann::json encode(const Verdict& verdict);
 Expected<Verdict> decode_verdict(const nlohmann::json& json);
+// The same, as a member of a message listed with json_fields.h.
+Expected<void> decode(const JsonView& view, Verdict& verdict);
 
 // One line for humans: "pass", "fail: crash (SIGSEGV)", "fail: exception c10::Error: ...".
 std::string describe(const Verdict& verdict);

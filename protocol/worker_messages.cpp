@@ -5,6 +5,7 @@
 
 #include "common/graph_codec.h"
 #include "common/json_view.h"
+#include "protocol/json_fields.h"
 
 namespace minifyd::protocol {
 namespace {
@@ -48,8 +49,10 @@ Expected<Request> decode_graph_request(const JsonView& view) {
   return request;
 }
 
-Expected<EvaluateRequest> decode_evaluate(const JsonView& view) {
-  auto request = decode_graph_request<EvaluateRequest>(view);
+// The backend and its options, which evaluate and analyze requests both carry.
+template <class Request>
+Expected<Request> decode_backend_request(const JsonView& view) {
+  auto request = decode_graph_request<Request>(view);
   if (!request) return request.error();
   if (auto read = view.read("backend", request->backend); !read) return read.error();
   auto options = view.optional_field("backend_options");
@@ -60,6 +63,12 @@ Expected<EvaluateRequest> decode_evaluate(const JsonView& view) {
     for (const auto& [key, unused] : **object)
       if (auto read = (*options)->read(key, request->backend_options[key]); !read) return read.error();
   }
+  return request;
+}
+
+Expected<EvaluateRequest> decode_evaluate(const JsonView& view) {
+  auto request = decode_backend_request<EvaluateRequest>(view);
+  if (!request) return request.error();
   std::string accuracy = to_string(AccuracyMode::off);
   if (auto read = view.read_optional("accuracy", accuracy); !read) return read.error();
   auto mode = parse_accuracy_mode(accuracy);
@@ -68,6 +77,33 @@ Expected<EvaluateRequest> decode_evaluate(const JsonView& view) {
   if (auto read = view.read_optional("nan_check", request->nan_check); !read) return read.error();
   return request;
 }
+
+Expected<AnalyzeRequest> decode_analyze(const JsonView& view) {
+  auto request = decode_backend_request<AnalyzeRequest>(view);
+  if (!request) return request.error();
+  auto nodes = view.field("nodes");
+  if (!nodes) return nodes.error();
+  if (auto read = json_fields::from_json(*nodes, request->nodes); !read) return read.error();
+  return request;
+}
+
+Expected<PropagateRequest> decode_propagate(const JsonView& view) {
+  auto request = decode_graph_request<PropagateRequest>(view);
+  if (!request) return request.error();
+  if (auto read = view.read_optional("for_analysis", request->for_analysis); !read) return read.error();
+  return request;
+}
+
+// The analyze reply's members besides type and id.
+constexpr auto analyze_reply_fields = [](auto& reply, auto&& field) {
+  field("exposure", reply.exposure);
+  field("compiled_failure", reply.compiled_failure);
+  field("eager_failure", reply.eager_failure);
+  field("values", reply.values);
+  field("compile_ms", reply.compile_ms);
+  field("run_ms", reply.run_ms);
+  field("retiring", reply.retiring, false);
+};
 
 Expected<EvaluateReply> decode_evaluate_reply(const JsonView& view, std::uint64_t id) {
   EvaluateReply reply;
@@ -94,6 +130,13 @@ Expected<PropagateReply> decode_propagate_reply(const JsonView& view, std::uint6
     return {};
   });
   if (!values) return values.error();
+  auto failure = view.optional_field("eager_failure");
+  if (!failure) return failure.error();
+  if (*failure) {
+    Verdict verdict;
+    if (auto read = decode(**failure, verdict); !read) return read.error();
+    reply.eager_failure = std::move(verdict);
+  }
   return reply;
 }
 
@@ -105,6 +148,19 @@ std::uint64_t id_of(const WorkerRequest& request) {
 
 std::uint64_t id_of(const WorkerReply& reply) {
   return std::visit([](const auto& r) { return r.id; }, reply);
+}
+
+const Verdict* compiled_failure_of(const WorkerReply& reply) {
+  if (auto* evaluated = std::get_if<EvaluateReply>(&reply)) return evaluated->verdict.pass ? nullptr : &evaluated->verdict;
+  if (auto* analyzed = std::get_if<AnalyzeReply>(&reply))
+    return analyzed->compiled_failure ? &*analyzed->compiled_failure : nullptr;
+  return nullptr;
+}
+
+bool announces_retirement(const WorkerReply& reply) {
+  if (auto* evaluated = std::get_if<EvaluateReply>(&reply)) return evaluated->retiring;
+  if (auto* analyzed = std::get_if<AnalyzeReply>(&reply)) return analyzed->retiring;
+  return false;
 }
 
 json encode(const WorkerHello& hello) {
@@ -134,7 +190,11 @@ json encode(const WorkerRequest& request) {
                   {"store", r.store},   {"backend", r.backend}, {"backend_options", r.backend_options},
                   {"accuracy", to_string(r.accuracy)}, {"nan_check", r.nan_check}};
         else if constexpr (std::is_same_v<T, PropagateRequest>)
-          return {{"type", "propagate"}, {"id", r.id}, {"graph", r.graph}, {"store", r.store}};
+          return {{"type", "propagate"}, {"id", r.id}, {"graph", r.graph}, {"store", r.store}, {"for_analysis", r.for_analysis}};
+        else if constexpr (std::is_same_v<T, AnalyzeRequest>)
+          return {{"type", "analyze"}, {"id", r.id},           {"graph", r.graph},
+                  {"store", r.store},  {"backend", r.backend}, {"backend_options", r.backend_options},
+                  {"nodes", r.nodes}};
         else if constexpr (std::is_same_v<T, ShutdownRequest>)
           return {{"type", "shutdown"}, {"id", r.id}};
         else
@@ -155,7 +215,11 @@ json encode(const WorkerReply& reply) {
         } else if constexpr (std::is_same_v<T, PropagateReply>) {
           json values = json::array();
           for (const PropagatedValue& value : r.values) values.push_back(encode(value));
-          return {{"type", "propagated"}, {"id", r.id}, {"values", std::move(values)}, {"root", r.root}};
+          json message{{"type", "propagated"}, {"id", r.id}, {"values", std::move(values)}, {"root", r.root}};
+          if (r.eager_failure) message["eager_failure"] = encode(*r.eager_failure);
+          return message;
+        } else if constexpr (std::is_same_v<T, AnalyzeReply>) {
+          return encode_fields(r, analyze_reply_fields, json{{"type", "analyzed"}, {"id", r.id}});
         } else {
           return {{"type", "error"}, {"id", r.id}, {"message", r.message}};
         }
@@ -222,7 +286,12 @@ Expected<WorkerRequest> decode_request(const json& message) {
     return WorkerRequest(std::move(*request));
   }
   if (*type == "propagate") {
-    auto request = decode_graph_request<PropagateRequest>(view);
+    auto request = decode_propagate(view);
+    if (!request) return request.error();
+    return WorkerRequest(std::move(*request));
+  }
+  if (*type == "analyze") {
+    auto request = decode_analyze(view);
     if (!request) return request.error();
     return WorkerRequest(std::move(*request));
   }
@@ -231,7 +300,7 @@ Expected<WorkerRequest> decode_request(const json& message) {
     if (!id) return id.error();
     return *type == "shutdown" ? WorkerRequest(ShutdownRequest{*id}) : WorkerRequest(CancelRequest{*id});
   }
-  return view.error("type: unknown request type '" + *type + "' (evaluate, propagate, shutdown, cancel)");
+  return view.error("type: unknown request type '" + *type + "' (evaluate, propagate, analyze, shutdown, cancel)");
 }
 
 Expected<WorkerReply> decode_reply(const json& message) {
@@ -250,12 +319,18 @@ Expected<WorkerReply> decode_reply(const json& message) {
     if (!reply) return reply.error();
     return WorkerReply(std::move(*reply));
   }
+  if (*type == "analyzed") {
+    AnalyzeReply reply;
+    reply.id = *id;
+    if (auto read = decode_fields(view, reply, analyze_reply_fields); !read) return read.error();
+    return WorkerReply(std::move(reply));
+  }
   if (*type == "error") {
     ErrorReply reply{*id, {}};
     if (auto read = view.read("message", reply.message); !read) return read.error();
     return WorkerReply(std::move(reply));
   }
-  return view.error("type: unknown reply type '" + *type + "' (verdict, propagated, error)");
+  return view.error("type: unknown reply type '" + *type + "' (verdict, propagated, analyzed, error)");
 }
 
 nlohmann::json encode(const PropagatedValue& value) {

@@ -15,6 +15,7 @@
 #include "common/expected.h"
 #include "common/graph_document.h"
 #include "common/json_view.h"
+#include "protocol/value_measurement.h"
 #include "protocol/verdict.h"
 
 namespace minifyd::protocol {
@@ -63,6 +64,23 @@ struct PropagateRequest {
   std::uint64_t id = 0;
   nlohmann::json graph;
   std::string store;
+  // For `minify analyze`: every node's tensor value, an alias of an earlier one included (as a
+  // copy of its own: analysis feeds each node alone, where aliasing no longer matters); and when
+  // a node fails, the values before it and the failure instead of an error.
+  bool for_analysis = false;
+};
+
+// Measure the values of `nodes` (call_function nodes, in graph order): the graph compiled once with
+// those values exposed, run twice, each value compared with eager's and an fp64 reference's (run
+// twice too). A graph whose output is one of `nodes` alone exposes nothing more (`minify analyze`'s
+// isolated mode sends each node so).
+struct AnalyzeRequest {
+  std::uint64_t id = 0;
+  nlohmann::json graph;
+  std::string store;
+  std::string backend;
+  std::map<std::string, std::string> backend_options;
+  std::vector<std::string> nodes;
 };
 
 struct ShutdownRequest {
@@ -78,7 +96,7 @@ struct CancelRequest {
 // Whether a worker whose hello lists `backends` serves `backend` (any backend when it lists none).
 bool serves(const std::vector<std::string>& backends, const std::string& backend);
 
-using WorkerRequest = std::variant<EvaluateRequest, PropagateRequest, ShutdownRequest, CancelRequest>;
+using WorkerRequest = std::variant<EvaluateRequest, PropagateRequest, AnalyzeRequest, ShutdownRequest, CancelRequest>;
 
 struct EvaluateReply {
   std::uint64_t id = 0;
@@ -103,6 +121,26 @@ struct PropagateReply {
   // The store root the worker wrote naming every value's blob, so gc keeps them until the
   // coordinator has recorded them under its own root and removed this one.
   std::string root;
+  // For analysis, the node where eager failed: values stop before it.
+  std::optional<Verdict> eager_failure;
+};
+
+// How an analyze read the intermediate values: as added outputs of the compiled graph (which may
+// change what a compiler fuses) or through the compiler's own hooks (Inductor's intermediate hooks).
+inline constexpr const char* exposure_outputs = "outputs";
+inline constexpr const char* exposure_hooks = "hooks";
+
+struct AnalyzeReply {
+  std::uint64_t id = 0;
+  std::string exposure = exposure_outputs;
+  // Compiling or running the compiled graph failed: no values.
+  std::optional<Verdict> compiled_failure;
+  // Eager failed (its exception), so there is nothing to compare with.
+  std::optional<Verdict> eager_failure;
+  std::vector<ValueMeasurement> values;  // one per requested node, in the request's order
+  double compile_ms = 0;
+  double run_ms = 0;  // of the first compiled run
+  bool retiring = false;  // as EvaluateReply's
 };
 
 // A request the worker could not act on (malformed, invalid graph, unreadable store). This says
@@ -112,7 +150,12 @@ struct ErrorReply {
   std::string message;
 };
 
-using WorkerReply = std::variant<EvaluateReply, PropagateReply, ErrorReply>;
+using WorkerReply = std::variant<EvaluateReply, PropagateReply, AnalyzeReply, ErrorReply>;
+
+// The failure a reply reports of the compiled graph (an evaluate's failing verdict, an analyze's
+// compiled failure), or null; and whether the worker exits after it.
+const Verdict* compiled_failure_of(const WorkerReply& reply);
+bool announces_retirement(const WorkerReply& reply);
 
 nlohmann::json encode(const PropagatedValue& value);
 Expected<PropagatedValue> decode_propagated_value(const JsonView& view);

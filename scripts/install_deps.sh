@@ -10,6 +10,7 @@ packages=(
   nlohmann-json3-dev libspdlog-dev libcli11-dev catch2
   libssl-dev libsqlite3-dev
   graphviz
+  python3-matplotlib  # minify analyze draws analysis.svg with it
   debootstrap  # scripts/torch2_env.sh: a Debian 13 root with PyTorch 2.x for the torch.compile backends
 )
 

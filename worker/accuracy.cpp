@@ -31,77 +31,92 @@ std::string shape_text(const at::Tensor& tensor) {
 
 }  // namespace
 
+protocol::ErrorFigures error_against(const at::Tensor& reference, const at::Tensor& value) {
+  protocol::ErrorFigures figures;
+  at::Tensor same_device = value.to(reference.device());
+  if (reference.numel() > 0)
+    figures.max_abs_error =
+        (as_real_double(same_device) - as_real_double(reference)).abs().nan_to_num(0, 0, 0).max().item<double>();
+  figures.rmse = rmse(reference, same_device);
+  return figures;
+}
+
+LeafComparison compare_leaf(const c10::IValue& ref, const c10::IValue& res, const c10::IValue* fp64,
+                            const AccuracyOptions& options) {
+  LeafComparison leaf;
+  auto fail = [&](std::string detail) {
+    leaf.passes = false;
+    leaf.detail = std::move(detail);
+    return leaf;
+  };
+  if (!ref.isTensor() || !res.isTensor()) {
+    if (ref.isTensor() != res.isTensor() || !(ref == res)) return fail(ref.tagKind() + " vs " + res.tagKind() + " differ");
+    return leaf;
+  }
+  const at::Tensor& r = ref.toTensor();
+  const at::Tensor& c = res.toTensor();
+  if (r.sizes() != c.sizes()) return fail("shape " + shape_text(c) + " differs from eager's " + shape_text(r));
+  leaf.floating = r.is_floating_point() || r.is_complex();
+  if (!leaf.floating) {
+    if (options.ignore_non_floating) return leaf;
+    if (!at::equal(r, c.to(r.scalar_type()).to(r.device())))
+      return fail(std::string(c10::toString(r.scalar_type())) + " values differ from eager's");
+    return leaf;
+  }
+  at::Tensor r64 = as_real_double(r);
+  at::Tensor c64 = as_real_double(c.to(r.device()));
+  at::Tensor difference = (c64 - r64).abs();
+  protocol::AccuracyReport& report = leaf.report;
+  if (difference.numel() > 0) {
+    at::Tensor finite = difference.nan_to_num(0, 0, 0);
+    report.max_abs_error = finite.max().item<double>();
+    report.max_rel_error = (finite / (r64.abs().nan_to_num(0, 0, 0) + 1e-12)).max().item<double>();
+  }
+  bool close = at::allclose(r64, c64, options.tolerance, options.tolerance, /*equal_nan=*/true);
+  leaf.passes = close;
+  if (fp64 != nullptr && fp64->isTensor()) {
+    const at::Tensor& reference = fp64->toTensor();
+    report.rmse_eager = rmse(reference, r);
+    report.rmse_compiled = rmse(reference, c.to(r.device()));
+    if (!close) {
+      double multiplier = (c.scalar_type() == at::kHalf || c.scalar_type() == at::kBFloat16) ? 3.0 : 2.0;
+      // Eager itself cannot compute this stably in its precision: nothing to hold the compiled graph to.
+      leaf.passes = std::isnan(report.rmse_eager) ||
+                    report.rmse_compiled <= multiplier * report.rmse_eager + options.tolerance / 10.0;
+    }
+  }
+  if (!leaf.passes) {
+    std::ostringstream detail;
+    detail << "compiled differs from eager (max abs error " << report.max_abs_error << ", rmse vs fp64 "
+           << report.rmse_compiled << " compiled, " << report.rmse_eager << " eager)";
+    leaf.detail = detail.str();
+  }
+  return leaf;
+}
+
 AccuracyCheck compare_outputs(const c10::IValue& eager, const c10::IValue& compiled,
                               const std::optional<c10::IValue>& fp64, const AccuracyOptions& options) {
   std::vector<c10::IValue> refs = flatten_output(eager);
   std::vector<c10::IValue> results = flatten_output(compiled);
   std::vector<c10::IValue> fp64s = fp64 ? flatten_output(*fp64) : std::vector<c10::IValue>();
   AccuracyCheck check;
-  auto fail = [&](const std::string& detail) {
-    if (check.passes) check.detail = detail;
-    check.passes = false;
-  };
   if (refs.size() != results.size()) {
-    fail("the compiled graph returns " + std::to_string(results.size()) + " values, eager " + std::to_string(refs.size()));
+    check.passes = false;
+    check.detail = "the compiled graph returns " + std::to_string(results.size()) + " values, eager " +
+                   std::to_string(refs.size());
     return check;
   }
   double worst = -1;
   bool reported_failure = false;
   for (std::size_t i = 0; i < refs.size(); ++i) {
-    const std::string where = "output " + std::to_string(i);
-    const c10::IValue& ref = refs[i];
-    const c10::IValue& res = results[i];
-    if (!ref.isTensor() || !res.isTensor()) {
-      if (ref.isTensor() != res.isTensor() || !(ref == res))
-        fail(where + ": " + ref.tagKind() + " vs " + res.tagKind() + " differ");
-      continue;
-    }
-    const at::Tensor& r = ref.toTensor();
-    const at::Tensor& c = res.toTensor();
-    if (r.sizes() != c.sizes()) {
-      fail(where + ": shape " + shape_text(c) + " differs from eager's " + shape_text(r));
-      continue;
-    }
-    bool floating = r.is_floating_point() || r.is_complex();
-    if (!floating) {
-      if (options.ignore_non_floating) continue;
-      if (!at::equal(r, c.to(r.scalar_type()).to(r.device())))
-        fail(where + ": " + std::string(c10::toString(r.scalar_type())) + " values differ from eager's");
-      continue;
-    }
-    at::Tensor r64 = as_real_double(r);
-    at::Tensor c64 = as_real_double(c.to(r.device()));
-    at::Tensor difference = (c64 - r64).abs();
-    protocol::AccuracyReport report;
-    if (difference.numel() > 0) {
-      at::Tensor finite = difference.nan_to_num(0, 0, 0);
-      report.max_abs_error = finite.max().item<double>();
-      report.max_rel_error = (finite / (r64.abs().nan_to_num(0, 0, 0) + 1e-12)).max().item<double>();
-    }
-    bool close = at::allclose(r64, c64, options.tolerance, options.tolerance, /*equal_nan=*/true);
-    bool passes = close;
-    if (i < fp64s.size() && fp64s[i].isTensor()) {
-      const at::Tensor& reference = fp64s[i].toTensor();
-      report.rmse_eager = rmse(reference, r);
-      report.rmse_compiled = rmse(reference, c.to(r.device()));
-      if (!close) {
-        double multiplier = (c.scalar_type() == at::kHalf || c.scalar_type() == at::kBFloat16) ? 3.0 : 2.0;
-        // Eager itself cannot compute this stably in its precision: nothing to hold the compiled graph to.
-        passes = std::isnan(report.rmse_eager) ||
-                 report.rmse_compiled <= multiplier * report.rmse_eager + options.tolerance / 10.0;
-      }
-    }
-    if (!passes) {
-      std::ostringstream detail;
-      detail << where << ": compiled differs from eager (max abs error " << report.max_abs_error
-             << ", rmse vs fp64 " << report.rmse_compiled << " compiled, " << report.rmse_eager << " eager)";
-      fail(detail.str());
-    }
+    LeafComparison leaf = compare_leaf(refs[i], results[i], i < fp64s.size() ? &fp64s[i] : nullptr, options);
+    if (!leaf.passes && check.passes) check.detail = "output " + std::to_string(i) + ": " + leaf.detail;
+    check.passes = check.passes && leaf.passes;
     // Report the first failing output's figures, or else those of the largest error seen.
-    if (!reported_failure && (!passes || report.max_abs_error > worst)) {
-      check.report = report;
-      worst = report.max_abs_error;
-      reported_failure = !passes;
+    if (leaf.floating && !reported_failure && (!leaf.passes || leaf.report.max_abs_error > worst)) {
+      check.report = leaf.report;
+      worst = leaf.report.max_abs_error;
+      reported_failure = !leaf.passes;
     }
   }
   return check;

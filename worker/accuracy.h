@@ -8,6 +8,7 @@
 
 #include <ATen/core/ivalue.h>
 
+#include "protocol/value_measurement.h"
 #include "protocol/verdict.h"
 
 namespace minifyd::worker {
@@ -18,6 +19,21 @@ struct AccuracyOptions {
   // bool is not what that mode minimises. `strict-accuracy` compares them exactly.
   bool ignore_non_floating = false;
 };
+
+// same() on one leaf of an output (a tensor, or a plain value compared exactly).
+struct LeafComparison {
+  bool passes = true;
+  bool floating = false;            // a floating (or complex) tensor: `report` holds its figures
+  protocol::AccuracyReport report;  // compiled vs eager; each against fp64 when given
+  std::string detail;               // how it fails
+};
+
+// fp64: eager's leaf computed in float64, or null where there is none.
+LeafComparison compare_leaf(const c10::IValue& eager, const c10::IValue& compiled, const c10::IValue* fp64,
+                            const AccuracyOptions& options);
+
+// A floating tensor's distance from its fp64 reference.
+protocol::ErrorFigures error_against(const at::Tensor& reference, const at::Tensor& value);
 
 struct AccuracyCheck {
   bool passes = true;

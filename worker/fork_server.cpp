@@ -32,7 +32,7 @@ constexpr std::size_t stderr_tail_bytes = 16 * 1024;
 struct Forwarded {
   std::string line;
   std::uint64_t id = 0;
-  std::string type;  // "evaluate", "propagate", or "" when unreadable
+  std::string type;  // "evaluate", "propagate", "analyze", or "" when unreadable
 };
 
 Forwarded describe_request(std::string line, const Expected<nlohmann::json>& json) {
@@ -55,8 +55,15 @@ std::optional<protocol::WorkerRequest> control_request(const Expected<nlohmann::
   return std::move(*request);
 }
 
-// The reply the coordinator gets for a request whose child died.
+// The reply the coordinator gets for a request whose child died: the crash is the verdict on the
+// candidate an evaluate or analyze request compiled and ran.
 std::string death_reply(const Forwarded& request, const ExitStatus& status, const std::string& stderr_tail) {
+  if (request.type == "analyze") {
+    protocol::AnalyzeReply reply;
+    reply.id = request.id;
+    reply.compiled_failure = protocol::crash_verdict(status, stderr_tail);
+    return protocol::encode(protocol::WorkerReply(std::move(reply))).dump();
+  }
   if (request.type != "evaluate")
     return protocol::encode(protocol::WorkerReply(protocol::ErrorReply{
                                 request.id, "the worker's child " + describe(status) + " while serving a " +

@@ -13,6 +13,7 @@
 #include "worker/loaded_graph.h"
 #include "worker/nan_check.h"
 #include "worker/tensor_writer.h"
+#include "worker/value_analysis.h"
 
 namespace minifyd::worker {
 namespace {
@@ -165,8 +166,9 @@ protocol::WorkerReply RequestHandler::propagate(const protocol::PropagateRequest
   reply.id = request.id;
   // As the seeds' ConcreteProp: a value whose storage aliases one seen before (an input, a
   // constant or an earlier value) is not stored, since feeding it as an independent input would
-  // break the aliasing the operators rely on. Weak references keep storages from being freed and
-  // their addresses reused while the run goes on.
+  // break the aliasing the operators rely on (an analysis, which feeds each node alone, stores it
+  // anyway). Weak references keep storages from being freed and their addresses reused while the
+  // run goes on.
   std::vector<c10::weak_intrusive_ptr<c10::StorageImpl>> seen_storages;
   std::unordered_set<const c10::StorageImpl*> seen;
   std::optional<Error> write_error;
@@ -175,7 +177,7 @@ protocol::WorkerReply RequestHandler::propagate(const protocol::PropagateRequest
     const at::Tensor& tensor = value.toTensor();
     if (!tensor.has_storage()) return;
     const c10::Storage& storage = tensor.storage();
-    if (!seen.insert(storage.unsafeGetStorageImpl()).second) return;
+    if (!seen.insert(storage.unsafeGetStorageImpl()).second && !request.for_analysis) return;
     seen_storages.push_back(storage.getWeakStorageImpl());
     if (node.op() != OpCode::call_function) return;
     auto stored = store_tensor(*store, tensor);
@@ -189,12 +191,70 @@ protocol::WorkerReply RequestHandler::propagate(const protocol::PropagateRequest
   };
   EagerResult result = EagerInterpreter(loaded->document.graph, EagerOptions{cuda_device_, false})
                            .run(loaded->inputs, loaded->constants, on_node);
-  if (result.failure) return protocol::ErrorReply{request.id, "eager run failed: " + result.failure->to_string()};
+  if (result.failure && !request.for_analysis)
+    return protocol::ErrorReply{request.id, "eager run failed: " + result.failure->to_string()};
+  if (result.failure) reply.eager_failure = exception_verdict(*result.failure);
   if (write_error) return error_reply(request.id, *write_error);
   std::vector<std::string> hashes;
   for (const auto& value : reply.values) hashes.push_back(value.storage.hash);
   reply.root = "intermediates-" + canonical_hash(loaded->document).substr(0, 16);
   if (auto written = store->write_root(reply.root, hashes); !written) return error_reply(request.id, written.error());
+  return reply;
+}
+
+protocol::WorkerReply RequestHandler::analyze(const protocol::AnalyzeRequest& request) {
+  auto store = open_store(request.store);
+  if (!store) return error_reply(request.id, store.error());
+  auto loaded = load_graph(request.graph, *store, cuda_device_, &cache_);
+  if (!loaded) return error_reply(request.id, loaded.error());
+  auto chosen = backend(request.backend, request.backend_options);
+  if (!chosen) return error_reply(request.id, chosen.error());
+  auto exposed = expose_values(loaded->document.graph, request.nodes);
+  if (!exposed) return error_reply(request.id, exposed.error());
+
+  protocol::AnalyzeReply reply;
+  reply.id = request.id;
+  EagerOptions eager_options{cuda_device_, false};
+  RunArguments compiled_arguments = fresh_arguments(*loaded);
+  auto start = Clock::now();
+  CompileResult compiled =
+      (*chosen)->compile(*exposed, compiled_arguments.constants, BackendContext{eager_options, loaded->document.inputs});
+  reply.compile_ms = ms_since(start);
+  if (compiled.failure) {
+    std::optional<NodeFailure> sticky = cuda_device_ ? synchronize_device() : std::nullopt;
+    reply.compiled_failure = exception_verdict(sticky ? *sticky : *compiled.failure);
+    return reply;
+  }
+  // Each run on fresh inputs: a run may write to them in place.
+  auto run_compiled = [&]() {
+    EagerResult result = compiled.compiled->run(fresh_arguments(*loaded).inputs);
+    if (cuda_device_)
+      if (auto sticky = synchronize_device()) result.failure = std::move(sticky);
+    return result;
+  };
+  start = Clock::now();
+  EagerResult first = run_compiled();
+  reply.run_ms = ms_since(start);
+  EagerResult second = first.failure ? EagerResult{} : run_compiled();
+  if (first.failure || second.failure) {
+    reply.compiled_failure = exception_verdict(first.failure ? *first.failure : *second.failure);
+    return reply;
+  }
+  auto run_eager = [&](bool fp64) {
+    RunArguments arguments = fresh_arguments(*loaded, fp64);
+    return EagerInterpreter(*exposed, EagerOptions{cuda_device_, fp64}).run(arguments.inputs, arguments.constants);
+  };
+  EagerResult eager = run_eager(false);
+  if (eager.failure) {
+    reply.eager_failure = exception_verdict(*eager.failure);
+    return reply;
+  }
+  EagerResult fp64 = run_eager(true);
+  EagerResult fp64_again = fp64.failure ? EagerResult{} : run_eager(true);
+  if (fp64.failure) std::cerr << "fp64 reference failed: " << fp64.failure->to_string() << std::endl;
+  ExposedRuns runs{eager.output, first.output, second.output, fp64.failure ? nullptr : &fp64.output,
+                   fp64.failure || fp64_again.failure ? nullptr : &fp64_again.output};
+  reply.values = measure_values(request.nodes, runs);
   return reply;
 }
 

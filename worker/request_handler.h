@@ -1,5 +1,6 @@
-// Answers the coordinator's requests: evaluate a candidate with a backend and judge it, or
-// propagate eager intermediates into the store. One request at a time; never throws.
+// Answers the coordinator's requests: evaluate a candidate with a backend and judge it, propagate
+// eager intermediates into the store, or analyze chosen nodes' values. One request at a time;
+// never throws.
 #pragma once
 
 #include <map>
@@ -24,6 +25,7 @@ class RequestHandler {
 
   protocol::WorkerReply evaluate(const protocol::EvaluateRequest& request);
   protocol::WorkerReply propagate(const protocol::PropagateRequest& request);
+  protocol::WorkerReply analyze(const protocol::AnalyzeRequest& request);
 
  private:
   // Backends live as long as the worker: a plugin is loaded once, not per query.

@@ -34,8 +34,8 @@ std::string oversized_request_reply(std::size_t dropped_bytes, std::size_t max_l
 }
 
 bool reports_cuda_error(const protocol::WorkerReply& reply) {
-  auto* evaluated = std::get_if<protocol::EvaluateReply>(&reply);
-  return evaluated != nullptr && !evaluated->verdict.pass && evaluated->verdict.kind == protocol::FailureKind::cuda_error;
+  const protocol::Verdict* failure = protocol::compiled_failure_of(reply);
+  return failure != nullptr && failure->kind == protocol::FailureKind::cuda_error;
 }
 
 namespace {
@@ -62,9 +62,10 @@ std::optional<std::string> handle(const std::string& line, RequestHandler& handl
     shutdown = true;
     return std::nullopt;
   }
-  protocol::WorkerReply reply = std::holds_alternative<protocol::EvaluateRequest>(*request)
-                                    ? handler.evaluate(std::get<protocol::EvaluateRequest>(*request))
-                                    : handler.propagate(std::get<protocol::PropagateRequest>(*request));
+  protocol::WorkerReply reply;
+  if (auto* evaluate = std::get_if<protocol::EvaluateRequest>(&*request)) reply = handler.evaluate(*evaluate);
+  else if (auto* analyze = std::get_if<protocol::AnalyzeRequest>(&*request)) reply = handler.analyze(*analyze);
+  else reply = handler.propagate(std::get<protocol::PropagateRequest>(*request));
   retire = reports_cuda_error(reply);
   return protocol::encode(reply).dump();
 }

@@ -22,6 +22,7 @@ int run(int argc, char** argv) {
   add_store_commands(app, action);
   add_query_command(app, action);
   add_run_command(app, action);
+  add_analyze_command(app, action);
   add_daemon_commands(app, action);
   add_import_command(app, action);
   add_capture_command(app, action);

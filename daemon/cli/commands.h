@@ -15,6 +15,7 @@ void add_validate_command(CLI::App& app, Action& action);
 void add_store_commands(CLI::App& app, Action& action);
 void add_query_command(CLI::App& app, Action& action);
 void add_run_command(CLI::App& app, Action& action);
+void add_analyze_command(CLI::App& app, Action& action);
 void add_daemon_commands(CLI::App& app, Action& action);
 void add_import_command(CLI::App& app, Action& action);
 void add_capture_command(CLI::App& app, Action& action);

@@ -6,19 +6,21 @@
 
 namespace minifyd::cli {
 
-void EvaluationOptions::add_to(CLI::App& command, bool backend_required) {
+void EvaluationOptions::add_to(CLI::App& command, bool backend_required, bool with_checks) {
   command.add_option("--backend", backend,
                      "eager, torchscript, plugin:PATH.so, or a torch.compile backend: inductor, aot_eager, "
                      "aot_eager_decomp_partition")
       ->required(backend_required);
   command.add_option("--backend-opt", backend_opts, "KEY=VALUE passed to the backend (repeatable)");
-  auto* loose = command.add_flag("--accuracy", accuracy,
-                                 "fail on numbers worse than eager's against an fp64 reference (floating outputs)");
-  command.add_flag("--strict-accuracy", strict_accuracy, "fail on any divergence from eager, non-floating outputs included")
-      ->excludes(loose);
-  command.add_flag("--nan", nan_check, "fail when the compiled output holds NaN/Inf while no input does");
-  command.add_option("--check-str", check_str,
-                     "count a failure only if this regex matches its exception, message, signal or stderr");
+  if (with_checks) {
+    auto* loose = command.add_flag("--accuracy", accuracy,
+                                   "fail on numbers worse than eager's against an fp64 reference (floating outputs)");
+    command.add_flag("--strict-accuracy", strict_accuracy, "fail on any divergence from eager, non-floating outputs included")
+        ->excludes(loose);
+    command.add_flag("--nan", nan_check, "fail when the compiled output holds NaN/Inf while no input does");
+    command.add_option("--check-str", check_str,
+                       "count a failure only if this regex matches its exception, message, signal or stderr");
+  }
   command.add_option("--timeout", timeout_seconds,
                      "seconds before a query counts as hung (default 60; 600 for the torch.compile backends, whose "
                      "cold compile of a large graph takes minutes on a loaded machine)")

@@ -33,7 +33,9 @@ struct EvaluationOptions {
 
   // Registers the options on a subcommand. `minify run --resume` takes its backend from the
   // checkpoint, so there --backend is checked by the command instead of required here.
-  void add_to(CLI::App& command, bool backend_required = true);
+  // `with_checks`: also what counts as a failure (--accuracy, --strict-accuracy, --nan, --check-str),
+  // which a command that judges nothing (analyze) does without.
+  void add_to(CLI::App& command, bool backend_required = true, bool with_checks = true);
 
   // The evaluation the options describe: a relative plugin:PATH made absolute (the worker runs in
   // a scratch directory of its own), KEY=VALUE pairs and the --check-str regex validated.

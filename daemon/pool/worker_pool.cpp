@@ -19,11 +19,9 @@ void set_id(protocol::WorkerRequest& request, std::uint64_t id) {
 enum class Retirement { none, cuda_error, announced };
 
 Retirement retirement_of(const protocol::WorkerReply& reply) {
-  auto* evaluated = std::get_if<protocol::EvaluateReply>(&reply);
-  if (evaluated == nullptr) return Retirement::none;
-  if (!evaluated->verdict.pass && evaluated->verdict.kind == protocol::FailureKind::cuda_error)
-    return Retirement::cuda_error;
-  return evaluated->retiring ? Retirement::announced : Retirement::none;
+  const protocol::Verdict* failure = protocol::compiled_failure_of(reply);
+  if (failure != nullptr && failure->kind == protocol::FailureKind::cuda_error) return Retirement::cuda_error;
+  return protocol::announces_retirement(reply) ? Retirement::announced : Retirement::none;
 }
 
 WorkerFault cancelled_fault(const std::string& detail) {

@@ -44,11 +44,16 @@ bool lost_its_exception(const protocol::Verdict& verdict) {
          verdict.stderr_tail.find(terminate_line) == std::string::npos;
 }
 
+bool aborts(const FailureSignature& signature) {
+  return signature.kind == protocol::FailureKind::crash && signature.signal == "SIGABRT";
+}
+
 }  // namespace
 
 bool shows(const protocol::Verdict& failing, const FailureSignature& expected) {
-  if (signature_of(failing) == expected) return true;
-  return lost_its_exception(failing) && expected.kind == protocol::FailureKind::crash && expected.signal == "SIGABRT";
+  FailureSignature actual = signature_of(failing);
+  if (actual == expected) return true;
+  return aborts(actual) && aborts(expected) && (actual.message == lost_exception || expected.message == lost_exception);
 }
 
 std::string normalise_message(std::string_view message) {
@@ -82,6 +87,7 @@ FailureSignature signature_of(const protocol::Verdict& failing) {
   }
   signature.kind = failing.kind;
   if (failing.kind == protocol::FailureKind::crash) signature.signal = failing.signal;
+  if (lost_its_exception(failing)) signature.message = std::string(lost_exception);
   if (failing.kind == protocol::FailureKind::exception) {
     signature.exception_type = failing.exception_type;
     signature.message = normalise_message(failing.message);

@@ -35,11 +35,15 @@ inline constexpr std::string_view non_std_cpp_exception = "C++ exception not der
 // their figures change with every candidate.
 FailureSignature signature_of(const protocol::Verdict& failing);
 
+// The message of an abort's signature whose report names no exception. When two threads'
+// exceptions escape at once (an injected throw in each thread of an OpenMP loop), libstdc++ may
+// report only the second's "terminate called recursively" and abort before the first names its
+// exception; which thread wins is a race.
+inline constexpr std::string_view lost_exception = "exception lost to a second std::terminate";
+
 // Whether `failing` shows the failure whose signature is `expected`: their signatures are equal, or
-// `failing` is an abort that lost its exception. When two threads' exceptions escape at once (an
-// injected throw in each thread of an OpenMP loop), libstdc++ may report only the second's
-// "terminate called recursively" and abort before the first names its exception; which thread
-// wins is a race, so such an abort shows whichever SIGABRT crash is expected.
+// both are aborts and either lost its exception (the original's abort may lose it as well as a
+// candidate's), since which exception it was is then unknown.
 bool shows(const protocol::Verdict& failing, const FailureSignature& expected);
 
 // An exception message reduced to what survives shrinking the graph: its first line (c10::Error

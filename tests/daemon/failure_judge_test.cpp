@@ -108,6 +108,24 @@ TEST_CASE("an abort that lost its exception to a second terminate shows any expe
   CHECK_FALSE(judge.counts(escaped_std));
 }
 
+TEST_CASE("an original whose abort lost its exception is shown by any abort", "[failure_judge]") {
+  // The original itself raced (PyTorch 2.11 on an H100, Inductor's injected throw in a 202-node
+  // chain): the candidates' aborts name the exception, and must still count.
+  protocol::Verdict raced = crash("SIGABRT");
+  raced.stderr_tail = "terminate called recursively\n";
+  FailureSignature expected = signature_of(raced);
+  CHECK(expected.message == lost_exception);
+  FailureJudge judge(FailureCheck(), MatchMode::same);
+  judge.expect(expected);
+  protocol::Verdict named = crash("SIGABRT");
+  named.stderr_tail = "terminate called after throwing an instance of 'int'\n";
+  CHECK(judge.counts(named));
+  CHECK(judge.counts(raced));
+  CHECK(judge.counts(exception(protocol::unknown_exception_type, "")));  // the same throw, caught
+  CHECK_FALSE(judge.counts(crash("SIGSEGV")));
+  CHECK_FALSE(judge.counts(exception("std::runtime_error", "boom")));
+}
+
 TEST_CASE("by default only the original's failure counts", "[failure_judge]") {
   FailureJudge judge(FailureCheck(), MatchMode::same);
   // Before the sanity check sets the signature, any failure counts.

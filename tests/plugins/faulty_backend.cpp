@@ -1,6 +1,8 @@
 // The faulty backend plugin for tests: computes like eager, and injects chosen faults (a crash, an
 // exception, a hang, wrong numbers, out of memory, a compile error) at chosen operators, one fault
-// per operator. `cuda-error` throws what LibTorch throws after a kernel's illegal memory access,
+// per operator. Two wrong-number faults model what `minify analyze` must tell apart: one that is
+// wrong on some runs only (`nondeterministic`), and one that is wrong only where the operator's
+// input comes from another chosen operator in the same compiled graph (`wrong-fused`, a fusion bug). `cuda-error` throws what LibTorch throws after a kernel's illegal memory access,
 // without a GPU, so that the worker's retirement after CUDA errors is tested on every machine; the
 // real faults, `cuda-illegal-address` and `cuda-assert`, launch broken kernels on the GPU holding
 // the operator's output (faulty_cuda_kernels.h; only where the plugin was built with nvcc).
@@ -8,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <iterator>
 #include <cstdint>
@@ -15,6 +18,7 @@
 #include <exception>
 #include <fstream>
 #include <map>
+#include <set>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -55,8 +59,8 @@ using minifyd::worker::FailureKind;
 using minifyd::worker::NodeFailure;
 
 enum class Fault {
-  segfault, abort, throw_, hang, wrong, oom, compile_error, output_is_input, precise, cuda_error,
-  cuda_illegal_address, cuda_assert,
+  segfault, abort, throw_, hang, wrong, nondeterministic, wrong_fused, oom, compile_error, output_is_input, precise,
+  cuda_error, cuda_illegal_address, cuda_assert,
 };
 
 const std::pair<const char*, Fault> fault_names[] = {
@@ -65,6 +69,8 @@ const std::pair<const char*, Fault> fault_names[] = {
     {"throw", Fault::throw_},
     {"hang", Fault::hang},
     {"wrong", Fault::wrong},
+    {"nondeterministic", Fault::nondeterministic},
+    {"wrong-fused", Fault::wrong_fused},
     {"oom", Fault::oom},
     {"compile-error", Fault::compile_error},
     {"output-is-input", Fault::output_is_input},
@@ -77,6 +83,8 @@ const std::pair<const char*, Fault> fault_names[] = {
 // Which fault each operator gets, by node target, matched exactly.
 struct Config {
   std::map<std::string, Fault> faults;
+  // wrong-fused fires at a node one of whose inputs a node of one of these operators computes.
+  std::set<std::string> fused_with;
 
   bool any(Fault fault) const {
     return std::any_of(faults.begin(), faults.end(), [&](const auto& entry) { return entry.second == fault; });
@@ -131,13 +139,19 @@ Expected<Config> parse_config(const BackendOptions& options) {
       ops = value;
     } else if (key == "fault") {
       fault_name = value;
+    } else if (key == "fused-with") {
+      for (std::size_t start = 0; start <= value.size();) {
+        std::size_t comma = std::min(value.find(',', start), value.size());
+        if (std::string op = trimmed(value.substr(start, comma - start)); !op.empty()) config.fused_with.insert(op);
+        start = comma + 1;
+      }
     } else if (key.rfind(per_operator_prefix, 0) == 0) {
       auto fault = parse_fault(key, value);
       if (!fault) return fault.error();
       if (auto added = add_fault(config, key, trimmed(key.substr(per_operator_prefix.size())), *fault); !added)
         return added.error();
     } else {
-      return refusal("unknown option '" + key + "' (options: op, fault, fault.OPERATOR)");
+      return refusal("unknown option '" + key + "' (options: op, fault, fault.OPERATOR, fused-with)");
     }
   }
   if (ops && !fault_name) return refusal("option 'op' needs option 'fault' (" + fault_list() + ")");
@@ -154,6 +168,9 @@ Expected<Config> parse_config(const BackendOptions& options) {
   }
   if (config.faults.empty())
     return refusal("option 'fault' or 'fault.OPERATOR' is required (" + fault_list() + ")");
+  if (config.any(Fault::wrong_fused) != !config.fused_with.empty())
+    return refusal(config.fused_with.empty() ? "fault 'wrong-fused' needs option 'fused-with' (the operators it fuses with)"
+                                             : "option 'fused-with' applies to fault 'wrong-fused' only");
   if (config.any(Fault::precise) && !config.only(Fault::precise))
     return refusal("fault 'precise' computes the whole graph and combines with no other fault");
   return config;
@@ -259,7 +276,9 @@ void inject(Fault fault, const Node& node, const c10::IValue& value) {
     case Fault::cuda_illegal_address:
     case Fault::cuda_assert: break_the_gpu(fault, node, value); break;
     case Fault::hang: hang_forever(); break;
-    case Fault::wrong: perturb(value); break;
+    case Fault::wrong:
+    case Fault::nondeterministic:  // FaultyGraph drops it on the runs where it is right
+    case Fault::wrong_fused: perturb(value); break;  // faulty_nodes_of kept only the fused nodes
     case Fault::oom: exhaust_memory(); break;
     case Fault::compile_error:
     case Fault::output_is_input:
@@ -282,12 +301,23 @@ NodeFailure compile_failure(const Node& node, std::string message) {
 // The graph's nodes whose operator has a fault.
 using FaultyNodes = std::unordered_map<const Node*, Fault>;
 
+// Whether a node of one of `operators` computes one of the node's inputs.
+bool fed_by(const Node& node, const std::set<std::string>& operators) {
+  bool fed = false;
+  auto check = [&](Node* input) { fed = fed || (input->op() == OpCode::call_function && operators.count(input->target())); };
+  for (const minifyd::Value& arg : node.args()) minifyd::for_each_node_ref(arg, check);
+  for (const auto& [name, arg] : node.kwargs()) minifyd::for_each_node_ref(arg, check);
+  return fed;
+}
+
 FaultyNodes faulty_nodes_of(const Graph& graph, const Config& config) {
   FaultyNodes nodes;
   for (const Node* node : graph.nodes()) {
     if (node->op() != OpCode::call_function) continue;
     auto found = config.faults.find(node->target());
-    if (found != config.faults.end()) nodes.emplace(node, found->second);
+    if (found == config.faults.end()) continue;
+    if (found->second == Fault::wrong_fused && !fed_by(*node, config.fused_with)) continue;
+    nodes.emplace(node, found->second);
   }
   return nodes;
 }
@@ -325,9 +355,12 @@ class FaultyGraph : public CompiledGraph {
   const NodeFailure* preparation_failure() const { return interpreter_.preparation_failure(); }
 
   EagerResult run(const std::vector<c10::IValue>& inputs) override {
-    return interpreter_.run(inputs, constants_, [this](const Node& node, const c10::IValue& value) {
+    // nondeterministic: wrong on the 1st, 3rd, ... run of this compiled graph, right on the others.
+    bool odd_run = runs_++ % 2 == 0;
+    return interpreter_.run(inputs, constants_, [this, odd_run](const Node& node, const c10::IValue& value) {
       auto found = faulty_nodes_.find(&node);
-      if (found != faulty_nodes_.end()) inject(found->second, node, value);
+      if (found == faulty_nodes_.end() || (found->second == Fault::nondeterministic && !odd_run)) return;
+      inject(found->second, node, value);
     });
   }
 
@@ -335,6 +368,7 @@ class FaultyGraph : public CompiledGraph {
   EagerInterpreter interpreter_;
   const ConstantMap& constants_;
   FaultyNodes faulty_nodes_;
+  std::atomic<std::uint64_t> runs_{0};
 };
 
 // As the seeds' cast_to_fp64: floating tensors become float64, everything else is left alone.

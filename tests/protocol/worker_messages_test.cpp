@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <limits>
 
 #include "protocol/worker_messages.h"
 
@@ -73,7 +74,7 @@ TEST_CASE("replies round-trip, non-finite accuracy figures included", "[worker_m
 
   PropagateReply propagated{4, {{"relu", {std::string(64, 'a'), 16, "cpu"},
                                  {0, minifyd::DType::float32, {2, 2}, {2, 1}, 0, false}}},
-                              "intermediates-1234"};
+                              "intermediates-1234", std::nullopt};
   auto back = decode_reply(encode(WorkerReply(propagated)));
   REQUIRE(back.has_value());
   CHECK(std::get<PropagateReply>(*back).values[0].tensor.shape == std::vector<std::int64_t>{2, 2});
@@ -177,7 +178,7 @@ TEST_CASE("malformed requests are refused naming the field", "[worker_messages]"
   CHECK(refusal_of_request(json::array()) == "a message is a JSON object, got an array");
   CHECK(refusal_of_request(json{{"id", 1}}) == "missing field 'type'");
   CHECK(refusal_of_request(json{{"type", "explode"}, {"id", 1}}) ==
-        "type: unknown request type 'explode' (evaluate, propagate, shutdown, cancel)");
+        "type: unknown request type 'explode' (evaluate, propagate, analyze, shutdown, cancel)");
   CHECK(refusal_of_request(json{{"type", "cancel"}}) == "missing field 'id'");
   json evaluate = encode(WorkerRequest(EvaluateRequest{1, json::object(), "/s", "eager", {}, AccuracyMode::off}));
   json bad = evaluate;
@@ -204,4 +205,86 @@ TEST_CASE("malformed replies are refused naming the field", "[worker_messages]")
   refused = decode_reply(json{{"type", "propagated"}, {"id", 1}, {"root", "r"}, {"values", {{{"node", "x"}}}}});
   REQUIRE_FALSE(refused.has_value());
   CHECK(refused.error().message == "values[0]: missing field 'storage'");
+}
+
+TEST_CASE("analyze requests and replies round-trip, non-finite figures and failures included", "[worker_messages]") {
+  AnalyzeRequest analyze;
+  analyze.id = 4;
+  analyze.graph = json{{"format", "minifyd.graph"}};
+  analyze.store = "/tmp/store";
+  analyze.backend = "torchscript";
+  analyze.backend_options = {{"cpu_fusion", "1"}};
+  analyze.nodes = {"relu", "mul"};
+  auto request = decode_request(encode(WorkerRequest(analyze)));
+  REQUIRE(request.has_value());
+  const auto& back = std::get<AnalyzeRequest>(*request);
+  CHECK(back.nodes == analyze.nodes);
+  CHECK(back.backend_options == analyze.backend_options);
+  json no_nodes = encode(WorkerRequest(analyze));
+  no_nodes["nodes"] = json{{"relu", 1}};
+  CHECK(refusal_of_request(no_nodes) == "nodes: expected an array, got an object");
+
+  AnalyzeReply reply;
+  reply.id = 4;
+  ValueMeasurement relu;
+  relu.node = "relu";
+  relu.dtype = "float32";
+  relu.shape = {2, 3};
+  relu.measured = true;
+  relu.diverges = true;
+  relu.max_abs_error = 1;
+  relu.compiled = ErrorFigures{std::numeric_limits<double>::infinity(), std::nan("")};
+  relu.eager = ErrorFigures{1e-7, 2e-8};
+  relu.compiled_deterministic = false;
+  reply.values = {relu};
+  auto decoded = decode_reply(encode(WorkerReply(reply)));
+  REQUIRE(decoded.has_value());
+  const auto& analyzed = std::get<AnalyzeReply>(*decoded);
+  REQUIRE(analyzed.values.size() == 1);
+  const ValueMeasurement& value = analyzed.values[0];
+  CHECK(value.shape == std::vector<std::int64_t>{2, 3});
+  CHECK(std::isinf(value.compiled->max_abs_error));
+  CHECK(std::isnan(value.compiled->rmse));
+  CHECK(value.eager->rmse == 2e-8);
+  CHECK_FALSE(value.compiled_deterministic);
+  CHECK(value.fp64_deterministic);
+  CHECK(analyzed.exposure == exposure_outputs);
+
+  AnalyzeReply failed;
+  failed.id = 5;
+  failed.compiled_failure = crash_verdict(minifyd::ExitStatus{true, 0, 11}, "tail");
+  auto failure = decode_reply(encode(WorkerReply(failed)));
+  REQUIRE(failure.has_value());
+  REQUIRE(compiled_failure_of(*failure) != nullptr);
+  CHECK(compiled_failure_of(*failure)->signal == "SIGSEGV");
+
+  json bad = encode(WorkerReply(reply));
+  bad["values"][0]["compiled"]["rmse"] = "small";
+  auto refused = decode_reply(bad);
+  REQUIRE_FALSE(refused.has_value());
+  CHECK(refused.error().message == "values[0].compiled.rmse: expected a float, got a string");
+  bad = encode(WorkerReply(failed));
+  bad["compiled_failure"]["kind"] = "meltdown";
+  refused = decode_reply(bad);
+  REQUIRE_FALSE(refused.has_value());
+  CHECK(refused.error().message == "compiled_failure: kind: unknown failure kind 'meltdown'");
+}
+
+TEST_CASE("a for_analysis propagate says so, and its reply carries the eager failure", "[worker_messages]") {
+  PropagateRequest propagate{3, json{{"format", "minifyd.graph"}}, "/tmp/store", true};
+  auto request = decode_request(encode(WorkerRequest(propagate)));
+  REQUIRE(request.has_value());
+  CHECK(std::get<PropagateRequest>(*request).for_analysis);
+  PropagateReply reply;
+  reply.id = 3;
+  reply.root = "r";
+  Verdict failure;
+  failure.pass = false;
+  failure.kind = FailureKind::exception;
+  failure.node = "mm";
+  reply.eager_failure = failure;
+  auto decoded = decode_reply(encode(WorkerReply(reply)));
+  REQUIRE(decoded.has_value());
+  REQUIRE(std::get<PropagateReply>(*decoded).eager_failure);
+  CHECK(std::get<PropagateReply>(*decoded).eager_failure->node == "mm");
 }

@@ -22,11 +22,11 @@ STDERR_TAIL_BYTES = 16 * 1024
 
 
 class _Child:
-    def __init__(self, pid, serving, evaluates, reply_fd, stderr_fd, max_line_bytes):
+    def __init__(self, pid, serving, request_type, reply_fd, stderr_fd, max_line_bytes):
         self.pid, self.reply_fd, self.stderr_fd = pid, reply_fd, stderr_fd
         self.replies = LineBuffer(max_line_bytes)
         self.serving = serving  # the id of the request it serves; None once answered
-        self.evaluates = evaluates  # an evaluate request (else a propagate)
+        self.request_type = request_type  # the dataclass of the request it serves
         self.stderr_tail = bytearray()
 
 
@@ -54,7 +54,7 @@ class ForkServer:
     def __init__(self, handler, protocol_fd, max_concurrent, max_line_bytes):
         self.handler, self.out, self.max_children = handler, protocol_fd, max(1, max_concurrent)
         self.max_line_bytes = max_line_bytes
-        self.queue = collections.deque()  # (id, line) not yet given to a child
+        self.queue = collections.deque()  # (id, request dataclass, line) not yet given to a child
         self.children = {}  # pid -> _Child
         self.selector = selectors.DefaultSelector()
         self.input = LineBuffer(max_line_bytes)
@@ -94,7 +94,7 @@ class ForkServer:
             if isinstance(request, wp.CancelRequest):
                 self._cancel(request.id)
             else:
-                self.queue.append((request.id, isinstance(request, wp.EvaluateRequest), line))
+                self.queue.append((request.id, type(request), line))
         return False
 
     def _cancel(self, request_id):
@@ -113,7 +113,7 @@ class ForkServer:
             self._fork(*self.queue.popleft())
 
     # Children.
-    def _fork(self, request_id, evaluates, line):
+    def _fork(self, request_id, request_type, line):
         reply_r, reply_w = os.pipe()
         stderr_r, stderr_w = os.pipe()
         pid = os.fork()
@@ -131,7 +131,7 @@ class ForkServer:
             _child_main(self.handler, line, reply_w)
         for fd in (reply_w, stderr_w):
             os.close(fd)
-        child = _Child(pid, request_id, evaluates, reply_r, stderr_r, self.max_line_bytes)
+        child = _Child(pid, request_id, request_type, reply_r, stderr_r, self.max_line_bytes)
         self.children[pid] = child
         self.selector.register(reply_r, selectors.EVENT_READ, (child, "reply"))
         self.selector.register(stderr_r, selectors.EVENT_READ, (child, "stderr"))
@@ -172,8 +172,11 @@ class ForkServer:
             tail = child.stderr_tail.decode(errors="replace")
             name = signal.Signals(os.WTERMSIG(status)).name if os.WIFSIGNALED(status) else ""
             death = f"worker child killed by {name}" if name else f"worker child exited with code {os.WEXITSTATUS(status)}"
-            if child.evaluates:
-                self._reply(wp.verdict_line(child.serving, wp.failed("crash", death, signal=name, stderr_tail=tail)))
+            crash = wp.failed("crash", death, signal=name, stderr_tail=tail)
+            if child.request_type is wp.EvaluateRequest:
+                self._reply(wp.verdict_line(child.serving, crash))
+            elif child.request_type is wp.AnalyzeRequest:
+                self._reply(wp.analyzed_line(child.serving, "", compiled_failure=crash))
             else:
                 self._reply(wp.error_line(child.serving, f"propagate: {death}: {tail[-2000:]}"))
         self._forget(child)

@@ -98,10 +98,9 @@ def _rmse(reference, value):
     return (_as_real_double(reference) - _as_real_double(value)).pow(2).mean().sqrt().item()
 
 
-def _fp64_run(load):
-    """The graph's outputs computed in float64: floating inputs, constants and dtype arguments
-    become float64 (the seeds' cast_to_fp64); None when the graph cannot run that way. load() gives
-    a fresh (GraphModule, inputs)."""
+def _fp64_graph(load):
+    """A fresh (GraphModule, inputs) computing in float64: floating inputs, constants and dtype
+    arguments become float64 (the seeds' cast_to_fp64). load() gives a fresh (GraphModule, inputs)."""
     gm, inputs = load()
 
     def upcast(value):
@@ -121,11 +120,47 @@ def _fp64_run(load):
             module = gm.get_submodule(owner) if owner else gm
             setattr(module, attr, upcast(getattr(module, attr)))
     gm.recompile()
+    return gm, [upcast(tensor) for tensor in inputs]
+
+
+def _fp64_run(load):
+    """The graph's outputs computed in float64, or None when the graph cannot run that way."""
+    gm, inputs = _fp64_graph(load)
     try:
-        return gm(*[upcast(tensor) for tensor in inputs])
+        return gm(*inputs)
     except Exception as error:  # noqa: BLE001  (as the worker: no fp64 reference, no verdict from it)
         print(f"fp64 reference failed: {type(error).__name__}: {error}")
         return None
+
+
+def _compare_leaf(ref, res, reference, strict):
+    """The seeds' same() on one leaf: (failure text or None, max abs error against eager, rmse of the
+    compiled value against fp64, eager's). reference: the fp64 leaf, or None."""
+    if not isinstance(ref, torch.Tensor) or not isinstance(res, torch.Tensor):
+        if type(ref) is not type(res) or ref != res:
+            return f"{res!r} differs from eager's {ref!r}", 0.0, None, None
+        return None, 0.0, None, None
+    if ref.shape != res.shape:
+        return f"shape {list(res.shape)} differs from eager's {list(ref.shape)}", 0.0, None, None
+    if not _is_floating(ref):
+        if strict and not torch.equal(ref, res.to(ref.dtype).to(ref.device)):
+            return f"{str(ref.dtype).replace('torch.', '')} values differ from eager's", 0.0, None, None
+        return None, 0.0, None, None
+    ref64, res64 = _as_real_double(ref), _as_real_double(res.to(ref.device))
+    max_abs = (res64 - ref64).abs().nan_to_num(0, 0, 0).max().item() if ref.numel() else 0.0
+    rmse_compiled = rmse_eager = None
+    if isinstance(reference, torch.Tensor):
+        rmse_eager, rmse_compiled = _rmse(reference, ref), _rmse(reference, res.to(ref.device))
+    if torch.allclose(ref64, res64, ACCURACY_TOLERANCE, ACCURACY_TOLERANCE, equal_nan=True):
+        return None, max_abs, rmse_compiled, rmse_eager
+    if rmse_eager is None:
+        return f"compiled differs from eager (max abs error {max_abs})", max_abs, None, None
+    multiplier = 3.0 if res.dtype in (torch.float16, torch.bfloat16) else 2.0
+    # Eager itself cannot compute this stably in its precision: nothing to hold the compiled graph to.
+    if math.isnan(rmse_eager) or rmse_compiled <= multiplier * rmse_eager + ACCURACY_TOLERANCE / 10:
+        return None, max_abs, rmse_compiled, rmse_eager
+    return (f"compiled differs from eager (max abs error {max_abs}, rmse vs fp64 {rmse_compiled} compiled, "
+            f"{rmse_eager} eager)"), max_abs, rmse_compiled, rmse_eager
 
 
 def _accuracy_failure(load, compiled, strict):
@@ -141,29 +176,9 @@ def _accuracy_failure(load, compiled, strict):
         return None
     fp64 = [value for _, value in _leaves(fp64_outputs, "output")] if fp64_outputs is not None else None
     for i, ((path, ref), (_, res)) in enumerate(zip(eager, results)):
-        if not isinstance(ref, torch.Tensor) or not isinstance(res, torch.Tensor):
-            if type(ref) is not type(res) or ref != res:
-                return f"{path}: {res!r} differs from eager's {ref!r}"
-            continue
-        if ref.shape != res.shape:
-            return f"{path}: shape {list(res.shape)} differs from eager's {list(ref.shape)}"
-        if not _is_floating(ref):
-            if strict and not torch.equal(ref, res.to(ref.dtype).to(ref.device)):
-                return f"{path}: {str(ref.dtype).replace('torch.', '')} values differ from eager's"
-            continue
-        ref64, res64 = _as_real_double(ref), _as_real_double(res.to(ref.device))
-        if torch.allclose(ref64, res64, ACCURACY_TOLERANCE, ACCURACY_TOLERANCE, equal_nan=True):
-            continue
-        max_abs = (res64 - ref64).abs().nan_to_num(0, 0, 0).max().item() if ref.numel() else 0.0
-        if fp64 is not None and isinstance(fp64[i], torch.Tensor):
-            rmse_eager, rmse_compiled = _rmse(fp64[i], ref), _rmse(fp64[i], res.to(ref.device))
-            multiplier = 3.0 if res.dtype in (torch.float16, torch.bfloat16) else 2.0
-            # Eager itself cannot compute this stably in its precision: nothing to hold the compiled graph to.
-            if math.isnan(rmse_eager) or rmse_compiled <= multiplier * rmse_eager + ACCURACY_TOLERANCE / 10:
-                continue
-            return (f"{path}: compiled differs from eager (max abs error {max_abs}, "
-                    f"rmse vs fp64 {rmse_compiled} compiled, {rmse_eager} eager)")
-        return f"{path}: compiled differs from eager (max abs error {max_abs})"
+        found = _compare_leaf(ref, res, fp64[i] if fp64 is not None else None, strict)[0]
+        if found:
+            return f"{path}: {found}"
     return None
 
 

@@ -7,7 +7,9 @@ import math
 PROTOCOL = "minifyd.worker"
 VERSION = 1
 ACCURACY_MODES = ("off", "accuracy", "strict-accuracy")
-REQUEST_TYPES = ("evaluate", "propagate", "shutdown", "cancel")
+REQUEST_TYPES = ("evaluate", "propagate", "analyze", "shutdown", "cancel")
+# How an analyze read the values: added outputs of the compiled graph, or the compiler's hooks.
+EXPOSURE_OUTPUTS, EXPOSURE_HOOKS = "outputs", "hooks"
 
 
 class RequestError(Exception):
@@ -34,6 +36,17 @@ class PropagateRequest:
     id: int
     graph: dict
     store: str
+    for_analysis: bool = False
+
+
+@dataclasses.dataclass
+class AnalyzeRequest:
+    id: int
+    graph: dict
+    store: str
+    backend: str
+    backend_options: dict
+    nodes: list
 
 
 @dataclasses.dataclass
@@ -79,17 +92,22 @@ def decode_request(line):
         return ShutdownRequest(rid)
     if kind == "cancel":
         return CancelRequest(rid)
-    if kind not in ("evaluate", "propagate"):
+    if kind not in ("evaluate", "propagate", "analyze"):
         raise RequestError(request_id, f"type: unknown request type '{kind}' ({', '.join(REQUEST_TYPES)})")
     graph = _field(message, "graph", (dict,), "an object", rid)
     store = _field(message, "store", (str,), "a string", rid)
     if kind == "propagate":
-        return PropagateRequest(rid, graph, store)
+        return PropagateRequest(rid, graph, store, _field(message, "for_analysis", (bool,), "a boolean", rid, False))
     backend = _field(message, "backend", (str,), "a string", rid)
     options = _field(message, "backend_options", (dict,), "an object", rid, {})
     for key, value in options.items():
         if not isinstance(value, str):
             raise RequestError(rid, f"backend_options.{key}: expected a string, got {json.dumps(value)[:80]}")
+    if kind == "analyze":
+        nodes = _field(message, "nodes", (list,), "an array", rid)
+        if not all(isinstance(node, str) for node in nodes):
+            raise RequestError(rid, "nodes: expected an array of strings")
+        return AnalyzeRequest(rid, graph, store, backend, options, nodes)
     accuracy = _field(message, "accuracy", (str,), "a string", rid, "off")
     if accuracy not in ACCURACY_MODES:
         raise RequestError(rid, f"accuracy: unknown mode '{accuracy}' ({', '.join(ACCURACY_MODES)})")
@@ -141,10 +159,47 @@ def verdict_line(request_id, verdict, compile_ms=0.0, run_ms=0.0, retiring=False
     return _line(message)
 
 
-def propagated_line(request_id, root, values):
-    """values: (node name, storage {hash, nbytes, device}, tensor metadata) for each stored value."""
-    return _line({"type": "propagated", "id": request_id, "root": root,
-                  "values": [{"node": node, "storage": storage, "tensor": tensor} for node, storage, tensor in values]})
+def propagated_line(request_id, root, values, eager_failure=None):
+    """values: (node name, storage {hash, nbytes, device}, tensor metadata) for each stored value;
+    eager_failure: for analysis, the failing verdict of the node where eager stopped."""
+    message = {"type": "propagated", "id": request_id, "root": root,
+               "values": [{"node": node, "storage": storage, "tensor": tensor} for node, storage, tensor in values]}
+    if eager_failure is not None:
+        message["eager_failure"] = eager_failure
+    return _line(message)
+
+
+def figures(max_abs_error, rmse):
+    """A value's distance from its fp64 reference."""
+    return {"max_abs_error": _float(max_abs_error), "rmse": _float(rmse)}
+
+
+def measurement(node, *, dtype="", shape=(), measured=False, diverges=False, max_abs_error=0.0, compiled=None,
+                eager=None, compiled_deterministic=True, fp64_deterministic=True, note=""):
+    """One node's measured value (protocol/value_measurement.h); compiled and eager from figures()."""
+    value = {"node": node, "dtype": dtype, "shape": list(shape), "measured": measured, "diverges": diverges,
+             "max_abs_error": _float(max_abs_error), "compiled_deterministic": compiled_deterministic,
+             "fp64_deterministic": fp64_deterministic}
+    if compiled is not None:
+        value["compiled"] = compiled
+    if eager is not None:
+        value["eager"] = eager
+    if note:
+        value["note"] = note
+    return value
+
+
+def analyzed_line(request_id, exposure, values=(), compiled_failure=None, eager_failure=None, compile_ms=0.0,
+                  run_ms=0.0, retiring=False):
+    message = {"type": "analyzed", "id": request_id, "exposure": exposure, "values": list(values),
+               "compile_ms": _float(compile_ms), "run_ms": _float(run_ms)}
+    if compiled_failure is not None:
+        message["compiled_failure"] = compiled_failure
+    if eager_failure is not None:
+        message["eager_failure"] = eager_failure
+    if retiring:
+        message["retiring"] = True
+    return _line(message)
 
 
 def error_line(request_id, message):

@@ -1,6 +1,7 @@
 # What the Python worker does with one request, as the C++ worker's request_handler does: evaluate
 # (load the candidate from the store, compile it with a torch.compile backend, run it, judge it
-# against eager and fp64) and propagate (eager intermediates into the store, ConcreteProp's rule).
+# against eager and fp64), propagate (eager intermediates into the store, ConcreteProp's rule) and
+# analyze (chosen nodes' values measured, value_analysis.py).
 import collections
 import hashlib
 import json
@@ -8,7 +9,7 @@ import time
 
 import torch
 
-from minifyd import compile_backends, exception_verdict, repro_template
+from minifyd import compile_backends, exception_verdict, repro_template, value_analysis
 from minifyd import graph_format as gf
 from minifyd import worker_protocol as wp
 
@@ -51,10 +52,12 @@ class RequestHandler:
         return load
 
     def handle(self, request):
-        """The reply line for an evaluate or propagate request."""
+        """The reply line for an evaluate, propagate or analyze request."""
         try:
             if isinstance(request, wp.EvaluateRequest):
                 return self.evaluate(request)
+            if isinstance(request, wp.AnalyzeRequest):
+                return self.analyze(request)
             return self.propagate(request)
         except (gf.FormatError, compile_backends.OptionError) as error:
             return wp.error_line(request.id, str(error))
@@ -65,10 +68,15 @@ class RequestHandler:
         except Exception as error:  # noqa: BLE001  (propagate's eager run: the graph cannot be minimized)
             return wp.error_line(request.id, f"eager run failed: {type(error).__name__}: {error}")
 
+    def _unknown_backend(self, request):
+        if request.backend in compile_backends.BACKENDS:
+            return None
+        return wp.error_line(request.id, f"unknown backend '{request.backend}' ({', '.join(compile_backends.BACKENDS)})")
+
     def evaluate(self, request):
-        if request.backend not in compile_backends.BACKENDS:
-            return wp.error_line(request.id, f"unknown backend '{request.backend}' "
-                                             f"({', '.join(compile_backends.BACKENDS)})")
+        refused = self._unknown_backend(request)
+        if refused:
+            return refused
         patches = compile_backends.config_patches(request.backend_options)
         load = self._loader(request)
         gm, inputs = load()
@@ -116,14 +124,26 @@ class RequestHandler:
         gm, inputs = self._loader(request)()
         # As the seeds' ConcreteProp: a value whose storage aliases one seen before (an input, a
         # constant or an earlier value) is not stored, since feeding it as an independent input would
-        # break the aliasing the operators rely on.
+        # break the aliasing the operators rely on (an analysis, which feeds each node alone, stores
+        # it anyway; and goes on with the values before a node that fails).
         seen, values = set(), []
+        found, eager_failure = [], None
+        try:
+            _eager_values(gm, inputs, found)
+        except Exception as error:  # noqa: BLE001
+            if not request.for_analysis:
+                raise
+            ran = {node for node, _ in found}
+            failing = next((n for n in gm.graph.nodes if n not in ran), None)
+            eager_failure = _exception_verdict(error)
+            if failing is not None:
+                eager_failure.update(node=failing.name, op=str(failing.target))
         with gf.StoreWriter(request.store) as store:
-            for node, value in _eager_values(gm, inputs):
+            for node, value in found:
                 if not isinstance(value, torch.Tensor) or value.layout != torch.strided:
                     continue
                 key = gf.storage_key(value)
-                if key in seen:
+                if key in seen and not request.for_analysis:
                     continue
                 seen.add(key)
                 if node.op != "call_function":
@@ -140,7 +160,64 @@ class RequestHandler:
             document_hash = hashlib.sha256(json.dumps(request.graph, sort_keys=True).encode()).hexdigest()
             root = "intermediates-" + document_hash[:16]
             store.write_root(root, sorted({storage["hash"] for _, storage, _ in values}))
-        return wp.propagated_line(request.id, root, values)
+        return wp.propagated_line(request.id, root, values, eager_failure)
+
+    def analyze(self, request):
+        refused = self._unknown_backend(request)
+        if refused:
+            return refused
+        patches = compile_backends.config_patches(request.backend_options)
+        load = self._loader(request)
+        names = list(request.nodes)
+        gm, _ = load()
+        known = {node.name for node in gm.graph.nodes if node.op == "call_function"}
+        missing = [name for name in names if name not in known]
+        if missing:
+            return wp.error_line(request.id, f"analyze: the graph has no call_function node '{missing[0]}'")
+        exposure = wp.EXPOSURE_HOOKS if request.backend == "inductor" else wp.EXPOSURE_OUTPUTS
+
+        def failed(verdict, compile_ms=0.0, run_ms=0.0):
+            return wp.analyzed_line(request.id, exposure, compiled_failure=verdict, compile_ms=compile_ms,
+                                    run_ms=run_ms, retiring=self.retire_after_failure)
+
+        try:
+            eager = value_analysis.node_values(*load(), set(names))
+        except Exception as error:  # noqa: BLE001  (nothing to compare with)
+            return wp.analyzed_line(request.id, exposure, eager_failure=_exception_verdict(error))
+        tensor_valued = {name for name, value in eager.items() if isinstance(value, torch.Tensor)}
+        with torch.no_grad(), compile_backends.patched_config(patches):
+            started = time.perf_counter()
+            try:
+                run, exposure = value_analysis.compiled_values(request.backend, gm, load()[1], set(names),
+                                                               tensor_valued, self.synchronize)
+            except Exception as error:  # noqa: BLE001  (a compile error is the graph's verdict)
+                return failed(_exception_verdict(error), (time.perf_counter() - started) * 1e3)
+            compile_ms = (time.perf_counter() - started) * 1e3
+            started = time.perf_counter()
+            try:
+                first = run(load()[1])
+                run_ms = (time.perf_counter() - started) * 1e3
+                second = run(load()[1])
+            except Exception as error:  # noqa: BLE001
+                return failed(_exception_verdict(error), compile_ms, (time.perf_counter() - started) * 1e3)
+        fp64 = fp64_again = None
+        try:
+            fp64 = value_analysis.node_values(*repro_template._fp64_graph(load), set(names))
+            fp64_again = value_analysis.node_values(*repro_template._fp64_graph(load), set(names))
+        except Exception as error:  # noqa: BLE001  (as evaluate: no fp64 reference, no figures from it)
+            print(f"fp64 reference failed: {type(error).__name__}: {error}")
+        values = []
+        for name in names:
+            if name not in first:
+                values.append(wp.measurement(name, note="the compiled graph exposed no value for it "
+                                                        "(its buffer was fused into another kernel)"))
+                continue
+            value = value_analysis.measure(name, eager[name], first[name], fp64.get(name) if fp64 else None)
+            value["compiled_deterministic"] = value_analysis.bitwise_equal(first[name], second.get(name))
+            if fp64 and fp64_again:
+                value["fp64_deterministic"] = value_analysis.bitwise_equal(fp64.get(name), fp64_again.get(name))
+            values.append(value)
+        return wp.analyzed_line(request.id, exposure, values, compile_ms=compile_ms, run_ms=run_ms)
 
 
 def _exception_verdict(error):
@@ -150,10 +227,10 @@ def _exception_verdict(error):
     return wp.failed("exception", message, exception_type=exception_type)
 
 
-def _eager_values(gm, inputs):
-    """(node, value) of every node of an eager run, in order; the values stay alive with the list,
-    so no storage address is reused while the caller compares them."""
-    found = []
+def _eager_values(gm, inputs, found):
+    """Appends (node, value) for every node of an eager run, in order, to `found`, which keeps the
+    values alive, so no storage address is reused while the caller compares them (and holds those
+    before a node that raised)."""
 
     class Recorder(torch.fx.Interpreter):
         def run_node(self, node):
@@ -163,4 +240,3 @@ def _eager_values(gm, inputs):
 
     with torch.no_grad():
         Recorder(gm).run(*inputs)
-    return found
