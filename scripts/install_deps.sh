@@ -11,6 +11,7 @@ packages=(
   libssl-dev libsqlite3-dev
   graphviz
   python3-matplotlib  # minify analyze draws analysis.svg with it
+  chromium  # the analyze tests look at analysis.svg in a real browser
   debootstrap  # scripts/torch2_env.sh: a Debian 13 root with PyTorch 2.x for the torch.compile backends
 )
 

@@ -63,6 +63,9 @@ struct Findings {
   std::vector<std::string> compiled_nondeterministic;  // nodes whose compiled value differed between runs
   std::vector<std::string> fp64_nondeterministic;      // nodes whose fp64 value differed between runs
   std::size_t failed_nodes = 0;  // nodes with a failure in some mode
+  // Nodes whose compiled value the in-place run could read (a compiler's hooks see only the values
+  // it keeps in buffers of their own; the rest are fused into other kernels).
+  std::size_t in_place_measured = 0;
 };
 
 Findings findings_of(const Analysis& analysis);

@@ -37,6 +37,7 @@ constexpr auto findings_fields = [](auto& findings, auto&& field) {
   field("compiled_nondeterministic", findings.compiled_nondeterministic);
   field("fp64_nondeterministic", findings.fp64_nondeterministic);
   field("failed_nodes", findings.failed_nodes);
+  field("in_place_measured", findings.in_place_measured);
 };
 
 constexpr auto analysis_fields = [](auto& analysis, auto&& field) {
@@ -126,8 +127,14 @@ std::string analysis_markdown(const Analysis& analysis, const Findings& findings
   if (analysis.exposure == protocol::exposure_outputs)
     md << ", every value read as an added output of the compiled graph (which can change what the backend fuses)";
   else if (analysis.exposure == protocol::exposure_hooks)
-    md << ", every value read through the compiler's intermediate hooks";
-  md << ".\n\n";
+    md << ", the values read through the compiler's intermediate hooks";
+  md << ".";
+  if (std::find(analysis.modes.begin(), analysis.modes.end(), Mode::in_place) != analysis.modes.end() &&
+      !analysis.in_place_failure)
+    md << " In place, " << findings.in_place_measured << " of " << analysis.nodes.size()
+       << " nodes had a value to measure (a compiler's hooks see the values it keeps in buffers of their own; the "
+          "rest are fused into other kernels).";
+  md << "\n\n";
   if (analysis.eager_failure)
     md << "**The graph does not run in eager**: " << protocol::describe(*analysis.eager_failure)
        << ". Nodes from there on have no eager value to be measured against.\n\n";

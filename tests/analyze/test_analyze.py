@@ -220,9 +220,43 @@ def test_bad_input(minify, faulty, work):
     expect(done.returncode == 2 and "missing" in done.stderr, f"{done.returncode} {done.stderr}")
 
 
+# The plot's colours (worker/python/minifyd/analysis_plot.py): compiled in place, eager.
+COMPILED_RED, EAGER_BLUE = (0xd6, 0x27, 0x28), (0x1f, 0x77, 0xb4)
+
+
+def pixels_near(image, colour, tolerance=40):
+    import numpy
+    rgb = (image[..., :3] * 255).astype(int) if image.dtype.kind == "f" else image[..., :3].astype(int)
+    return int((numpy.abs(rgb - numpy.array(colour)).sum(axis=-1) < tolerance).sum())
+
+
+def test_svg_in_browser(minify, faulty, work):
+    """analysis.svg as a real browser draws it: headless Chromium's screenshot shows both curves."""
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser is None:
+        print("SKIP: no chromium (Debian: apt-get install chromium)")
+        sys.exit(77)
+    graph = export(chain, [torch.randn(64)], os.path.join(work, "chain"))
+    out = os.path.join(work, "out")
+    analyze(minify, graph, out, *faulty_backend(faulty, "op=aten::relu", "fault=wrong"))
+    shot = os.path.join(work, "analysis.png")
+    done = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                           "--window-size=1000,450", f"--screenshot={shot}",
+                           "file://" + os.path.join(out, "analysis.svg")],
+                          capture_output=True, text=True, timeout=120, env={**os.environ, "HOME": work})
+    expect(done.returncode == 0 and os.path.isfile(shot), f"chromium exits {done.returncode}: {done.stderr[-2000:]}")
+    import matplotlib.image
+    image = matplotlib.image.imread(shot)
+    red, blue = pixels_near(image, COMPILED_RED), pixels_near(image, EAGER_BLUE)
+    # A curve along 200 nodes is hundreds of pixels; a legend's swatch alone is a few dozen.
+    expect(red > 300 and blue > 300, f"the screenshot shows {red} pixels of the compiled curve, {blue} of eager's")
+    print(f"screenshot {shot}: {red} compiled, {blue} eager pixels")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--case", required=True, help="chain_wrong, resnet18_wrong, fusion, nondeterministic, crash, bad_input")
+    parser.add_argument("--case", required=True,
+                        help="chain_wrong, resnet18_wrong, fusion, nondeterministic, crash, bad_input, svg_in_browser")
     parser.add_argument("--minify", required=True)
     parser.add_argument("--faulty", required=True, help="the faulty plugin")
     parser.add_argument("--work", required=True)

@@ -151,8 +151,33 @@ def gpu(env, bug):
     expect(summary["signature"]["kind"] == kind, f"signature {summary['signature']}, expected kind {kind}")
 
 
+def analyze_resnet18(env):
+    """minify analyze of resnet18 (the graph Inductor compiles) with Inductor's injected accuracy bug:
+    the first divergence is the first relu, in isolation; in place (Inductor's intermediate hooks)
+    nothing before it diverges."""
+    graph, out = env.export("resnet18"), os.path.join(env.work, "resnet18-analysis")
+    shutil.rmtree(out, ignore_errors=True)
+    code, summary, stderr = env.minify_cmd("analyze", graph, "--backend", "inductor", "--backend-opt",
+                                           "cpp.inject_relu_bug_TESTING_ONLY=accuracy", "--out", out)
+    expect(code == EXIT_OK, f"minify analyze exits {code}: {summary}\n{stderr[-3000:]}")
+    relus = [node["name"] for node in call_nodes(graph) if node["target"] == "aten::relu"]
+    expect(summary["first_divergence"] == relus[0], f"first divergence {summary}, the first relu is {relus[0]}")
+    with open(os.path.join(out, "analysis.json")) as f:
+        analysis = json.load(f)
+    findings = analysis["findings"]
+    expect(findings.get("isolated_divergence") == relus[0] and analysis["exposure"] == "hooks", f"{findings}")
+    first = next(i for i, node in enumerate(analysis["nodes"]) if node["node"] == relus[0])
+    for node in analysis["nodes"][:first]:
+        for mode in ("isolated", "in_place"):
+            measured = (node.get(mode) or {}).get("measurement") or {}
+            expect(not measured.get("diverges"), f"{node['node']} diverges {mode}, before the first relu")
+    expect(findings["in_place_measured"] > 0 and "fusion" not in findings, f"{findings}")
+    print(f"resnet18 analysis: first divergence {relus[0]}, {findings['in_place_measured']} of "
+          f"{len(analysis['nodes'])} nodes measured in place")
+
+
 SCENARIOS = {"query_clean": query_clean, "control": control, "slippage": slippage, "bad_input": bad_input,
-             "daemon": daemon}
+             "daemon": daemon, "analyze_resnet18": analyze_resnet18}
 # resnet18's three bugs run from the minifier_launcher.py PyTorch writes for them (test_import.py):
 # the same graph, the one Inductor compiles, exported by PyTorch itself.
 for _bug in EXPECTED:
