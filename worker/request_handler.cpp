@@ -74,25 +74,34 @@ Expected<Backend*> RequestHandler::backend(const std::string& spec, const Backen
   return backends_.emplace(key, std::move(*created)).first->second.get();
 }
 
-protocol::WorkerReply RequestHandler::evaluate(const protocol::EvaluateRequest& request) {
+template <class Request>
+Expected<RequestHandler::Prepared> RequestHandler::prepare(const Request& request) {
   auto store = open_store(request.store);
-  if (!store) return error_reply(request.id, store.error());
+  if (!store) return store.error();
   auto loaded = load_graph(request.graph, *store, cuda_device_, &cache_);
-  if (!loaded) return error_reply(request.id, loaded.error());
+  if (!loaded) return loaded.error();
   auto chosen = backend(request.backend, request.backend_options);
-  if (!chosen) return error_reply(request.id, chosen.error());
+  if (!chosen) return chosen.error();
+  return Prepared{std::move(*loaded), *chosen};
+}
+
+protocol::WorkerReply RequestHandler::evaluate(const protocol::EvaluateRequest& request) {
+  auto prepared = prepare(request);
+  if (!prepared) return error_reply(request.id, prepared.error());
+  const LoadedGraph& loaded = prepared->graph;
+  Backend& chosen = *prepared->backend;
 
   protocol::EvaluateReply reply;
   reply.id = request.id;
   EagerOptions eager_options{cuda_device_, false};
   // The inputs as loaded: the run may write to its own copies in place. An input holding NaN or
   // Inf explains a non-finite output, so the nan check has nothing to report then.
-  bool check_nan = request.nan_check && !holds_non_finite(loaded->inputs);
+  bool check_nan = request.nan_check && !holds_non_finite(loaded.inputs);
   // The compiled graph keeps its constants for as long as it lives.
-  RunArguments compiled_arguments = fresh_arguments(*loaded);
+  RunArguments compiled_arguments = fresh_arguments(loaded);
   auto start = Clock::now();
-  CompileResult compiled = (*chosen)->compile(loaded->document.graph, compiled_arguments.constants,
-                                              BackendContext{eager_options, loaded->document.inputs});
+  CompileResult compiled = chosen.compile(loaded.document.graph, compiled_arguments.constants,
+                                              BackendContext{eager_options, loaded.document.inputs});
   reply.compile_ms = ms_since(start);
   if (compiled.failure) {
     // Compiling may launch kernels too (autotuning): a broken one is the cause of what failed.
@@ -122,8 +131,8 @@ protocol::WorkerReply RequestHandler::evaluate(const protocol::EvaluateRequest& 
 
   // As the seeds' same_two_models: a candidate whose references cannot be computed is not an
   // accuracy failure; `accuracy` requires the fp64 reference, `strict-accuracy` does without.
-  const Graph& graph = loaded->document.graph;
-  RunArguments eager_arguments = fresh_arguments(*loaded);
+  const Graph& graph = loaded.document.graph;
+  RunArguments eager_arguments = fresh_arguments(loaded);
   EagerResult eager = EagerInterpreter(graph, eager_options).run(eager_arguments.inputs, eager_arguments.constants);
   if (eager.failure) {
     // The compiled graph's kernels may have broken the context the references run in.
@@ -131,7 +140,7 @@ protocol::WorkerReply RequestHandler::evaluate(const protocol::EvaluateRequest& 
     else std::cerr << "accuracy check skipped, eager reference failed: " << eager.failure->to_string() << std::endl;
     return reply;
   }
-  RunArguments fp64_arguments = fresh_arguments(*loaded, true);
+  RunArguments fp64_arguments = fresh_arguments(loaded, true);
   EagerResult fp64 = EagerInterpreter(graph, EagerOptions{cuda_device_, true}).run(fp64_arguments.inputs, fp64_arguments.constants);
   bool strict = request.accuracy == protocol::AccuracyMode::strict_accuracy;
   if (fp64.failure && is_cuda_failure(*fp64.failure)) {
@@ -203,22 +212,20 @@ protocol::WorkerReply RequestHandler::propagate(const protocol::PropagateRequest
 }
 
 protocol::WorkerReply RequestHandler::analyze(const protocol::AnalyzeRequest& request) {
-  auto store = open_store(request.store);
-  if (!store) return error_reply(request.id, store.error());
-  auto loaded = load_graph(request.graph, *store, cuda_device_, &cache_);
-  if (!loaded) return error_reply(request.id, loaded.error());
-  auto chosen = backend(request.backend, request.backend_options);
-  if (!chosen) return error_reply(request.id, chosen.error());
-  auto exposed = expose_values(loaded->document.graph, request.nodes);
+  auto prepared = prepare(request);
+  if (!prepared) return error_reply(request.id, prepared.error());
+  const LoadedGraph& loaded = prepared->graph;
+  Backend& chosen = *prepared->backend;
+  auto exposed = expose_values(loaded.document.graph, request.nodes);
   if (!exposed) return error_reply(request.id, exposed.error());
 
   protocol::AnalyzeReply reply;
   reply.id = request.id;
   EagerOptions eager_options{cuda_device_, false};
-  RunArguments compiled_arguments = fresh_arguments(*loaded);
+  RunArguments compiled_arguments = fresh_arguments(loaded);
   auto start = Clock::now();
   CompileResult compiled =
-      (*chosen)->compile(*exposed, compiled_arguments.constants, BackendContext{eager_options, loaded->document.inputs});
+      chosen.compile(*exposed, compiled_arguments.constants, BackendContext{eager_options, loaded.document.inputs});
   reply.compile_ms = ms_since(start);
   if (compiled.failure) {
     std::optional<NodeFailure> sticky = cuda_device_ ? synchronize_device() : std::nullopt;
@@ -227,7 +234,7 @@ protocol::WorkerReply RequestHandler::analyze(const protocol::AnalyzeRequest& re
   }
   // Each run on fresh inputs: a run may write to them in place.
   auto run_compiled = [&]() {
-    EagerResult result = compiled.compiled->run(fresh_arguments(*loaded).inputs);
+    EagerResult result = compiled.compiled->run(fresh_arguments(loaded).inputs);
     if (cuda_device_)
       if (auto sticky = synchronize_device()) result.failure = std::move(sticky);
     return result;
@@ -241,7 +248,7 @@ protocol::WorkerReply RequestHandler::analyze(const protocol::AnalyzeRequest& re
     return reply;
   }
   auto run_eager = [&](bool fp64) {
-    RunArguments arguments = fresh_arguments(*loaded, fp64);
+    RunArguments arguments = fresh_arguments(loaded, fp64);
     return EagerInterpreter(*exposed, EagerOptions{cuda_device_, fp64}).run(arguments.inputs, arguments.constants);
   };
   EagerResult eager = run_eager(false);

@@ -13,6 +13,7 @@
 #include "protocol/worker_messages.h"
 #include "worker/backend.h"
 #include "worker/blob_cache.h"
+#include "worker/loaded_graph.h"
 
 namespace minifyd::worker {
 
@@ -30,6 +31,14 @@ class RequestHandler {
  private:
   // Backends live as long as the worker: a plugin is loaded once, not per query.
   Expected<Backend*> backend(const std::string& spec, const BackendOptions& options);
+
+  // A request's graph loaded from its store, and the backend it names.
+  struct Prepared {
+    LoadedGraph graph;
+    Backend* backend = nullptr;
+  };
+  template <class Request>
+  Expected<Prepared> prepare(const Request& request);
 
   std::optional<at::Device> cuda_device_;
   BlobCache cache_;

@@ -169,6 +169,12 @@ def propagated_line(request_id, root, values, eager_failure=None):
     return _line(message)
 
 
+def _with_given(message, **optional):
+    """message with the optional members that are given (not None); absent ones stay absent."""
+    message.update((key, value) for key, value in optional.items() if value is not None)
+    return message
+
+
 def figures(max_abs_error, rmse):
     """A value's distance from its fp64 reference."""
     return {"max_abs_error": _float(max_abs_error), "rmse": _float(rmse)}
@@ -177,29 +183,17 @@ def figures(max_abs_error, rmse):
 def measurement(node, *, dtype="", shape=(), measured=False, diverges=False, max_abs_error=0.0, compiled=None,
                 eager=None, compiled_deterministic=True, fp64_deterministic=True, note=""):
     """One node's measured value (protocol/value_measurement.h); compiled and eager from figures()."""
-    value = {"node": node, "dtype": dtype, "shape": list(shape), "measured": measured, "diverges": diverges,
-             "max_abs_error": _float(max_abs_error), "compiled_deterministic": compiled_deterministic,
-             "fp64_deterministic": fp64_deterministic}
-    if compiled is not None:
-        value["compiled"] = compiled
-    if eager is not None:
-        value["eager"] = eager
-    if note:
-        value["note"] = note
-    return value
+    return _with_given({"node": node, "dtype": dtype, "shape": list(shape), "measured": measured,
+                        "diverges": diverges, "max_abs_error": _float(max_abs_error),
+                        "compiled_deterministic": compiled_deterministic, "fp64_deterministic": fp64_deterministic},
+                       compiled=compiled, eager=eager, note=note or None)
 
 
 def analyzed_line(request_id, exposure, values=(), compiled_failure=None, eager_failure=None, compile_ms=0.0,
                   run_ms=0.0, retiring=False):
-    message = {"type": "analyzed", "id": request_id, "exposure": exposure, "values": list(values),
-               "compile_ms": _float(compile_ms), "run_ms": _float(run_ms)}
-    if compiled_failure is not None:
-        message["compiled_failure"] = compiled_failure
-    if eager_failure is not None:
-        message["eager_failure"] = eager_failure
-    if retiring:
-        message["retiring"] = True
-    return _line(message)
+    return _line(_with_given({"type": "analyzed", "id": request_id, "exposure": exposure, "values": list(values),
+                              "compile_ms": _float(compile_ms), "run_ms": _float(run_ms)},
+                             compiled_failure=compiled_failure, eager_failure=eager_failure, retiring=retiring or None))
 
 
 def error_line(request_id, message):
