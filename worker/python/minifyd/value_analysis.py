@@ -61,14 +61,15 @@ def compiled_values(backend, gm, inputs, names, tensor_valued, synchronize):
     """A function running the compiled graph once and returning {name: value}, and the exposure."""
     if backend == "inductor":
         from torch._inductor.hooks import intermediate_hook
-        with torch._inductor.config.patch(generate_intermediate_hooks=True):
-            compiled = compile_backends.compile_graph(backend, gm, list(inputs))
+        # Read before compiling: Inductor rewrites the graph it compiles in place.
         output_names = [arg.name if isinstance(arg, torch.fx.Node) else None
                         for arg in gm.graph.output_node().args[0]]
         # A tuple-valued node's parts, as its getitems (in order) read them.
         parts = {node.name: [user.name for user in sorted(node.users, key=lambda u: u.args[1])]
                  for node in gm.graph.nodes if node.name in names and node.users
                  and all(user.target is operator.getitem for user in node.users)}
+        with torch._inductor.config.patch(generate_intermediate_hooks=True):
+            compiled = compile_backends.compile_graph(backend, gm, list(inputs))
 
         def run(fresh):
             found = {}
