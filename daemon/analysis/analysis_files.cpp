@@ -90,9 +90,14 @@ double badness(const NodeResult& result) {
 
 std::string mode_name(Mode mode) { return mode == Mode::isolated ? "isolated" : "in place"; }
 
-std::string divergence_line(const Findings& findings) {
+bool ran(const Analysis& analysis, Mode mode) {
+  return std::find(analysis.modes.begin(), analysis.modes.end(), mode) != analysis.modes.end();
+}
+
+std::string divergence_line(const Analysis& analysis, const Findings& findings) {
   if (!findings.first_divergence) return "**No divergence**: every compiled value measured passes `same()` against eager and fp64.";
   std::string line = "**First divergence: node `" + *findings.first_divergence + "`**";
+  if (analysis.modes.size() == 1) return line + " (" + mode_name(analysis.modes.front()) + " mode only).";
   if (findings.isolated_divergence == findings.in_place_divergence) return line + ", in both modes.";
   auto where = [](const std::optional<std::string>& node) { return node ? "`" + *node + "`" : std::string("none"); };
   return line + " (isolated: " + where(findings.isolated_divergence) + "; in place: " + where(findings.in_place_divergence) + ").";
@@ -119,21 +124,22 @@ nlohmann::json encode_analysis(const Analysis& analysis, const Findings& finding
 std::string analysis_markdown(const Analysis& analysis, const Findings& findings, const std::string& title,
                               const std::string& plot_note) {
   std::ostringstream md;
-  md << "# Analysis of " << title << " with " << analysis.backend << "\n\n" << divergence_line(findings) << "\n\n";
+  md << "# Analysis of " << title << " with " << analysis.backend << "\n\n" << divergence_line(analysis, findings)
+     << "\n\n";
   if (findings.fusion) md << "**The modes disagree**: " << *findings.fusion << ".\n\n";
-  md << "Modes:";
-  for (Mode mode : analysis.modes) md << " " << mode_name(mode);
-  md << ". Isolated: each node compiled and run alone on its stored eager inputs. In place: the whole graph compiled once";
-  if (analysis.exposure == protocol::exposure_outputs)
-    md << ", every value read as an added output of the compiled graph (which can change what the backend fuses)";
-  else if (analysis.exposure == protocol::exposure_hooks)
-    md << ", the values read through the compiler's intermediate hooks";
-  md << ".";
-  if (std::find(analysis.modes.begin(), analysis.modes.end(), Mode::in_place) != analysis.modes.end() &&
-      !analysis.in_place_failure)
-    md << " In place, " << findings.in_place_measured << " of " << analysis.nodes.size()
-       << " nodes had a value to measure (a compiler's hooks see the values it keeps in buffers of their own; the "
-          "rest are fused into other kernels).";
+  if (ran(analysis, Mode::isolated)) md << "Isolated: each node compiled and run alone on its stored eager inputs. ";
+  if (ran(analysis, Mode::in_place)) {
+    md << "In place: the whole graph compiled once";
+    if (analysis.exposure == protocol::exposure_outputs)
+      md << ", every value read as an added output of the compiled graph (which can change what the backend fuses)";
+    else if (analysis.exposure == protocol::exposure_hooks)
+      md << ", the values read through the compiler's intermediate hooks";
+    md << ".";
+    if (!analysis.in_place_failure)
+      md << " " << findings.in_place_measured << " of " << analysis.nodes.size()
+         << " nodes had a value to measure in place (a compiler's hooks see the values it keeps in buffers of their "
+            "own; the rest are fused into other kernels).";
+  }
   md << "\n\n";
   if (analysis.eager_failure)
     md << "**The graph does not run in eager**: " << protocol::describe(*analysis.eager_failure)

@@ -134,6 +134,12 @@ def test_chain_wrong(minify, faulty, work):
     sigmoid = nodes_of(graph, "aten::sigmoid")[0]
     expect(by_name[sigmoid]["isolated"]["measurement"]["diverges"] is False, "the first run had no sigmoid fault")
     expect({n["node"]: n for n in analysis["nodes"]}[sigmoid]["isolated"]["measurement"]["diverges"], "sigmoid alone")
+    # One mode alone: the other is neither run nor spoken of.
+    analysis, markdown = analyze(minify, graph, os.path.join(work, "isolated"), "--mode", "isolated",
+                                 *faulty_backend(faulty, "op=aten::relu", "fault=wrong"))
+    expect(analysis["modes"] == ["isolated"] and all("in_place" not in n for n in analysis["nodes"]), f"{analysis['modes']}")
+    expect(f"**First divergence: node `{relu}`** (isolated mode only)." in markdown and "In place" not in markdown,
+           markdown[:600])
     # The eager reference backend diverges nowhere and is deterministic.
     analysis, markdown = analyze(minify, graph, os.path.join(work, "eager"), "--backend", "eager")
     expect(analysis["first_divergence"] is None and "**No divergence**" in markdown, f"{findings(analysis)}")
