@@ -18,10 +18,6 @@ at::Tensor as_real_double(const at::Tensor& tensor) {
   return real.detach().to(at::kDouble);
 }
 
-double rmse(const at::Tensor& reference, const at::Tensor& value) {
-  if (reference.numel() == 0) return 0;
-  return (as_real_double(reference) - as_real_double(value)).pow(2).mean().sqrt().item<double>();
-}
 
 std::string shape_text(const at::Tensor& tensor) {
   std::ostringstream out;
@@ -29,17 +25,17 @@ std::string shape_text(const at::Tensor& tensor) {
   return out.str();
 }
 
-}  // namespace
-
+// A floating tensor's distance from its fp64 reference: max abs error and RMSE.
 protocol::ErrorFigures error_against(const at::Tensor& reference, const at::Tensor& value) {
   protocol::ErrorFigures figures;
-  at::Tensor same_device = value.to(reference.device());
-  if (reference.numel() > 0)
-    figures.max_abs_error =
-        (as_real_double(same_device) - as_real_double(reference)).abs().nan_to_num(0, 0, 0).max().item<double>();
-  figures.rmse = rmse(reference, same_device);
+  if (reference.numel() == 0) return figures;
+  at::Tensor difference = as_real_double(value.to(reference.device())) - as_real_double(reference);
+  figures.max_abs_error = difference.abs().nan_to_num(0, 0, 0).max().item<double>();
+  figures.rmse = difference.pow(2).mean().sqrt().item<double>();
   return figures;
 }
+
+}  // namespace
 
 LeafComparison compare_leaf(const c10::IValue& ref, const c10::IValue& res, const c10::IValue* fp64,
                             const AccuracyOptions& options) {
@@ -76,8 +72,10 @@ LeafComparison compare_leaf(const c10::IValue& ref, const c10::IValue& res, cons
   leaf.passes = close;
   if (fp64 != nullptr && fp64->isTensor()) {
     const at::Tensor& reference = fp64->toTensor();
-    report.rmse_eager = rmse(reference, r);
-    report.rmse_compiled = rmse(reference, c.to(r.device()));
+    leaf.compiled_vs_fp64 = error_against(reference, c);
+    leaf.eager_vs_fp64 = error_against(reference, r);
+    report.rmse_compiled = leaf.compiled_vs_fp64->rmse;
+    report.rmse_eager = leaf.eager_vs_fp64->rmse;
     if (!close) {
       double multiplier = (c.scalar_type() == at::kHalf || c.scalar_type() == at::kBFloat16) ? 3.0 : 2.0;
       // Eager itself cannot compute this stably in its precision: nothing to hold the compiled graph to.

@@ -25,15 +25,15 @@ struct LeafComparison {
   bool passes = true;
   bool floating = false;            // a floating (or complex) tensor: `report` holds its figures
   protocol::AccuracyReport report;  // compiled vs eager; each against fp64 when given
-  std::string detail;               // how it fails
+  // A floating leaf's compiled and eager values against the fp64 leaf, when one is given.
+  std::optional<protocol::ErrorFigures> compiled_vs_fp64;
+  std::optional<protocol::ErrorFigures> eager_vs_fp64;
+  std::string detail;  // how it fails
 };
 
 // fp64: eager's leaf computed in float64, or null where there is none.
 LeafComparison compare_leaf(const c10::IValue& eager, const c10::IValue& compiled, const c10::IValue* fp64,
                             const AccuracyOptions& options);
-
-// A floating tensor's distance from its fp64 reference.
-protocol::ErrorFigures error_against(const at::Tensor& reference, const at::Tensor& value);
 
 struct AccuracyCheck {
   bool passes = true;

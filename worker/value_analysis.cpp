@@ -28,7 +28,7 @@ bool tensor_bits_equal(const at::Tensor& a, const at::Tensor& b) {
 }
 
 // Whether a measurement's new leaf is worse than the one it holds: a divergence over none, then
-// the larger RMSE against fp64 (or error against eager without one).
+// the larger error against eager.
 bool worse(const LeafComparison& leaf, const protocol::ValueMeasurement& held) {
   if (!held.measured) return true;
   if (!leaf.passes != held.diverges) return !leaf.passes;
@@ -61,13 +61,8 @@ protocol::ValueMeasurement measure(const std::string& node, const c10::IValue& e
     measurement.diverges = !leaf.passes;
     measurement.note = leaf.detail;
     measurement.max_abs_error = leaf.report.max_abs_error;
-    measurement.compiled.reset();
-    measurement.eager.reset();
-    if (reference != nullptr && leaf.floating && results[i].isTensor()) {
-      const at::Tensor& precise = reference->toTensor();
-      measurement.compiled = error_against(precise, results[i].toTensor());
-      measurement.eager = error_against(precise, tensor);
-    }
+    measurement.compiled = leaf.compiled_vs_fp64;
+    measurement.eager = leaf.eager_vs_fp64;
   }
   if (!measurement.measured && measurement.note.empty()) measurement.note = "not a tensor";
   return measurement;

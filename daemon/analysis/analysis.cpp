@@ -61,7 +61,7 @@ Findings findings_of(const Analysis& analysis) {
       compiled_varies = compiled_varies || !result->measurement->compiled_deterministic;
       fp64_varies = fp64_varies || !result->measurement->fp64_deterministic;
     }
-    if (measured_right(node, Mode::in_place) || (node.in_place && node.in_place->diverges())) ++findings.in_place_measured;
+    if (node.in_place && node.in_place->measurement && node.in_place->measurement->measured) ++findings.in_place_measured;
     if (compiled_varies) findings.compiled_nondeterministic.push_back(node.node);
     if (fp64_varies) findings.fp64_nondeterministic.push_back(node.node);
     if (failed) ++findings.failed_nodes;

@@ -177,14 +177,16 @@ std::string analysis_markdown(const Analysis& analysis, const Findings& findings
   return md.str();
 }
 
-Expected<void> write_analysis_files(const std::filesystem::path& dir, const Analysis& analysis, const Findings& findings,
-                                    const std::string& title, const std::string& plot_note) {
+Expected<void> write_analysis_json(const std::filesystem::path& dir, const Analysis& analysis, const Findings& findings) {
   std::error_code code;
   std::filesystem::create_directories(dir, code);
   if (code) return make_error(ErrorKind::io, "creating " + dir.string() + ": " + code.message());
-  if (auto written = write_file_atomic(dir / analysis_json_name, encode_analysis(analysis, findings).dump(2) + "\n");
-      !written)
-    return written.error();
+  return write_file_atomic(dir / analysis_json_name, encode_analysis(analysis, findings).dump(2) + "\n");
+}
+
+Expected<void> write_analysis_markdown(const std::filesystem::path& dir, const Analysis& analysis,
+                                       const Findings& findings, const std::string& title,
+                                       const std::string& plot_note) {
   return write_file_atomic(dir / analysis_markdown_name, analysis_markdown(analysis, findings, title, plot_note));
 }
 

@@ -22,8 +22,11 @@ nlohmann::json encode_analysis(const Analysis& analysis, const Findings& finding
 std::string analysis_markdown(const Analysis& analysis, const Findings& findings, const std::string& title,
                               const std::string& plot_note);
 
-// Writes both into `dir` (created if missing), each atomically.
-Expected<void> write_analysis_files(const std::filesystem::path& dir, const Analysis& analysis, const Findings& findings,
-                                    const std::string& title, const std::string& plot_note);
+// Each written atomically into `dir` (created if missing): analysis.json first, from which the
+// plot is drawn, then analysis.md, which says how the plot went.
+Expected<void> write_analysis_json(const std::filesystem::path& dir, const Analysis& analysis, const Findings& findings);
+Expected<void> write_analysis_markdown(const std::filesystem::path& dir, const Analysis& analysis,
+                                       const Findings& findings, const std::string& title,
+                                       const std::string& plot_note);
 
 }  // namespace minifyd::analysis

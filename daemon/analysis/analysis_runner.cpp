@@ -8,32 +8,11 @@
 
 #include "common/graph_codec.h"
 #include "daemon/analysis/node_isolation.h"
+#include "daemon/run/propagation.h"
 #include "daemon/verdict/verdict_of_outcome.h"
 
 namespace minifyd::analysis {
 namespace {
-
-Error worker_error(const std::string& what, const std::string& message) {
-  return make_error(ErrorKind::invalid_input, what + ": " + message);
-}
-
-// The original's eager values, written into the store; where eager fails, those before the failure.
-Expected<protocol::PropagateReply> propagate(const GraphDocument& original, const std::filesystem::path& store,
-                                             const AnalysisPlan& plan, const PoolAccess& pool) {
-  protocol::PropagateRequest request;
-  request.graph = encode_graph_document(original);
-  request.store = store.string();
-  request.for_analysis = true;
-  WorkerOutcome outcome = request_and_wait(pool, std::move(request), plan.spec.timeout);
-  if (auto* fault = std::get_if<WorkerFault>(&outcome))
-    return make_error(ErrorKind::io, "propagating the eager values: " + fault->describe() +
-                                         (fault->stderr_tail.empty() ? "" : "\nworker stderr:\n" + fault->stderr_tail));
-  const auto& reply = std::get<protocol::WorkerReply>(outcome);
-  if (auto* error = std::get_if<protocol::ErrorReply>(&reply)) return worker_error("propagating the eager values", error->message);
-  auto* propagated = std::get_if<protocol::PropagateReply>(&reply);
-  if (propagated == nullptr) return make_error(ErrorKind::io, "propagate: the worker answered with another reply");
-  return *propagated;
-}
 
 protocol::AnalyzeRequest analyze_request(const AnalysisPlan& plan, const GraphDocument& document,
                                          const std::filesystem::path& store, std::vector<std::string> nodes) {
@@ -58,7 +37,7 @@ struct Answer {
 Expected<Answer> answer_of(const WorkerOutcome& outcome, const std::vector<std::string>& nodes) {
   Answer answer;
   if (auto* reply = std::get_if<protocol::WorkerReply>(&outcome)) {
-    if (auto* error = std::get_if<protocol::ErrorReply>(reply)) return worker_error("the worker refused to analyze", error->message);
+    if (auto* error = std::get_if<protocol::ErrorReply>(reply)) return make_error(ErrorKind::invalid_input, "the worker refused to analyze: " + error->message);
     auto* analyzed = std::get_if<protocol::AnalyzeReply>(reply);
     if (analyzed == nullptr) return make_error(ErrorKind::io, "the worker answered an analyze request with another reply");
     answer.exposure = analyzed->exposure;
@@ -99,8 +78,9 @@ Expected<Analysis> run_analysis(const GraphDocument& original, const std::filesy
     analysis.nodes.push_back(NodeAnalysis{nodes[position]->name(), nodes[position]->target(), position, {}, {}});
   }
 
-  auto propagated = propagate(original, store, plan, pool);
-  if (!propagated) return propagated.error();
+  // The original's eager values, written into the store; where eager fails, those before the failure.
+  auto propagated = run::propagate(pool, original, store, plan.spec.timeout, /*for_analysis=*/true);
+  if (!propagated) return propagated.error().with_context("propagating the eager values");
   analysis.eager_failure = propagated->eager_failure;
   search::SearchState state{search::clone_document(original), {},
                             std::make_shared<const search::EagerValues>(search::eager_values_from(propagated->values))};

@@ -110,15 +110,14 @@ int analyze(AnalyzeOptions options) {
   analysis::Findings findings = analysis::findings_of(*result);
   std::filesystem::path out = std::filesystem::absolute(options.out);
   std::string title = "`" + std::filesystem::path(options.dir).filename().string() + "`";
-  std::string pending_plot = std::string("![error against fp64 along the graph](") + analysis::analysis_plot_name + ")";
-  if (auto written = analysis::write_analysis_files(out, *result, findings, title, pending_plot); !written)
+  if (auto written = analysis::write_analysis_json(out, *result, findings); !written)
     return fail(exit_usage, written.error().message, options.json);
-  // The plot reads analysis.json; without one, analysis.md says why.
-  if (auto plot = analysis::draw_analysis_plot(out); !plot) {
-    std::cerr << "minify analyze: " << plot.error().message << "\n";
-    if (auto written = analysis::write_analysis_files(out, *result, findings, title, plot.error().message); !written)
-      return fail(exit_usage, written.error().message, options.json);
-  }
+  auto plot = analysis::draw_analysis_plot(out);
+  if (!plot) std::cerr << "minify analyze: " << plot.error().message << "\n";
+  std::string plot_note = plot ? std::string("![error against fp64 along the graph](") + analysis::analysis_plot_name + ")"
+                               : plot.error().message;
+  if (auto written = analysis::write_analysis_markdown(out, *result, findings, title, plot_note); !written)
+    return fail(exit_usage, written.error().message, options.json);
   print_summary(findings, out, options.json);
   return 0;
 }

@@ -6,6 +6,7 @@
 #include "common/canonical_hash.h"
 #include "common/graph_codec.h"
 #include "common/log.h"
+#include "daemon/run/propagation.h"
 #include "daemon/search/minifier.h"
 #include "daemon/search/strategy_registry.h"
 
@@ -20,22 +21,12 @@ double seconds_since(Clock::time_point start) {
 
 // The original's eager intermediates (fx_minifier's ConcreteProp), written into the run's store
 // by a worker and rooted under the run's own name.
-Expected<std::vector<protocol::PropagatedValue>> propagate(const PoolAccess& pool, const GraphDocument& original,
-                                                           const RunPlace& place,
-                                                           std::chrono::milliseconds timeout) {
+Expected<std::vector<protocol::PropagatedValue>> propagate_original(const PoolAccess& pool, const GraphDocument& original,
+                                                                    const RunPlace& place,
+                                                                    std::chrono::milliseconds timeout) {
   const ContentStore& store = place.store;
-  protocol::PropagateRequest request;
-  request.graph = encode_graph_document(original);
-  request.store = store.root().string();
-  WorkerOutcome outcome = request_and_wait(pool, std::move(request), timeout);
-  if (auto* fault = std::get_if<WorkerFault>(&outcome))
-    return make_error(ErrorKind::io, "propagating the original's intermediates: " + fault->describe() +
-                                         (fault->stderr_tail.empty() ? "" : "\nworker stderr:\n" + fault->stderr_tail));
-  const auto& reply = std::get<protocol::WorkerReply>(outcome);
-  if (auto* error = std::get_if<protocol::ErrorReply>(&reply))
-    return make_error(ErrorKind::invalid_input, "propagating the original's intermediates: " + error->message);
-  auto* propagated = std::get_if<protocol::PropagateReply>(&reply);
-  if (propagated == nullptr) return make_error(ErrorKind::io, "propagate: the worker answered with a verdict");
+  auto propagated = propagate(pool, original, store.root(), timeout);
+  if (!propagated) return propagated.error().with_context("propagating the original's intermediates");
   std::vector<std::string> hashes;
   for (const auto& value : propagated->values) hashes.push_back(value.storage.hash);
   if (auto rooted = store.write_root(place.intermediates_root(), hashes); !rooted) return rooted.error();
@@ -143,7 +134,7 @@ Expected<void> import_original(const GraphDocument& original, const ContentStore
 Expected<Checkpoint> begin_run(RunSpec spec, GraphDocument original, const RunPlace& place, const PoolAccess& pool) {
   Clock::time_point started = Clock::now();
   if (auto strategies = search::select_strategies(spec.strategies); !strategies) return strategies.error();
-  auto eager = propagate(pool, original, place, spec.evaluation.timeout);
+  auto eager = propagate_original(pool, original, place, spec.evaluation.timeout);
   if (!eager) return eager.error();
 
   Checkpoint checkpoint;
