@@ -24,12 +24,13 @@ PROGRAM_ENDS = {("runtime_error", "256"): (-6, None),  # `throw 1` in an OpenMP 
                 ("accuracy", "8"): (0, ("accuracy", "AccuracyError"))}
 
 
-def run_program(env, args, capture_dir=None, accuracy=False):
-    """two_graphs.py ARGS in the PyTorch 2.x python; with capture_dir, in the hook's environment."""
-    extra = {}
+def run_program(env, args, capture_dir=None, accuracy=False, extra=None):
+    """two_graphs.py ARGS in the PyTorch 2.x python, with extra in its environment; with capture_dir, in
+    the hook's environment."""
+    extra = dict(extra or {})
     if capture_dir is not None:
-        extra = {"PYTHONPATH": os.pathsep.join(filter(None, [CAPTURE_SITE, os.environ.get("PYTHONPATH")])),
-                 "MINIFYD_CAPTURE_DIR": capture_dir}
+        extra.update({"PYTHONPATH": os.pathsep.join(filter(None, [CAPTURE_SITE, os.environ.get("PYTHONPATH")])),
+                      "MINIFYD_CAPTURE_DIR": capture_dir})
         if accuracy:
             extra["MINIFYD_CAPTURE_ACCURACY"] = "1"
     return subprocess.run([env.python, PROGRAM, *args], capture_output=True, text=True, timeout=600,
@@ -101,7 +102,22 @@ def capture_hook(env):
         capture_dir = fresh_dir(env, f"hook-{args[0]}-{accuracy}")
         check_unchanged(run_program(env, args), run_program(env, args, capture_dir, accuracy), f"two_graphs.py {args}")
         expect(os.listdir(capture_dir) == [], f"{args}, accuracy {accuracy}: left {os.listdir(capture_dir)}")
+    check_cached_graph(env)
     check_hook_site(env)
+
+
+def check_cached_graph(env):
+    """A graph AOT autograd's cache holds from an earlier run (on by default in PyTorch 2.11; asked for here)
+    is compiled again under the hook, so it is captured, and the hook's own setting is not in its origin."""
+    cache = {"TORCHINDUCTOR_AUTOGRAD_CACHE": "1", "TORCHINDUCTOR_CACHE_DIR": fresh_dir(env, "inductor-cache")}
+    args = ["runtime_error", "8"]
+    plain = run_program(env, args, extra=cache)
+    capture_dir = fresh_dir(env, "hook-cached")
+    check_unchanged(plain, run_program(env, args, capture_dir, extra=cache), "two_graphs.py from the cache")
+    graphs = captured_graphs(capture_dir)
+    expect(len(graphs) == 1, f"from the cache: {len(graphs)} graphs captured, not one: {os.listdir(capture_dir)}")
+    options = check_second_graph(graphs[0], "runtime_error")["backend_options"]
+    expect(not any("autograd_cache" in key for key in options), f"{graphs[0]}: the hook's setting in {options}")
 
 
 def check_hook_site(env):

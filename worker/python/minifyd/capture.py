@@ -16,7 +16,7 @@ def install(directory, accuracy):
     def wrap_compiler(compile_fx):
         try:
             from minifyd.capture_compiler import Capture
-            compile_fx.wrap_compiler_debug = Capture(directory, accuracy).wrapping(compile_fx.wrap_compiler_debug)
+            Capture(directory, accuracy).install(compile_fx)
         except Exception as error:  # noqa: BLE001  (the program runs on, uncaptured)
             print(f"minify capture: cannot wrap Inductor's compiler: {type(error).__name__}: {error}",
                   file=sys.stderr, flush=True)

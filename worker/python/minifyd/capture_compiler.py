@@ -19,10 +19,18 @@ import sys
 import threading
 
 import torch
+import torch._functorch.config
 from torch.multiprocessing.reductions import StorageWeakRef
 
 from minifyd import captured_graph, config_options, exception_verdict, repro_template
 from minifyd import graph_format as gf
+
+
+# AOT autograd's cache (on by default in later PyTorch: 2.11 has it, 2.6 not) hands a graph it has seen, in this
+# process or an earlier run, back compiled without calling Inductor's compiler, where the capture
+# waits. The capture turns it off: compiling again costs time, never results. The setting is the
+# capture's, not the program's, so it stays out of the graphs' origin.
+AUTOGRAD_CACHE_OPTION = "torch._functorch.config.enable_autograd_cache"
 
 
 class CaptureError(Exception):
@@ -35,6 +43,11 @@ class Capture:
     def __init__(self, directory, accuracy):
         self.directory, self.accuracy = directory, accuracy
         self._numbers = itertools.count(1)
+
+    def install(self, compile_fx):
+        """Captures what the module compile_fx compiles from now on."""
+        torch._functorch.config.enable_autograd_cache = False
+        compile_fx.wrap_compiler_debug = self.wrapping(compile_fx.wrap_compiler_debug)
 
     def wrapping(self, wrap_compiler_debug):
         """compile_fx's wrap_compiler_debug, the compiler it returns capturing the graphs it compiles."""
@@ -71,6 +84,7 @@ class _Graph:
         # The configuration it is compiled under, Inductor's own patches for the compile among it.
         notes = []
         options = config_options.changed_options(config_options.defaults(), config_options.configs(), notes)
+        options.pop(AUTOGRAD_CACHE_OPTION, None)
         self.origin = {"source": "capture", "argv": list(sys.argv), "graph": number, "pid": os.getpid(),
                        "backend_options": options, "notes": notes}
         self._first_call = threading.Lock()  # taken by the first call, never released
