@@ -4,19 +4,27 @@
 # never imports torch, runs as it would without the hook: this module imports nothing of torch's.
 import importlib.abc
 import importlib.machinery
+import os
 import sys
 
 COMPILE_FX = "torch._inductor.compile_fx"
+# AOT autograd's cache (on by default in PyTorch 2.11, not in 2.6) hands a graph it has seen, in this
+# process or an earlier run, back compiled without calling Inductor's compiler, where the capture
+# waits. It is turned off by the variable that config reads at torch's import, which 2.11 lets
+# override even a program's own setting; compiling again costs time, never a different result.
+AUTOGRAD_CACHE_VARIABLE = "TORCHINDUCTOR_AUTOGRAD_CACHE"
 
 
 def install(directory, accuracy):
     """Captures the graphs Inductor compiles in this process into directory (an existing directory);
     accuracy: also those whose outputs diverge from eager's. Called before torch._inductor.compile_fx is
     imported (at the program's start)."""
+    os.environ[AUTOGRAD_CACHE_VARIABLE] = "0"
+
     def wrap_compiler(compile_fx):
         try:
             from minifyd.capture_compiler import Capture
-            Capture(directory, accuracy).install(compile_fx)
+            compile_fx.wrap_compiler_debug = Capture(directory, accuracy).wrapping(compile_fx.wrap_compiler_debug)
         except Exception as error:  # noqa: BLE001  (the program runs on, uncaptured)
             print(f"minify capture: cannot wrap Inductor's compiler: {type(error).__name__}: {error}",
                   file=sys.stderr, flush=True)

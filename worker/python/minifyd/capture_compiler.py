@@ -19,17 +19,14 @@ import sys
 import threading
 
 import torch
-import torch._functorch.config
 from torch.multiprocessing.reductions import StorageWeakRef
 
 from minifyd import captured_graph, config_options, exception_verdict, repro_template
 from minifyd import graph_format as gf
 
 
-# AOT autograd's cache (on by default in later PyTorch: 2.11 has it, 2.6 not) hands a graph it has seen, in this
-# process or an earlier run, back compiled without calling Inductor's compiler, where the capture
-# waits. The capture turns it off: compiling again costs time, never results. The setting is the
-# capture's, not the program's, so it stays out of the graphs' origin.
+# The hook turns AOT autograd's cache off (capture.py says why): the setting is the capture's, not the
+# program's, so it stays out of the graphs' origin.
 AUTOGRAD_CACHE_OPTION = "torch._functorch.config.enable_autograd_cache"
 
 
@@ -43,11 +40,6 @@ class Capture:
     def __init__(self, directory, accuracy):
         self.directory, self.accuracy = directory, accuracy
         self._numbers = itertools.count(1)
-
-    def install(self, compile_fx):
-        """Captures what the module compile_fx compiles from now on."""
-        torch._functorch.config.enable_autograd_cache = False
-        compile_fx.wrap_compiler_debug = self.wrapping(compile_fx.wrap_compiler_debug)
 
     def wrapping(self, wrap_compiler_debug):
         """compile_fx's wrap_compiler_debug, the compiler it returns capturing the graphs it compiles."""
