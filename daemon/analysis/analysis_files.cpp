@@ -7,6 +7,8 @@
 #include <sstream>
 
 #include "common/file_util.h"
+#include "common/temporary_directory.h"
+#include "daemon/analysis/analysis_plot.h"
 #include "protocol/json_fields.h"
 #include "protocol/worker_messages.h"
 
@@ -46,6 +48,7 @@ constexpr auto analysis_fields = [](auto& analysis, auto&& field) {
   field("exposure", analysis.exposure, std::string());
   field("eager_failure", analysis.eager_failure);
   field("in_place_failure", analysis.in_place_failure);
+  field("requests", analysis.requests);
   field("nodes", analysis.nodes);
 };
 
@@ -177,17 +180,60 @@ std::string analysis_markdown(const Analysis& analysis, const Findings& findings
   return md.str();
 }
 
-Expected<void> write_analysis_json(const std::filesystem::path& dir, const Analysis& analysis, const Findings& findings) {
+Expected<std::optional<Error>> write_analysis_files(const std::filesystem::path& dir, const Analysis& analysis,
+                                                    const Findings& findings, const std::string& title) {
   std::error_code code;
   std::filesystem::create_directories(dir, code);
   if (code) return make_error(ErrorKind::io, "creating " + dir.string() + ": " + code.message());
-  return write_file_atomic(dir / analysis_json_name, encode_analysis(analysis, findings).dump(2) + "\n");
+  if (auto written = write_file_atomic(dir / analysis_json_name, encode_analysis(analysis, findings).dump(2) + "\n");
+      !written)
+    return written.error();
+  auto plot = draw_analysis_plot(dir);
+  std::string plot_note = plot ? std::string("![error against fp64 along the graph](") + analysis_plot_name + ")"
+                               : plot.error().message;
+  if (auto written = write_file_atomic(dir / analysis_markdown_name, analysis_markdown(analysis, findings, title, plot_note));
+      !written)
+    return written.error();
+  if (!plot) return std::optional<Error>(plot.error());
+  return std::optional<Error>();
 }
 
-Expected<void> write_analysis_markdown(const std::filesystem::path& dir, const Analysis& analysis,
-                                       const Findings& findings, const std::string& title,
-                                       const std::string& plot_note) {
-  return write_file_atomic(dir / analysis_markdown_name, analysis_markdown(analysis, findings, title, plot_note));
+Expected<AnalysisFiles> render_analysis_files(const Analysis& analysis, const Findings& findings,
+                                              const std::string& title) {
+  auto scratch = TemporaryDirectory::create("minify-analysis");
+  if (!scratch) return scratch.error();
+  if (auto written = write_analysis_files(scratch->path(), analysis, findings, title); !written) return written.error();
+  AnalysisFiles files;
+  for (const char* name : {analysis_json_name, analysis_markdown_name, analysis_plot_name}) {
+    std::error_code missing;
+    if (!std::filesystem::exists(scratch->path() / name, missing)) continue;  // no plot
+    auto text = read_file(scratch->path() / name);
+    if (!text) return text.error();
+    files[name] = std::move(*text);
+  }
+  return files;
+}
+
+Expected<void> write_analysis_files(const std::filesystem::path& dir, const AnalysisFiles& files) {
+  for (const auto& [name, text] : files)
+    if (auto written = write_file_atomic(dir / name, text); !written) return written.error();
+  return {};
+}
+
+std::string encode_analysis_files(const AnalysisFiles& files) { return nlohmann::json(files).dump(); }
+
+Expected<AnalysisFiles> decode_analysis_files(const std::string& text) {
+  nlohmann::json json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded() || !json.is_object()) return make_error(ErrorKind::corrupt, "the analysis files are not a JSON object");
+  AnalysisFiles files;
+  for (const auto& [name, value] : json.items()) {
+    // Only the files an analysis writes: a name is never a path out of the directory it goes to.
+    if (name != analysis_json_name && name != analysis_markdown_name && name != analysis_plot_name)
+      return make_error(ErrorKind::corrupt, "the analysis files name '" + name + "', which no analysis writes");
+    if (!value.is_string()) return make_error(ErrorKind::corrupt, "the analysis file " + name + " is not text");
+    files[name] = value.get<std::string>();
+  }
+  return files;
 }
 
 }  // namespace minifyd::analysis

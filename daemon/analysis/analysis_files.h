@@ -2,6 +2,8 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -22,11 +24,22 @@ nlohmann::json encode_analysis(const Analysis& analysis, const Findings& finding
 std::string analysis_markdown(const Analysis& analysis, const Findings& findings, const std::string& title,
                               const std::string& plot_note);
 
-// Each written atomically into `dir` (created if missing): analysis.json first, from which the
-// plot is drawn, then analysis.md, which says how the plot went.
-Expected<void> write_analysis_json(const std::filesystem::path& dir, const Analysis& analysis, const Findings& findings);
-Expected<void> write_analysis_markdown(const std::filesystem::path& dir, const Analysis& analysis,
-                                       const Findings& findings, const std::string& title,
-                                       const std::string& plot_note);
+// The files by name (analysis.json, analysis.md and, when one could be drawn, analysis.svg) and their
+// text: what a run keeps of the analysis of its original, to write with its outputs.
+using AnalysisFiles = std::map<std::string, std::string>;
+
+// Writes the files into `dir` (created if missing), each atomically: analysis.json first, from
+// which the plot is drawn (analysis_plot.h), then analysis.md, which shows the plot or says why
+// there is none. The value is that reason when there is no plot; errors: a file not written.
+Expected<std::optional<Error>> write_analysis_files(const std::filesystem::path& dir, const Analysis& analysis,
+                                                    const Findings& findings, const std::string& title);
+// The same files as text, written in a scratch directory and read back.
+Expected<AnalysisFiles> render_analysis_files(const Analysis& analysis, const Findings& findings,
+                                              const std::string& title);
+Expected<void> write_analysis_files(const std::filesystem::path& dir, const AnalysisFiles& files);
+
+// As the daemon's job store keeps them: {NAME: TEXT}. Errors name what is not so.
+std::string encode_analysis_files(const AnalysisFiles& files);
+Expected<AnalysisFiles> decode_analysis_files(const std::string& text);
 
 }  // namespace minifyd::analysis

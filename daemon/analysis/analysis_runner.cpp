@@ -81,6 +81,7 @@ Expected<Analysis> run_analysis(const GraphDocument& original, const std::filesy
   // The original's eager values, written into the store; where eager fails, those before the failure.
   auto propagated = run::propagate(pool, original, store, plan.spec.timeout, /*for_analysis=*/true);
   if (!propagated) return propagated.error().with_context("propagating the eager values");
+  analysis.requests = 1;
   analysis.eager_failure = propagated->eager_failure;
   search::SearchState state{search::clone_document(original), {},
                             std::make_shared<const search::EagerValues>(search::eager_values_from(propagated->values))};
@@ -98,6 +99,7 @@ Expected<Analysis> run_analysis(const GraphDocument& original, const std::filesy
                                  if (answer) record(std::move(*answer));
                                });
     pending.insert(*ticket);
+    ++analysis.requests;
   };
   for (Mode mode : plan.modes) {
     if (error) break;

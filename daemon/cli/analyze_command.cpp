@@ -9,7 +9,6 @@
 #include "common/content_store.h"
 #include "common/graph_codec.h"
 #include "daemon/analysis/analysis_files.h"
-#include "daemon/analysis/analysis_plot.h"
 #include "daemon/analysis/analysis_runner.h"
 #include "daemon/cli/cli.h"
 #include "daemon/cli/commands.h"
@@ -51,7 +50,7 @@ Expected<std::filesystem::path> scratch_store(const GraphDocument& original, con
   if (!store) return store.error();
   auto source = ContentStore::open(graph_dir / store_dir_name, false);
   if (!source) return source.error().with_context("reading " + graph_dir.string());
-  run::RunPlace place{std::move(*store), "analysis", {}};
+  run::RunPlace place{std::move(*store), "analysis", {}, {}};
   if (auto imported = run::import_original(original, *source, place); !imported)
     return imported.error().with_context("importing " + graph_dir.string());
   return scratch / store_dir_name;
@@ -99,7 +98,7 @@ int analyze(AnalyzeOptions options) {
   pool_config.slots = std::move(*slots);
   PoolRunner runner(std::move(pool_config));
 
-  auto scratch = TemporaryDirectory::create("minify-analyze-");
+  auto scratch = TemporaryDirectory::create("minify-analyze");
   if (!scratch) return fail(exit_usage, scratch.error().message, options.json);
   auto store = scratch_store(*document, *dir, scratch->path());
   if (!store) return fail(exit_usage, store.error().message, options.json);
@@ -110,14 +109,9 @@ int analyze(AnalyzeOptions options) {
   analysis::Findings findings = analysis::findings_of(*result);
   std::filesystem::path out = std::filesystem::absolute(options.out);
   std::string title = "`" + std::filesystem::path(options.dir).filename().string() + "`";
-  if (auto written = analysis::write_analysis_json(out, *result, findings); !written)
-    return fail(exit_usage, written.error().message, options.json);
-  auto plot = analysis::draw_analysis_plot(out);
-  if (!plot) std::cerr << "minify analyze: " << plot.error().message << "\n";
-  std::string plot_note = plot ? std::string("![error against fp64 along the graph](") + analysis::analysis_plot_name + ")"
-                               : plot.error().message;
-  if (auto written = analysis::write_analysis_markdown(out, *result, findings, title, plot_note); !written)
-    return fail(exit_usage, written.error().message, options.json);
+  auto written = analysis::write_analysis_files(out, *result, findings, title);
+  if (!written) return fail(exit_usage, written.error().message, options.json);
+  if (*written) std::cerr << "minify analyze: " << (*written)->message << "\n";
   print_summary(findings, out, options.json);
   return 0;
 }

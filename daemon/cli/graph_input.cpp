@@ -90,16 +90,4 @@ Expected<void> add_origin_options(EvaluationSpec& spec, const std::filesystem::p
   return {};
 }
 
-Expected<TemporaryDirectory> TemporaryDirectory::create(const std::string& prefix) {
-  auto created = create_unique_directory(std::filesystem::temp_directory_path(), prefix + "-");
-  if (!created) return created.error();
-  return TemporaryDirectory(std::move(*created));
-}
-
-TemporaryDirectory::~TemporaryDirectory() {
-  if (path_.empty()) return;
-  std::error_code ignored;  // a directory that cannot be removed is left in the temporary directory
-  std::filesystem::remove_all(path_, ignored);
-}
-
 }  // namespace minifyd::cli

@@ -13,27 +13,12 @@
 #include <nlohmann/json.hpp>
 
 #include "common/expected.h"
+#include "common/temporary_directory.h"
 #include "daemon/cli/evaluation_options.h"
 
 namespace minifyd::cli {
 
 inline constexpr const char* origin_file_name = "origin.json";
-
-// A fresh empty directory under the system's temporary directory, removed with this object.
-class TemporaryDirectory {
- public:
-  static Expected<TemporaryDirectory> create(const std::string& prefix);
-  TemporaryDirectory(TemporaryDirectory&& other) noexcept : path_(std::move(other.path_)) { other.path_.clear(); }
-  TemporaryDirectory(const TemporaryDirectory&) = delete;
-  TemporaryDirectory& operator=(const TemporaryDirectory&) = delete;
-  TemporaryDirectory& operator=(TemporaryDirectory&&) = delete;
-  ~TemporaryDirectory();
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  explicit TemporaryDirectory(std::filesystem::path path) : path_(std::move(path)) {}
-  std::filesystem::path path_;
-};
 
 // A regular file whose name ends in .py: a repro file to import, not a graph directory.
 bool is_repro_file(const std::string& argument);

@@ -19,6 +19,12 @@ void SearchSpecOptions::add_to(CLI::App& command, bool backend_required) {
                                         "do not check first that the original fails (any failure then counts)"));
   registered.push_back(command.add_option("--max-queries", max_queries, "stop after this many queries"));
   registered.push_back(command.add_option("--max-time", max_time_seconds, "stop after this many seconds"));
+  registered.push_back(command.add_flag("--analyze", analyze,
+                                        "analyze the original first (as minify analyze): analysis.md, analysis.json "
+                                        "and analysis.svg go with the outputs"));
+  registered.push_back(command.add_flag("--analyze-first", analyze_first,
+                                        "first try the graph cut after the node where the compiled values first "
+                                        "diverge (an in-place analysis, for --accuracy bugs)"));
   for (const char* name : {"--backend", "--backend-opt", "--accuracy", "--strict-accuracy", "--nan", "--check-str",
                            "--timeout", "--cpu-limit", "--memory-limit"})
     registered.push_back(command.get_option(name));
@@ -37,6 +43,8 @@ Expected<run::RunSpec> SearchSpecOptions::spec(const std::string& graph_dir) con
   spec.strategies = strategies;
   if (max_granularity > 0) spec.max_granularity = max_granularity;
   spec.skip_sanity = skip_sanity;
+  spec.analyze = analyze;
+  spec.analyze_first = analyze_first;
   if (max_queries > 0) spec.max_queries = max_queries;
   if (max_time_seconds > 0) spec.max_time_seconds = max_time_seconds;
   return spec;

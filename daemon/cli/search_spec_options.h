@@ -22,6 +22,8 @@ struct SearchSpecOptions {
   bool skip_sanity = false;
   std::size_t max_queries = 0;
   double max_time_seconds = 0;
+  bool analyze = false;
+  bool analyze_first = false;
   // Every option registered by add_to() that shapes the spec (`minify run --resume` refuses them).
   std::vector<CLI::Option*> registered;
 

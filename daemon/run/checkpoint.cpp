@@ -63,6 +63,16 @@ Expected<Checkpoint> decode_fields(const nlohmann::json& json) {
   });
   if (!eager) return eager.error();
   checkpoint.state.eager = std::make_shared<const search::EagerValues>(search::eager_values_from(checkpoint.eager));
+  auto analysis_view = view.optional_field("analysis");
+  if (!analysis_view) return analysis_view.error();
+  if (analysis_view->has_value()) {
+    const JsonView& analysis = **analysis_view;
+    OriginalAnalysis found;
+    if (auto read = analysis.read_optional("first_divergence", found.first_divergence); !read) return read.error();
+    if (auto read = analysis.read("requests", found.requests); !read) return read.error();
+    if (auto read = analysis.read("seconds", found.seconds); !read) return read.error();
+    checkpoint.analysis = std::move(found);
+  }
 
   if (auto read = view.read("verdicts_key", checkpoint.verdicts_key); !read) return read.error();
   auto verdicts = view.for_each_item("verdicts", [&](const JsonView& item) -> Expected<void> {
@@ -116,6 +126,12 @@ nlohmann::json encode(const Checkpoint& checkpoint) {
     json["queries"] = step.queries;
     steps.push_back(std::move(json));
   }
+  nlohmann::json analysis;
+  if (checkpoint.analysis)
+    analysis = {{"first_divergence", checkpoint.analysis->first_divergence ? nlohmann::json(*checkpoint.analysis->first_divergence)
+                                                                          : nlohmann::json()},
+                {"requests", checkpoint.analysis->requests},
+                {"seconds", checkpoint.analysis->seconds}};
   nlohmann::json json{{"format", checkpoint_format},
                       {"version", checkpoint_version},
                       {"spec", encode(checkpoint.spec)},
@@ -125,6 +141,7 @@ nlohmann::json encode(const Checkpoint& checkpoint) {
                       {"graph", encode_graph_document(checkpoint.state.document)},
                       {"loads", checkpoint.state.loads},
                       {"eager", std::move(eager)},
+                      {"analysis", analysis},
                       {"verdicts_key", checkpoint.verdicts_key},
                       {"verdicts", std::move(verdicts)},
                       {"steps", std::move(steps)},

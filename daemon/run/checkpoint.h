@@ -41,6 +41,14 @@ struct AcceptedStep {
   std::uint64_t queries = 0;  // of the whole run, when the step was accepted
 };
 
+// What the analysis of the original found, when the spec asked for one (RunSpec::analyze,
+// analyze_first); its files are kept where the run keeps its outputs (RunPlace::save_analysis).
+struct OriginalAnalysis {
+  std::optional<std::string> first_divergence;  // a node of the original; unset: none diverged
+  std::uint64_t requests = 0;  // the worker requests it made, its propagation included
+  double seconds = 0;
+};
+
 struct Checkpoint {
   RunSpec spec;
   std::optional<FailureSignature> signature;  // unset until the sanity check (or with --skip-sanity)
@@ -48,6 +56,7 @@ struct Checkpoint {
   GraphShape original;
   search::SearchState state;  // the last accepted state (the original before the first)
   std::vector<protocol::PropagatedValue> eager;  // the original's intermediates, in the run's store
+  std::optional<OriginalAnalysis> analysis;
   // The verdict cache, by candidate hash, valid for the evaluation key it was made under.
   std::string verdicts_key;
   std::vector<std::pair<std::string, bool>> verdicts;

@@ -6,6 +6,8 @@
 #include "common/canonical_hash.h"
 #include "common/graph_codec.h"
 #include "common/log.h"
+#include "daemon/analysis/analysis_plot.h"
+#include "daemon/analysis/analysis_runner.h"
 #include "daemon/run/propagation.h"
 #include "daemon/search/minifier.h"
 #include "daemon/search/strategy_registry.h"
@@ -32,6 +34,34 @@ Expected<std::vector<protocol::PropagatedValue>> propagate_original(const PoolAc
   if (auto rooted = store.write_root(place.intermediates_root(), hashes); !rooted) return rooted.error();
   if (auto removed = store.remove_root(propagated->root); !removed) return removed.error();
   return propagated->values;
+}
+
+// The original analyzed on the run's pool (both modes for --analyze, in place alone for
+// --analyze-first), its files saved where the run's outputs go.
+Expected<OriginalAnalysis> analyze_original(const RunSpec& spec, const GraphDocument& original, const RunPlace& place,
+                                            const PoolAccess& pool) {
+  Clock::time_point started = Clock::now();
+  analysis::AnalysisPlan plan{spec.evaluation, {analysis::Mode::in_place}};
+  if (spec.analyze) plan.modes = {analysis::Mode::isolated, analysis::Mode::in_place};
+  auto analyzed = analysis::run_analysis(original, place.store.root(), plan, pool);
+  if (!analyzed) return analyzed.error().with_context("analyzing the original");
+  analysis::Findings findings = analysis::findings_of(*analyzed);
+  if (spec.analyze) {
+    std::string title = "`" + std::filesystem::path(spec.graph_dir).filename().string() + "`";
+    auto files = analysis::render_analysis_files(*analyzed, findings, title);
+    if (!files) return files.error().with_context("writing the analysis");
+    if (files->count(analysis::analysis_plot_name) == 0)
+      log::warn(std::string("the analysis has no plot: ") + analysis::analysis_markdown_name + " says why");
+    if (auto saved = place.save_analysis(*files); !saved) return saved.error().with_context("saving the analysis");
+  }
+  OriginalAnalysis found;
+  found.first_divergence = findings.first_divergence;
+  found.requests = analyzed->requests;
+  found.seconds = seconds_since(started);
+  log::info("analysis: " + (found.first_divergence ? "first divergence at '" + *found.first_divergence + "'"
+                                                   : std::string("no divergence")) +
+            " (" + std::to_string(found.requests) + " worker requests, " + std::to_string(found.seconds) + " s)");
+  return found;
 }
 
 // Records every accepted reduction in the checkpoint (and on disk) before the search goes on.
@@ -144,6 +174,11 @@ Expected<Checkpoint> begin_run(RunSpec spec, GraphDocument original, const RunPl
   checkpoint.state.eager = std::make_shared<const search::EagerValues>(search::eager_values_from(*eager));
   checkpoint.original = shape_of(checkpoint.state);
   checkpoint.eager = std::move(*eager);
+  if (checkpoint.spec.analyze || checkpoint.spec.analyze_first) {
+    auto analysis = analyze_original(checkpoint.spec, checkpoint.state.document, place, pool);
+    if (!analysis) return analysis.error();
+    checkpoint.analysis = std::move(*analysis);
+  }
   // The setup counts in the run's wall time; the search sessions add theirs.
   checkpoint.totals.wall_seconds = seconds_since(started);
   if (auto saved = place.save_checkpoint(checkpoint); !saved) return saved.error();
@@ -169,6 +204,8 @@ Expected<RunResult> continue_run(Checkpoint checkpoint, const RunPlace& place, c
   // A resumed run checked its original in an earlier session.
   options.skip_sanity = spec.skip_sanity || checkpoint.signature.has_value() || !checkpoint.steps.empty();
   options.strategies = *strategies;
+  if (spec.analyze_first && checkpoint.steps.empty() && checkpoint.analysis)
+    options.first_try_end = checkpoint.analysis->first_divergence;
   options.runner.budget.max_queries = remaining(spec.max_queries, checkpoint.totals.queries);
   if (spec.max_time_seconds) {
     double left = std::max(0.0, *spec.max_time_seconds - checkpoint.totals.wall_seconds);

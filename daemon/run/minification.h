@@ -13,6 +13,7 @@
 
 #include "common/content_store.h"
 #include "common/expected.h"
+#include "daemon/analysis/analysis_files.h"
 #include "daemon/pool/request_pool.h"
 #include "daemon/run/checkpoint.h"
 #include "daemon/run/pool_evaluator.h"
@@ -29,6 +30,8 @@ struct RunPlace {
   // several runs can share one store.
   std::string root_prefix;
   std::function<Expected<void>(const Checkpoint&)> save_checkpoint;
+  // Keeps the files of the original's analysis (RunSpec::analyze) where the outputs go.
+  std::function<Expected<void>(const analysis::AnalysisFiles&)> save_analysis;
 
   std::string original_root() const { return root_prefix + "-original"; }
   std::string intermediates_root() const { return root_prefix + "-intermediates"; }
@@ -60,7 +63,8 @@ struct SessionHooks {
 Expected<void> import_original(const GraphDocument& original, const ContentStore& source, const RunPlace& place);
 
 // The run's first checkpoint, saved: the original (its blobs imported already) with its eager
-// intermediates, propagated by a worker of `pool` into the run's store.
+// intermediates, propagated by a worker of `pool` into the run's store, and what its analysis found
+// when the spec asks for one (its files saved first).
 Expected<Checkpoint> begin_run(RunSpec spec, GraphDocument original, const RunPlace& place, const PoolAccess& pool);
 
 // The search from the checkpoint's state until it finishes, a budget runs out, the pool fails or

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <sstream>
 
+#include "daemon/search/search_options.h"
+
 namespace minifyd::run {
 namespace {
 
@@ -44,7 +46,18 @@ std::string render_report(const Checkpoint& checkpoint, const RunResult& result,
   out << "- **Result:** " << shape_text(shape_of(checkpoint.state)) << "\n";
   out << "- **Stopped:** " << search::to_string(result.stop);
   if (result.error) out << ": " << result.error->message;
-  out << "\n\n## Accepted reductions\n\n";
+  out << "\n";
+  if (checkpoint.analysis) {
+    const OriginalAnalysis& analysis = *checkpoint.analysis;
+    out << "- **Analysis:** "
+        << (analysis.first_divergence ? "the compiled values first diverge at `" + *analysis.first_divergence + "`"
+                                      : std::string("no node's compiled value diverges"))
+        << " (" << analysis.requests << " worker requests, " << seconds_text(analysis.seconds) << ")";
+    if (spec.analyze_first && analysis.first_divergence)
+      out << "; the search tried the graph cut there first (step `" << search::first_divergence_step << "` below when it still failed)";
+    out << "\n";
+  }
+  out << "\n## Accepted reductions\n\n";
   if (checkpoint.steps.empty()) {
     out << "None: no strategy found a smaller graph that still fails.\n";
   } else {
@@ -76,6 +89,8 @@ std::string render_report(const Checkpoint& checkpoint, const RunResult& result,
   out << "- `repro.py`: `python3 repro.py` reproduces the failure; exit code 1 when it does.\n";
   out << "- `graph.dot`: `dot -Tsvg graph.dot -o graph.svg` draws it.\n";
   out << "- `checkpoint.json`: the search's state, for `minify run --resume`.\n";
+  if (spec.analyze)
+    out << "- `analysis.md`, `analysis.json`, `analysis.svg`: the original's analysis (docs/analyze.md).\n";
   return out.str();
 }
 

@@ -26,6 +26,12 @@ struct RunSpec {
   bool skip_sanity = false;
   std::optional<std::size_t> max_queries;   // over the whole run, resumed parts included
   std::optional<double> max_time_seconds;   // likewise
+  // The original analyzed before the search (`minify analyze`'s both modes): its files go with the
+  // outputs (--analyze).
+  bool analyze = false;
+  // The search first tries the original cut after the analysis's first divergence (--analyze-first);
+  // without `analyze`, the analysis reads the values in place only, one worker request.
+  bool analyze_first = false;
 };
 
 nlohmann::json encode(const RunSpec& spec);

@@ -6,6 +6,8 @@
 #include <chrono>
 #include <cstddef>
 #include <optional>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "daemon/search/strategy.h"
@@ -44,6 +46,11 @@ struct SearchOptions {
   SpeculationOptions speculation;
   // The strategies to run, from select_strategies(); the driver decides when each runs by role.
   std::vector<const Strategy*> strategies;
+  // A node of the original: before the driver, the search tries the original cut after it, as one
+  // step named first_divergence_step (`minify run --analyze-first`: the analysis's first divergence).
+  std::optional<std::string> first_try_end;
 };
+
+inline constexpr std::string_view first_divergence_step = "first-divergence";
 
 }  // namespace minifyd::search

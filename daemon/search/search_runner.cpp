@@ -306,14 +306,21 @@ std::optional<SearchState> SearchRunner::confirm(const Acceptance& acceptance, S
 
 std::optional<SearchState> SearchRunner::run_step(const Strategy& strategy, const SearchState& state,
                                                   std::size_t granularity) {
+  return run_proposals(strategy.name, state, granularity,
+                       [&](const CandidateSink& offer) { strategy.propose(state, granularity, offer); });
+}
+
+std::optional<SearchState> SearchRunner::run_proposals(std::string_view name, const SearchState& state,
+                                                       std::size_t granularity,
+                                                       const std::function<void(const CandidateSink&)>& propose) {
   if (stopped()) return std::nullopt;
   std::size_t nodes = state.document.graph.size();
-  events_.emit(SearchEvent{progress(strategy.name, granularity, nodes), std::nullopt, {}});
-  Acceptance acceptance{strategy.name, granularity, nodes};
+  events_.emit(SearchEvent{progress(name, granularity, nodes), std::nullopt, {}});
+  Acceptance acceptance{name, granularity, nodes};
   std::optional<SearchState> accepted;
   {
     StepWindow window(*this, state, acceptance);
-    strategy.propose(state, granularity, [&](SearchState candidate) { return window.offer(std::move(candidate)); });
+    propose([&](SearchState candidate) { return window.offer(std::move(candidate)); });
     if (std::optional<std::size_t> index = window.finish()) accepted = window.take(*index);
   }
   if (!accepted) {

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string_view>
 
@@ -63,6 +64,10 @@ class SearchRunner {
   // qualifies, re-verification disagrees, the runner stopped, or the search was handed over.
   std::optional<SearchState> run_step(const Strategy& strategy, const SearchState& state,
                                       std::size_t granularity);
+  // run_step() of the candidates `propose` offers, as a step named `name` (one that is no
+  // strategy's, as the first try at an analysis's first divergence).
+  std::optional<SearchState> run_proposals(std::string_view name, const SearchState& state, std::size_t granularity,
+                                           const std::function<void(const CandidateSink&)>& propose);
   // Re-verifies `candidate` (unless RunnerOptions::reverify is off) and records it as accepted.
   // nullopt when it passes this time, the runner stopped, or the search was handed over.
   // `known_slow`: its first evaluation was slow, so work may go ahead of the re-verification at once.

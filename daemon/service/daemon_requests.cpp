@@ -5,6 +5,7 @@
 #include "common/graph_codec.h"
 #include "common/json_view.h"
 #include "common/log.h"
+#include "daemon/analysis/analysis_files.h"
 #include "daemon/run/output_writer.h"
 #include "daemon/search/strategy_registry.h"
 #include "daemon/service/daemon.h"
@@ -45,7 +46,7 @@ Expected<std::int64_t> submit_job(const protocol::SubmitRequest& request, const 
   auto source = ContentStore::open(*graph_dir / store_dir_name, false);
   if (!source) return source.error();
   JobSpec spec{std::move(*run_spec), new_store_prefix()};
-  run::RunPlace place{store, spec.store_prefix, {}};
+  run::RunPlace place{store, spec.store_prefix, {}, {}};
   if (auto imported = run::import_original(*document, *source, place); !imported)
     return imported.error().with_context("importing " + graph_dir->string());
   return jobs.submit(NewJob{encode(spec).dump(), encode_graph_document(*document).dump(), graph_dir->string(),
@@ -76,10 +77,15 @@ Expected<protocol::ResultReply> export_result(const JobRecord& job, const Conten
   if (error) return make_error(ErrorKind::io, "creating " + out.string() + ": " + error.message());
   auto target = ContentStore::open(out / store_dir_name, true);
   if (!target) return target.error();
-  run::RunPlace place{*target, "result", {}};
+  run::RunPlace place{*target, "result", {}, {}};
   if (auto copied = run::import_original(checkpoint->state.document, store, place); !copied)
     return copied.error().with_context("copying the result's blobs");
   if (auto written = run::write_outputs(*checkpoint, result->report, output); !written) return written.error();
+  if (job.analysis_json) {
+    auto analysis = analysis::decode_analysis_files(*job.analysis_json);
+    if (!analysis) return analysis.error().with_context("job " + id);
+    if (auto written = analysis::write_analysis_files(out, *analysis); !written) return written.error();
+  }
   return protocol::ResultReply{std::move(result->summary), out.string()};
 }
 

@@ -64,9 +64,12 @@ search::StopReason stop_of(const std::string& text) {
 
 run::RunPlace job_place(const JobContext& context, std::int64_t id, const std::string& store_prefix) {
   JobStore& jobs = context.jobs;
-  return run::RunPlace{context.store, store_prefix, [&jobs, id](const run::Checkpoint& checkpoint) {
-                         return jobs.save_checkpoint(id, run::encode(checkpoint).dump());
-                       }};
+  return run::RunPlace{
+      context.store, store_prefix,
+      [&jobs, id](const run::Checkpoint& checkpoint) { return jobs.save_checkpoint(id, run::encode(checkpoint).dump()); },
+      [&jobs, id](const analysis::AnalysisFiles& files) {
+        return jobs.save_analysis(id, analysis::encode_analysis_files(files));
+      }};
 }
 
 JobRunner::JobRunner(const JobContext& context, JobRecord job, EventSink on_event)

@@ -5,12 +5,13 @@
 
 #include <chrono>
 #include <functional>
+#include <iterator>
 
 namespace minifyd::service {
 namespace {
 
 // PRAGMA user_version of the schema below; docs/daemon.md says how it may change.
-constexpr int schema_version = 1;
+constexpr int schema_version = 2;
 
 constexpr const char* schema = R"sql(
 CREATE TABLE IF NOT EXISTS jobs (
@@ -28,10 +29,18 @@ CREATE TABLE IF NOT EXISTS jobs (
   error TEXT NOT NULL DEFAULT '',
   cancel_requested INTEGER NOT NULL DEFAULT 0,
   checkpoint TEXT,
-  result TEXT
+  result TEXT,
+  analysis TEXT
 );
 CREATE INDEX IF NOT EXISTS jobs_queue ON jobs (state, priority DESC, id);
 )sql";
+
+// Brings a database of version N (the index) up to N + 1.
+constexpr const char* upgrades[] = {
+    "",                                              // 0: a new database, made by the schema above
+    "ALTER TABLE jobs ADD COLUMN analysis TEXT;",  // 1 → 2: the files of the original's analysis
+};
+static_assert(std::size(upgrades) == schema_version);
 
 constexpr const char* summary_columns =
     "id, state, priority, graph_name, submitted_at, started_at, finished_at, sessions, progress, error, "
@@ -184,6 +193,17 @@ Expected<JobStore> JobStore::open(const std::filesystem::path& database) {
   // loss may take the last commits back, never leaving the database inconsistent.
   if (auto done = execute(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", error, "enabling WAL"); !done)
     return make_error(ErrorKind::corrupt, database.string() + " is not a minifyd job database: " + sqlite3_errmsg(db));
+  // Each upgrade and its version number in one transaction: a daemon killed half-way finds the
+  // database as it was.
+  for (std::int64_t version = found; version > 0 && version < schema_version; ++version) {
+    std::string upgrade = std::string("BEGIN IMMEDIATE; ") + upgrades[version] +
+                          " PRAGMA user_version = " + std::to_string(version + 1) + "; COMMIT;";
+    if (auto done = execute(db, upgrade.c_str(), error, "upgrading the schema from version " + std::to_string(version));
+        !done) {
+      sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
+      return done.error();
+    }
+  }
   if (auto done = execute(db, schema, error, "creating the schema"); !done) return done.error();
   std::string set_version = "PRAGMA user_version = " + std::to_string(schema_version);
   if (auto done = execute(db, set_version.c_str(), error, "setting the schema version"); !done) return done.error();
@@ -203,7 +223,8 @@ Expected<std::int64_t> JobStore::submit(const NewJob& job) {
 
 Expected<JobRecord> JobStore::get(std::int64_t id) const {
   std::lock_guard<std::mutex> lock(db_->mutex);
-  std::string sql = std::string("SELECT ") + summary_columns + ", spec, graph, checkpoint, result FROM jobs WHERE id = ?";
+  std::string sql =
+      std::string("SELECT ") + summary_columns + ", spec, graph, checkpoint, result, analysis FROM jobs WHERE id = ?";
   Statement select(db_->db, sql.c_str());
   select.bind(1, id);
   int status = select.prepared() ? select.step() : SQLITE_ERROR;
@@ -215,6 +236,7 @@ Expected<JobRecord> JobStore::get(std::int64_t id) const {
   record.graph_json = select.text(12);
   record.checkpoint_json = select.optional_text(13);
   record.result_json = select.optional_text(14);
+  record.analysis_json = select.optional_text(15);
   return record;
 }
 
@@ -283,13 +305,23 @@ Expected<std::optional<JobRecord>> JobStore::claim_next() {
 }
 
 Expected<void> JobStore::save_checkpoint(std::int64_t id, const std::string& checkpoint_json) {
+  return save_while_running(id, "checkpoint", checkpoint_json);
+}
+
+Expected<void> JobStore::save_analysis(std::int64_t id, const std::string& analysis_json) {
+  return save_while_running(id, "analysis", analysis_json);
+}
+
+Expected<void> JobStore::save_while_running(std::int64_t id, const char* column, const std::string& text) {
   std::lock_guard<std::mutex> lock(db_->mutex);
-  Statement update(db_->db, "UPDATE jobs SET checkpoint = ? WHERE id = ? AND state = 'running'");
-  update.bind(1, checkpoint_json).bind(2, id);
+  std::string sql = std::string("UPDATE jobs SET ") + column + " = ? WHERE id = ? AND state = 'running'";
+  Statement update(db_->db, sql.c_str());
+  update.bind(1, text).bind(2, id);
   auto error = [&](const std::string& doing) { return db_->error(doing); };
-  auto changed = change(db_->db, update, error, "saving the checkpoint of " + job_name(id));
+  auto changed = change(db_->db, update, error, std::string("saving the ") + column + " of " + job_name(id));
   if (!changed) return changed.error();
-  if (*changed == 0) return make_error(ErrorKind::not_found, job_name(id) + " is not running: checkpoint not saved");
+  if (*changed == 0)
+    return make_error(ErrorKind::not_found, job_name(id) + " is not running: " + column + " not saved");
   return {};
 }
 

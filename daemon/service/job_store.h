@@ -1,5 +1,5 @@
 // The daemon's jobs, persistent in SQLite (STATE_DIR/jobs.sqlite, WAL): each job's spec, submitted
-// graph, state, latest checkpoint and result. Every change is one transaction, so a daemon killed at
+// graph, state, latest checkpoint, result and the files of its original's analysis. Every change is one transaction, so a daemon killed at
 // any moment finds every job whose submit was answered, with its last checkpoint. Thread-safe: job
 // threads save checkpoints while the io thread answers status and list.
 #pragma once
@@ -54,6 +54,7 @@ struct JobRecord {
   std::string graph_json;
   std::optional<std::string> checkpoint_json;
   std::optional<std::string> result_json;
+  std::optional<std::string> analysis_json;  // the files of the original's analysis (analysis_files.h)
 };
 
 struct JobCounts {
@@ -77,6 +78,7 @@ class JobStore {
   Expected<std::optional<JobRecord>> claim_next();
   // Only while the job runs.
   Expected<void> save_checkpoint(std::int64_t id, const std::string& checkpoint_json);
+  Expected<void> save_analysis(std::int64_t id, const std::string& analysis_json);
   Expected<void> save_progress(std::int64_t id, const std::string& progress_json);
   // Ends a running job (or a queued one, when cancelled). `text`: done: the result's JSON; failed:
   // why; cancelled: ignored. A final job cannot end again.
@@ -90,6 +92,8 @@ class JobStore {
  private:
   struct Connection;
   explicit JobStore(std::shared_ptr<Connection> connection) : db_(std::move(connection)) {}
+  // `column` (a name of the schema's) set to `text`, only while the job runs.
+  Expected<void> save_while_running(std::int64_t id, const char* column, const std::string& text);
 
   std::shared_ptr<Connection> db_;
 };

@@ -219,3 +219,48 @@ TEST_CASE("observers see every step and every accepted reduction", "[search]") {
   CHECK(recorder.steps.front() == "eliminate-dead-code/4");
   CHECK(recorder.steps.back() == "remove-outputs/1");
 }
+
+TEST_CASE("a first try's end is tried right after the sanity check, and the result is never larger", "[search]") {
+  struct Steps final : SearchObserver {
+    std::vector<std::string> accepted;
+    void on_progress(const SearchProgress&) override {}
+    void on_accepted(const SearchState&, const SearchProgress& progress) override {
+      accepted.emplace_back(progress.strategy);
+    }
+  };
+  auto search = [](std::optional<std::string> first_try_end, Steps& steps) {
+    PredicateEvaluator evaluator(holds_target("aten::relu"));
+    SearchOptions options;
+    options.strategies = *select_strategies({});
+    options.first_try_end = std::move(first_try_end);
+    VerdictCache cache("test");
+    FakeClock clock;
+    auto result = minify(relu_in_the_middle_case(), evaluator, cache, clock, options, &steps);
+    REQUIRE(result.has_value());
+    CHECK(result->stop == StopReason::finished);
+    return std::move(*result);
+  };
+  Steps plain_steps;
+  SearchResult plain = search(std::nullopt, plain_steps);
+  CHECK(node_names(plain.best) == std::vector<std::string>{"sin_19", "relu", "output"});  // sin_19 a load
+
+  Steps at_relu_steps;
+  SearchResult at_relu = search("relu", at_relu_steps);
+  REQUIRE_FALSE(at_relu_steps.accepted.empty());
+  CHECK(at_relu_steps.accepted.front() == first_divergence_step);
+  CHECK(encoded(at_relu) == encoded(plain));
+  CHECK(at_relu.counters.queries < plain.counters.queries);
+
+  // A cut that loses the failure costs one query and changes nothing else.
+  Steps before_steps;
+  SearchResult before = search("sin_5", before_steps);
+  CHECK(before_steps.accepted == plain_steps.accepted);
+  CHECK(encoded(before) == encoded(plain));
+  CHECK(before.counters.queries == plain.counters.queries + 1);
+
+  // A name the graph does not hold is passed over.
+  Steps unknown_steps;
+  SearchResult unknown = search("no_such_node", unknown_steps);
+  CHECK(encoded(unknown) == encoded(plain));
+  CHECK(unknown.counters.queries == plain.counters.queries);
+}

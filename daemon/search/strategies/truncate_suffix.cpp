@@ -5,30 +5,35 @@
 
 namespace minifyd::search {
 
-void propose_truncate_suffix(const SearchState& state, std::size_t granularity, const CandidateSink& offer) {
+SearchState truncated_at(const SearchState& state, std::size_t index) {
   std::vector<Node*> nodes = state.document.graph.nodes();
   auto bindings = input_bindings(state.document);
+  SearchState candidate{GraphDocument{}, {}, state.eager};
+  NodeMap env;
+  for (std::size_t i = 0; i <= index; ++i) {
+    copy_node(candidate.document.graph, *nodes[i], env);
+    if (is_load(state, *nodes[i])) candidate.loads.insert(nodes[i]->name());
+  }
+  // SymInt inputs after the cut stay: shapes of the kept inputs may name them.
+  for (std::size_t i = index + 1; i < nodes.size(); ++i)
+    if (is_symint_input(bindings, nodes[i]->name())) copy_node(candidate.document.graph, *nodes[i], env);
+  Node* kept = env.at(nodes[index]);
+  (void)candidate.document.graph.create_node(OpCode::output, candidate.document.graph.unique_name("output"), "",
+                                             {ListValue{{NodeRef{kept}}, true}});
+  candidate.document.storages = state.document.storages;
+  candidate.document.constants = state.document.constants;
+  rebind_inputs(candidate.document, bindings);
+  return candidate;
+}
+
+void propose_truncate_suffix(const SearchState& state, std::size_t granularity, const CandidateSink& offer) {
+  std::vector<Node*> nodes = state.document.graph.nodes();
   for (std::size_t index = 0; index < nodes.size(); ++index) {
     const Node& last = *nodes[index];
     // A load is a node here (the seed's load_tensor call), an input is not.
     bool computation = last.op() == OpCode::placeholder ? is_load(state, last) : last.op() != OpCode::output;
     if (!computation || index % granularity != 0 || index % (2 * granularity) == 0) continue;
-    SearchState candidate{GraphDocument{}, {}, state.eager};
-    NodeMap env;
-    for (std::size_t i = 0; i <= index; ++i) {
-      copy_node(candidate.document.graph, *nodes[i], env);
-      if (is_load(state, *nodes[i])) candidate.loads.insert(nodes[i]->name());
-    }
-    // SymInt inputs after the cut stay: shapes of the kept inputs may name them.
-    for (std::size_t i = index + 1; i < nodes.size(); ++i)
-      if (is_symint_input(bindings, nodes[i]->name())) copy_node(candidate.document.graph, *nodes[i], env);
-    Node* kept = env.at(&last);
-    (void)candidate.document.graph.create_node(OpCode::output, candidate.document.graph.unique_name("output"), "",
-                                               {ListValue{{NodeRef{kept}}, true}});
-    candidate.document.storages = state.document.storages;
-    candidate.document.constants = state.document.constants;
-    rebind_inputs(candidate.document, bindings);
-    if (!offer(std::move(candidate))) return;
+    if (!offer(truncated_at(state, index))) return;
   }
 }
 

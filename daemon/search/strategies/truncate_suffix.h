@@ -5,6 +5,10 @@
 
 namespace minifyd::search {
 
+// `state` cut after its node at `index` (a computation): nodes [0, index] with output (node,), the
+// SymInt inputs after the cut kept.
+SearchState truncated_at(const SearchState& state, std::size_t index);
+
 // For each computation at index i with i % g == 0 and i % 2g != 0 (multiples of 2g were tried at
 // the coarser granularity), in order: nodes [0, i] with output (node_i,).
 void propose_truncate_suffix(const SearchState& state, std::size_t granularity, const CandidateSink& offer);

@@ -170,6 +170,43 @@ TEST_CASE("files that are not this minifyd's job database are refused by name") 
   CHECK(future.error().message.find("version 99") != std::string::npos);
 }
 
+TEST_CASE("a database of schema version 1 is upgraded in place, its jobs kept, and takes an analysis") {
+  test::TempDir dir;
+  std::filesystem::path path = dir.path() / "jobs.sqlite";
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+  // Version 1's schema, as minifyd wrote it before analyses.
+  const char* version_1 = R"sql(
+    CREATE TABLE jobs (id INTEGER PRIMARY KEY AUTOINCREMENT, state TEXT NOT NULL, priority INTEGER NOT NULL,
+      graph_name TEXT NOT NULL, spec TEXT NOT NULL, graph TEXT NOT NULL, submitted_at REAL NOT NULL, started_at REAL,
+      finished_at REAL, sessions INTEGER NOT NULL DEFAULT 0, progress TEXT NOT NULL DEFAULT '',
+      error TEXT NOT NULL DEFAULT '', cancel_requested INTEGER NOT NULL DEFAULT 0, checkpoint TEXT, result TEXT);
+    INSERT INTO jobs (state, priority, graph_name, spec, graph, submitted_at) VALUES ('queued', 0, 'old', '{}', '{}', 1);
+    PRAGMA user_version = 1;)sql";
+  REQUIRE(sqlite3_exec(db, version_1, nullptr, nullptr, nullptr) == SQLITE_OK);
+  sqlite3_close(db);
+
+  JobStore store = open_store(path);
+  auto old = store.get(1);
+  REQUIRE(old.has_value());
+  CHECK(old->summary.graph_name == "old");
+  CHECK_FALSE(old->analysis_json.has_value());
+  CHECK_FALSE(store.save_analysis(1, "{}").has_value());  // only while running
+  REQUIRE(claim_id(store) == 1);
+  REQUIRE(store.save_analysis(1, R"({"analysis.md":"# Analysis"})").has_value());
+  CHECK(store.get(1)->analysis_json == std::optional<std::string>(R"({"analysis.md":"# Analysis"})"));
+
+  JobStore reopened = open_store(path);  // version 2 now: nothing to upgrade
+  CHECK(reopened.get(1)->analysis_json.has_value());
+  REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+  sqlite3_stmt* version = nullptr;
+  REQUIRE(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &version, nullptr) == SQLITE_OK);
+  REQUIRE(sqlite3_step(version) == SQLITE_ROW);
+  CHECK(sqlite3_column_int(version, 0) == 2);
+  sqlite3_finalize(version);
+  sqlite3_close(db);
+}
+
 TEST_CASE("a writer SIGKILLed mid-write leaves a sound database with every acknowledged job") {
   test::TempDir dir;
   std::filesystem::path path = dir.path() / "jobs.sqlite";
