@@ -6,6 +6,7 @@
 #include <string>
 
 #include "common/log.h"
+#include "daemon/search/strategies/truncate_suffix.h"
 
 namespace minifyd::search {
 namespace {
@@ -68,7 +69,26 @@ class Driver {
   const SearchOptions& options_;
 };
 
+// `original` cut after `node`, when the runner accepts it; else the original.
+SearchState try_first_end(SearchRunner& runner, SearchState original, const std::string& node) {
+  std::vector<Node*> nodes = original.document.graph.nodes();
+  auto found = std::find_if(nodes.begin(), nodes.end(), [&](const Node* n) { return n->name() == node; });
+  if (found == nodes.end() || (*found)->op() != OpCode::call_function) {
+    log::warn("the first try's end '" + node + "' is no computation of the graph: the search starts from the whole graph");
+    return original;
+  }
+  auto index = static_cast<std::size_t>(found - nodes.begin());
+  auto cut = runner.run_proposals(first_divergence_step, original, 1,
+                                  [&](const CandidateSink& offer) { offer(truncated_at(original, index)); });
+  return cut ? std::move(*cut) : std::move(original);
+}
+
 }  // namespace
+
+SearchOutcome search_from_original(SearchRunner& runner, const SearchOptions& options, SearchState original) {
+  if (options.first_try_end) original = try_first_end(runner, std::move(original), *options.first_try_end);
+  return search_on(runner, options, std::move(original));
+}
 
 SearchOutcome search_on(SearchRunner& runner, const SearchOptions& options, SearchState state) {
   SearchState best = Driver(runner, options).run(std::move(state));

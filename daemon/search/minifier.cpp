@@ -1,7 +1,6 @@
 // The search from the original: options and original checked, the sanity check, the driver.
 #include "daemon/search/minifier.h"
 
-#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -9,26 +8,11 @@
 #include "daemon/search/driver.h"
 #include "daemon/search/search_runner.h"
 #include "daemon/search/speculation.h"
-#include "daemon/search/strategies/truncate_suffix.h"
 
 namespace minifyd::search {
 namespace {
 
 bool is_power_of_two(std::size_t n) { return n != 0 && (n & (n - 1)) == 0; }
-
-// `original` cut after `node`, when the runner accepts it; else the original.
-SearchState try_first_end(SearchRunner& runner, SearchState original, const std::string& node) {
-  std::vector<Node*> nodes = original.document.graph.nodes();
-  auto found = std::find_if(nodes.begin(), nodes.end(), [&](const Node* n) { return n->name() == node; });
-  if (found == nodes.end() || (*found)->op() != OpCode::call_function) {
-    log::warn("the first try's end '" + node + "' is no computation of the graph: the search starts from the whole graph");
-    return original;
-  }
-  auto index = static_cast<std::size_t>(found - nodes.begin());
-  auto cut = runner.run_proposals(first_divergence_step, original, 1,
-                                  [&](const CandidateSink& offer) { offer(truncated_at(original, index)); });
-  return cut ? std::move(*cut) : std::move(original);
-}
 
 }  // namespace
 
@@ -53,8 +37,7 @@ Expected<SearchResult> minify(SearchState original, CandidateEvaluator& evaluato
   if (!options.skip_sanity) fails = runner.check_to_continue(original);
   if (!fails && runner.error()) return runner.error()->with_context("checking the original graph");
   if (fails && *fails && !runner.handed_over()) {
-    if (options.first_try_end) original = try_first_end(runner, std::move(original), *options.first_try_end);
-    outcome = search_on(runner, options, std::move(original));
+    outcome = search_from_original(runner, options, std::move(original));
   } else {  // stopped, handed over to a lineage that went ahead of the check, or nothing to minimize
     outcome = runner.outcome(std::move(original));
     if (fails && !*fails) outcome.stop = StopReason::original_passes;

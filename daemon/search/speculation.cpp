@@ -24,7 +24,8 @@ class LiveLineage {
 };
 
 // A lineage's search, on its own runner: the acceptance it went ahead of confirmed first (when it
-// went ahead of a step's candidate), then the driver from that state on.
+// went ahead of a step's candidate), then the driver from that state on; past the sanity check (no
+// acceptance), the search from the original.
 SearchOutcome search_ahead(SearchRunner& runner, const SearchOptions& options, SearchState state,
                            std::optional<Acceptance> accepted) {
   if (accepted) {
@@ -36,8 +37,9 @@ SearchOutcome search_ahead(SearchRunner& runner, const SearchOptions& options, S
       return rejected;
     }
     state = std::move(*confirmed);
+    return search_on(runner, options, std::move(state));
   }
-  return search_on(runner, options, std::move(state));
+  return search_from_original(runner, options, std::move(state));
 }
 
 }  // namespace

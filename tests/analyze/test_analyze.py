@@ -2,6 +2,7 @@
 # PyTorch (an elementwise chain, torchvision's resnet18), the faulty plugin's wrong-number faults.
 # Each case checks analysis.json's findings, analysis.md's words and that analysis.svg was drawn.
 import argparse
+import importlib.util
 import json
 import os
 import shutil
@@ -14,8 +15,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "worker", "python"))
 from minifyd import export as export_fx  # noqa: E402
 
-sys.path.insert(0, os.path.join(HERE, "..", "roundtrip"))
-from cases import resnet18  # noqa: E402
+# roundtrip/cases.py under a name of its own: minifyd's harness imports run/cases.py as `cases`.
+_spec = importlib.util.spec_from_file_location("roundtrip_cases", os.path.join(HERE, "..", "roundtrip", "cases.py"))
+roundtrip_cases = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(roundtrip_cases)
+resnet18 = roundtrip_cases.resnet18
 
 CHAIN_LENGTH = 200
 RELU_AT = 80      # the relu's place among the chain's operators
@@ -31,6 +35,17 @@ def chain(x):
             x = torch.sigmoid(x)
         else:
             x = (torch.sin, torch.cos, lambda v: v * 0.9, lambda v: v + 0.1)[i % 4](x)
+    return (x,)
+
+
+def lasting_chain(x):
+    """200 elementwise operators that carry an error at the relu to the output (chain()'s sin and cos
+    shrink it below the accuracy check's tolerance): add, mul, abs and sub in turn, one relu."""
+    for i in range(CHAIN_LENGTH):
+        if i == RELU_AT:
+            x = torch.relu(x)
+        else:
+            x = (lambda v: v + 0.1, lambda v: v * 1.01, torch.abs, lambda v: v - 0.1)[i % 4](x)
     return (x,)
 
 
@@ -236,6 +251,93 @@ def test_bad_input(minify, faulty, work):
 COMPILED_RED, EAGER_BLUE = (0xd6, 0x27, 0x28), (0x1f, 0x77, 0xb4)
 
 
+def minify_run(minify, graph, out, *args):
+    """`minify run GRAPH --out OUT --json ARGS`: its summary and OUT's checkpoint.json."""
+    done = subprocess.run([minify, "run", graph, "--out", out, "--json", *args], capture_output=True, text=True,
+                          timeout=900)
+    expect(done.returncode == 0, f"minify run {args}: exit {done.returncode}\n{done.stdout}\n{done.stderr[-3000:]}")
+    with open(os.path.join(out, "checkpoint.json")) as f:
+        return json.loads(done.stdout), json.load(f)
+
+
+def check_analyze_first(minify, graph, node, work, name, *bug):
+    """`minify run --accuracy` with and without --analyze-first: the search's first step is the cut at node,
+    the result no larger, fewer queries. Returns both summaries."""
+    args = ["--accuracy", *bug]
+    plain, _ = minify_run(minify, graph, os.path.join(work, f"{name}-plain"), *args)
+    first, checkpoint = minify_run(minify, graph, os.path.join(work, f"{name}-first"), "--analyze-first", *args)
+    expect(checkpoint["analysis"]["first_divergence"] == node, f"{name}: analysis {checkpoint['analysis']}")
+    expect(checkpoint["steps"][0]["strategy"] == "first-divergence", f"{name}: steps {checkpoint['steps'][:3]}")
+    expect(first["nodes"] <= plain["nodes"], f"{name}: {first['nodes']} nodes with --analyze-first, {plain['nodes']} without")
+    expect(first["queries"] < plain["queries"],
+           f"{name}: {first['queries']} queries with --analyze-first, {plain['queries']} without")
+    with open(os.path.join(work, f"{name}-first", "report.md")) as f:
+        report = f.read()
+    expect(f"the compiled values first diverge at `{node}`" in report, report[:1500])
+    expect(not os.path.exists(os.path.join(work, f"{name}-first", "analysis.json")), "--analyze-first wrote analysis files")
+    print(f"{name}: {plain['queries']} queries to {plain['nodes']} nodes without, {first['queries']} queries "
+          f"(+{checkpoint['analysis']['requests']} analysis requests) to {first['nodes']} nodes with --analyze-first")
+
+
+def test_run_analyze_first(minify, faulty, work):
+    """--analyze-first on a 200-node chain and on resnet18, the faulty plugin wrong at the relu."""
+    graph = export(lasting_chain, [torch.randn(64)], os.path.join(work, "chain"))
+    check_analyze_first(minify, graph, nodes_of(graph, "aten::relu")[0], work, "chain",
+                        *faulty_backend(faulty, "op=aten::relu", "fault=wrong"))
+    graph = export_resnet18(os.path.join(work, "resnet18"))
+    check_analyze_first(minify, graph, nodes_of(graph, "aten::relu_")[0], work, "resnet18",
+                        *faulty_backend(faulty, "op=aten::relu_", "fault=wrong"))
+
+
+def read_analysis(out):
+    with open(os.path.join(out, "analysis.json")) as f:
+        analysis = json.load(f)
+    with open(os.path.join(out, "analysis.md")) as f:
+        markdown = f.read()
+    expect(os.path.exists(os.path.join(out, "analysis.svg")) or "has no matplotlib" in markdown,
+           f"{out}: no plot, and analysis.md does not say why")
+    return analysis, markdown
+
+
+def test_submit_analyze(minify, faulty, work):
+    """minifyd: `minify submit --analyze` and `minify result` bring the analysis `minify run --analyze` writes."""
+    sys.path.insert(0, os.path.join(HERE, "..", "minifyd"))
+    from daemon_harness import Daemon, Tools, wait_all_final
+    graph = export(lasting_chain, [torch.randn(64)], os.path.join(work, "chain"))
+    relu = nodes_of(graph, "aten::relu")[0]
+    args = ["--accuracy", "--analyze", *faulty_backend(faulty, "op=aten::relu", "fault=wrong")]
+    _, checkpoint = minify_run(minify, graph, os.path.join(work, "run"), *args)
+    expect(checkpoint["analysis"]["first_divergence"] == relu, f"minify run --analyze: {checkpoint['analysis']}")
+    by_run, _ = read_analysis(os.path.join(work, "run"))
+    # minifyd beside minify, as the build puts them.
+    tools = Tools(minify, os.path.join(os.path.dirname(minify), "minifyd"), faulty)
+    daemon = Daemon(tools, os.path.join(work, "state"), "--workers", "2").start()
+    try:
+        job = daemon.submit(graph, args)
+        final = wait_all_final(daemon, [job], 600)[job]
+        expect(final["state"] == "done", f"job {job}: {final}\n{daemon.log()}")
+        out = os.path.join(work, "result")
+        daemon.result_graph(job, out)
+        analysis, markdown = read_analysis(out)
+        expect(analysis["first_divergence"] == relu and analysis["modes"] == ["isolated", "in_place"],
+               f"the job's analysis: {analysis['first_divergence']}, modes {analysis['modes']}")
+        expect(f"**First divergence: node `{relu}`**, in both modes." in markdown, markdown[:600])
+        verdicts = [(n["node"], n["isolated"]["measurement"]["diverges"], n["in_place"]["measurement"]["diverges"])
+                    for n in analysis["nodes"]]
+        expect(verdicts == [(n["node"], n["isolated"]["measurement"]["diverges"], n["in_place"]["measurement"]["diverges"])
+                            for n in by_run["nodes"]], "the job's analysis differs from minify run's")
+        with open(os.path.join(out, "report.md")) as f:
+            expect("analysis.md" in f.read(), "report.md does not list the analysis")
+        # A job without --analyze brings none.
+        plain = daemon.submit(graph, args[:1] + args[2:])
+        expect(wait_all_final(daemon, [plain], 600)[plain]["state"] == "done", daemon.log())
+        daemon.result_graph(plain, os.path.join(work, "plain"))
+        expect(not os.path.exists(os.path.join(work, "plain", "analysis.json")), "a job without --analyze has analysis files")
+    finally:
+        daemon.stop()
+    print(f"job {job}: first divergence {relu}, {len(verdicts)} nodes, as minify run --analyze found")
+
+
 def pixels_near(image, colour, tolerance=40):
     import numpy
     rgb = (image[..., :3] * 255).astype(int) if image.dtype.kind == "f" else image[..., :3].astype(int)
@@ -269,7 +371,8 @@ def test_svg_in_browser(minify, faulty, work):
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--case", required=True,
-                        help="chain_wrong, resnet18_wrong, fusion, nondeterministic, crash, bad_input, svg_in_browser")
+                        help="chain_wrong, resnet18_wrong, fusion, nondeterministic, crash, bad_input, svg_in_browser, "
+                             "run_analyze_first, submit_analyze")
     parser.add_argument("--minify", required=True)
     parser.add_argument("--faulty", required=True, help="the faulty plugin")
     parser.add_argument("--work", required=True)

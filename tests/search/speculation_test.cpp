@@ -48,8 +48,9 @@ struct Run {
 };
 
 Run search_with(CandidateEvaluator& evaluator, std::optional<std::chrono::milliseconds> speculate_after,
-                const std::atomic<bool>* interrupt = nullptr) {
+                const std::atomic<bool>* interrupt = nullptr, std::optional<std::string> first_try_end = std::nullopt) {
   SearchOptions options;
+  options.first_try_end = std::move(first_try_end);
   options.strategies = *select_strategies({});
   options.speculation.after = speculate_after;
   options.runner.interrupt = interrupt;
@@ -98,6 +99,18 @@ TEST_CASE("lineages run slow failures at once and end where the sequential searc
     CHECK(speculative.result.counters.lineages > 0);
     check_every_evaluation_counted(speculative, evaluator);
   }
+}
+
+TEST_CASE("a lineage past a slow sanity check makes the first try as the search would", "[search]") {
+  PredicateEvaluator sequential(holds_target("aten::relu"));
+  Run reference = search_with(sequential, std::nullopt, nullptr, "op29");
+  REQUIRE_FALSE(reference.accepted.empty());
+  CHECK(reference.accepted.front() == std::string(first_divergence_step) + "/1/32");
+  // The original holds the relu, so its sanity check is slow and a lineage goes ahead of it.
+  DelayedEvaluator evaluator(holds_target("aten::relu"), slow_when(holds_target("aten::relu"), 200ms), 1);
+  Run speculative = search_with(evaluator, 20ms, nullptr, "op29");
+  check_same_as(speculative, reference);
+  CHECK(speculative.result.counters.lineages > 0);
 }
 
 TEST_CASE("a lineage that guessed wrong is stopped and its work counted as speculative", "[search]") {
