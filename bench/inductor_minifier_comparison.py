@@ -5,7 +5,9 @@
 #     writes minifier_launcher.py; then `python minifier_launcher.py` (its default: minify, isolated,
 #     one fresh python per query);
 #   ours: the same model's forward graph as AOT autograd hands it to Inductor (export_fx --aot), then
-#     `minify run --backend inductor` with the bug's config line as a backend option.
+#     `minify run --backend inductor` with the bug's config line as a backend option;
+#   ours-analyze-first (with --sides): the same with --analyze-first, its analysis's requests and
+#     first divergence from checkpoint.json.
 # Each side's final nodes, queries, wall time and peak memory (the largest process of its tree).
 #   /usr/bin/python3 bench/inductor_minifier_comparison.py --minify build/daemon/minify \
 #       --python "$(scripts/torch2_env.sh)" --work /tmp/inductor-bench [--cases chain:compile_error,...]
@@ -103,12 +105,12 @@ def peer(python, work, model, bug, timeout):
     return row
 
 
-def ours(minify, python, work, model, bug, gpu_workers):
+def ours(minify, python, work, model, bug, gpu_workers, analyze_first=False):
     graph = os.path.join(work, f"graph-{model}")
     if not os.path.isfile(os.path.join(graph, "graph.json")):
         subprocess.run([python, os.path.join(ROOT, "scripts", "export_fx.py"), MODELS[model], "--aot", "--out", graph],
                        check=True, capture_output=True)
-    out = os.path.join(work, f"ours-{model}-{bug}")
+    out = os.path.join(work, f"ours-{model}-{bug}{'-analyze-first' if analyze_first else ''}")
     shutil.rmtree(out, ignore_errors=True)
     command = [minify, "run", graph, "--out", out, "--backend", "inductor", "--python", python,
                "--backend-opt", f"{bug_option(model)}={bug}", "--json"]
@@ -116,11 +118,21 @@ def ours(minify, python, work, model, bug, gpu_workers):
         command += ["--gpus", "0", "--workers-per-gpu", str(gpu_workers)]
     if bug == "accuracy":
         command.append("--accuracy")
+    if analyze_first:
+        command.append("--analyze-first")
     code, stdout, stderr, seconds, peak = timed(command, work)
     summary = json.loads(stdout) if stdout.strip() else {}
-    return {"exit": code, "queries": summary.get("queries"), "start_nodes": summary.get("start_nodes"),
-            "final_nodes": summary.get("nodes"), "seconds": round(seconds, 1), "peak_mib": round(peak),
-            "failure": summary.get("failure", stderr[-300:])}
+    row = {"exit": code, "queries": summary.get("queries"), "start_nodes": summary.get("start_nodes"),
+           "final_nodes": summary.get("nodes"), "seconds": round(seconds, 1), "peak_mib": round(peak),
+           "failure": summary.get("failure", stderr[-300:])}
+    if analyze_first and os.path.isfile(os.path.join(out, "checkpoint.json")):
+        with open(os.path.join(out, "checkpoint.json")) as f:
+            checkpoint = json.load(f)
+        analysis = checkpoint.get("analysis") or {}
+        row.update({"first_divergence": analysis.get("first_divergence"),
+                    "analysis_requests": analysis.get("requests"), "analysis_seconds": analysis.get("seconds"),
+                    "first_step": checkpoint["steps"][0]["strategy"] if checkpoint["steps"] else None})
+    return row
 
 
 def main():
@@ -132,9 +144,10 @@ def main():
     parser.add_argument("--peer-timeout", type=float, help="stop the peer's minifier after this many seconds")
     parser.add_argument("--gpu-workers", type=int, default=2, help="our workers on the GPU for *_cuda models")
     parser.add_argument("--sides", default="ours,peer",
-                        help="which sides to run (one, where a host's time limit per command cannot hold both)")
+                        help="which sides to run, of ours, ours-analyze-first (minify run --analyze-first) and peer "
+                             "(one, where a host's time limit per command cannot hold both)")
     args = parser.parse_args()
-    if "ours" in args.sides.split(","):
+    if {"ours", "ours-analyze-first"} & set(args.sides.split(",")):
         if not args.minify:
             parser.error("--minify is needed to run the side ours")
         args.minify = os.path.abspath(args.minify)
@@ -146,6 +159,8 @@ def main():
         row = {"case": case}
         if "ours" in sides:
             row["ours"] = ours(args.minify, args.python, args.work, model, bug, args.gpu_workers)
+        if "ours-analyze-first" in sides:
+            row["ours_analyze_first"] = ours(args.minify, args.python, args.work, model, bug, args.gpu_workers, True)
         if "peer" in sides:
             row["peer"] = peer(args.python, args.work, model, bug, args.peer_timeout)
         rows.append(row)
