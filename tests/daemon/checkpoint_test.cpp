@@ -4,6 +4,7 @@
 
 #include "common/file_util.h"
 #include "common/graph_codec.h"
+#include "daemon/analysis/analysis_files.h"
 #include "daemon/run/checkpoint.h"
 #include "tests/support/sample_documents.h"
 #include "tests/support/temp_dir.h"
@@ -27,6 +28,7 @@ RunSpec sample_spec() {
   spec.max_granularity = 8;
   spec.max_queries = 100;
   spec.max_time_seconds = 30.5;
+  spec.analyze_first = true;
   return spec;
 }
 
@@ -51,6 +53,7 @@ Checkpoint sample_checkpoint() {
   checkpoint.verdicts = {{std::string(64, 'e'), true}, {std::string(64, 'f'), false}};
   checkpoint.steps = {AcceptedStep{"truncate-suffix", 128, GraphShape{140, 1, 1}, 9}};
   checkpoint.totals = RunTotals{42, 7, 3, 1, 12.5, 2};
+  checkpoint.analysis = OriginalAnalysis{std::string("relu"), 2, 1.25};
   checkpoint.stop = "";
   return checkpoint;
 }
@@ -95,7 +98,34 @@ TEST_CASE("a checkpoint round-trips through its file", "[checkpoint]") {
   CHECK(read->totals.queries == 42);
   CHECK(read->totals.wall_seconds == 12.5);
   CHECK(read->totals.sessions == 2);
+  REQUIRE(read->analysis.has_value());
+  CHECK(read->analysis->first_divergence == std::optional<std::string>("relu"));
+  CHECK(read->analysis->requests == 2);
   CHECK_FALSE(read->finished);
+}
+
+TEST_CASE("checkpoints and specs from before analyses read as without one", "[checkpoint]") {
+  nlohmann::json json = encode(sample_checkpoint());
+  json.erase("analysis");
+  json["spec"].erase("analyze");
+  json["spec"].erase("analyze_first");
+  auto read = decode_checkpoint(json);
+  if (!read) FAIL(read.error().message);
+  CHECK_FALSE(read->analysis.has_value());
+  CHECK_FALSE(read->spec.analyze);
+  CHECK_FALSE(read->spec.analyze_first);
+}
+
+TEST_CASE("the analysis files a job keeps are only the analysis's own", "[checkpoint]") {
+  analysis::AnalysisFiles files{{"analysis.md", "# Analysis"}, {"analysis.json", "{}"}};
+  auto decoded = analysis::decode_analysis_files(analysis::encode_analysis_files(files));
+  REQUIRE(decoded.has_value());
+  CHECK(*decoded == files);
+  for (const char* bad : {R"({"../../etc/passwd": "x"})", R"({"analysis.md": 3})", "[]", "not json"}) {
+    auto refused = analysis::decode_analysis_files(bad);
+    REQUIRE_FALSE(refused.has_value());
+    CHECK(refused.error().kind == ErrorKind::corrupt);
+  }
 }
 
 TEST_CASE("bad checkpoints are errors naming the file and the field", "[checkpoint]") {
