@@ -164,6 +164,11 @@ Expected<void> import_original(const GraphDocument& original, const ContentStore
 Expected<Checkpoint> begin_run(RunSpec spec, GraphDocument original, const RunPlace& place, const PoolAccess& pool) {
   Clock::time_point started = Clock::now();
   if (auto strategies = search::select_strategies(spec.strategies); !strategies) return strategies.error();
+  // The values the workers write stay unrooted until propagate_original roots them, and the
+  // analysis's for as long as it reads them: a gc of the daemon's shared store (another job ending)
+  // waits until then.
+  auto writing = place.store.lock_shared();
+  if (!writing) return writing.error();
   auto eager = propagate_original(pool, original, place, spec.evaluation.timeout);
   if (!eager) return eager.error();
 
