@@ -52,7 +52,7 @@ struct Analysis {
   std::string exposure;  // how the in-place run read values (protocol's exposure_outputs or _hooks)
   // The in-place run's failure, which leaves every node without an in-place result.
   std::optional<NodeResult> in_place_failure;
-  std::uint64_t requests = 0;  // worker requests made, the propagation of eager values included
+  std::uint64_t requests = 0;  // worker requests made, the propagation isolated mode needs included
 };
 
 // What follows from an analysis.

@@ -214,7 +214,7 @@ Expected<AnalysisFiles> render_analysis_files(const Analysis& analysis, const Fi
   return files;
 }
 
-Expected<void> write_analysis_files(const std::filesystem::path& dir, const AnalysisFiles& files) {
+Expected<void> write_rendered_analysis(const std::filesystem::path& dir, const AnalysisFiles& files) {
   for (const auto& [name, text] : files)
     if (auto written = write_file_atomic(dir / name, text); !written) return written.error();
   return {};

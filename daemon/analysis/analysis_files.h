@@ -36,7 +36,8 @@ Expected<std::optional<Error>> write_analysis_files(const std::filesystem::path&
 // The same files as text, written in a scratch directory and read back.
 Expected<AnalysisFiles> render_analysis_files(const Analysis& analysis, const Findings& findings,
                                               const std::string& title);
-Expected<void> write_analysis_files(const std::filesystem::path& dir, const AnalysisFiles& files);
+// Rendered files written into `dir`, each atomically.
+Expected<void> write_rendered_analysis(const std::filesystem::path& dir, const AnalysisFiles& files);
 
 // As the daemon's job store keeps them: {NAME: TEXT}. Errors name what is not so.
 std::string encode_analysis_files(const AnalysisFiles& files);

@@ -1,6 +1,7 @@
 // Propagate, then the isolated and in-place requests, answered in any order.
 #include "daemon/analysis/analysis_runner.h"
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <memory>
@@ -78,13 +79,17 @@ Expected<Analysis> run_analysis(const GraphDocument& original, const std::filesy
     analysis.nodes.push_back(NodeAnalysis{nodes[position]->name(), nodes[position]->target(), position, {}, {}});
   }
 
-  // The original's eager values, written into the store; where eager fails, those before the failure.
-  auto propagated = run::propagate(pool, original, store, plan.spec.timeout, /*for_analysis=*/true);
-  if (!propagated) return propagated.error().with_context("propagating the eager values");
-  analysis.requests = 1;
-  analysis.eager_failure = propagated->eager_failure;
-  search::SearchState state{search::clone_document(original), {},
-                            std::make_shared<const search::EagerValues>(search::eager_values_from(propagated->values))};
+  // The isolated nodes load the original's eager values, written into the store first (where eager
+  // fails, those before the failure); the in-place run computes its own.
+  search::SearchState state;
+  if (std::find(plan.modes.begin(), plan.modes.end(), Mode::isolated) != plan.modes.end()) {
+    auto propagated = run::propagate(pool, original, store, plan.spec.timeout, /*for_analysis=*/true);
+    if (!propagated) return propagated.error().with_context("propagating the eager values");
+    ++analysis.requests;
+    analysis.eager_failure = propagated->eager_failure;
+    state = search::SearchState{search::clone_document(original), {},
+                                std::make_shared<const search::EagerValues>(search::eager_values_from(propagated->values))};
+  }
 
   std::set<RequestPool::Ticket> pending;
   std::optional<Error> error;
@@ -106,6 +111,7 @@ Expected<Analysis> run_analysis(const GraphDocument& original, const std::filesy
     if (mode == Mode::in_place) {
       submit(original, names, [&](Answer answer) {
         analysis.exposure = answer.exposure;
+        if (answer.failure.failed == "eager" && !analysis.eager_failure) analysis.eager_failure = answer.failure.failure;
         if (answer.failure.failure) analysis.in_place_failure = std::move(answer.failure);
         for (auto& [name, result] : answer.results) analysis.nodes[index.at(name)].in_place = std::move(result);
       });

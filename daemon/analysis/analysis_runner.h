@@ -1,6 +1,6 @@
-// Runs an analysis on a worker pool: the original's eager intermediates propagated into the store,
-// then each node's graph alone (isolated, all at once, as many in parallel as the pool runs) and the
-// whole graph with every value exposed (in place).
+// Runs an analysis on a worker pool: each node's graph alone on the original's eager intermediates,
+// propagated into the store first (isolated, all at once, as many in parallel as the pool runs), and
+// the whole graph with every value exposed (in place).
 #pragma once
 
 #include <filesystem>

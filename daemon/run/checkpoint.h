@@ -45,7 +45,7 @@ struct AcceptedStep {
 // analyze_first); its files are kept where the run keeps its outputs (RunPlace::save_analysis).
 struct OriginalAnalysis {
   std::optional<std::string> first_divergence;  // a node of the original; unset: none diverged
-  std::uint64_t requests = 0;  // the worker requests it made, its propagation included
+  std::uint64_t requests = 0;  // the worker requests it made (Analysis::requests)
   double seconds = 0;
 };
 

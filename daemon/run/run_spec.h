@@ -30,7 +30,7 @@ struct RunSpec {
   // outputs (--analyze).
   bool analyze = false;
   // The search first tries the original cut after the analysis's first divergence (--analyze-first);
-  // without `analyze`, the analysis reads the values in place only, one worker request.
+  // without `analyze`, the analysis reads the values in place only: one worker request.
   bool analyze_first = false;
 };
 

@@ -84,7 +84,7 @@ Expected<protocol::ResultReply> export_result(const JobRecord& job, const Conten
   if (job.analysis_json) {
     auto analysis = analysis::decode_analysis_files(*job.analysis_json);
     if (!analysis) return analysis.error().with_context("job " + id);
-    if (auto written = analysis::write_analysis_files(out, *analysis); !written) return written.error();
+    if (auto written = analysis::write_rendered_analysis(out, *analysis); !written) return written.error();
   }
   return protocol::ResultReply{std::move(result->summary), out.string()};
 }

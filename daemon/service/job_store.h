@@ -1,6 +1,7 @@
 // The daemon's jobs, persistent in SQLite (STATE_DIR/jobs.sqlite, WAL): each job's spec, submitted
-// graph, state, latest checkpoint, result and the files of its original's analysis. Every change is one transaction, so a daemon killed at
-// any moment finds every job whose submit was answered, with its last checkpoint. Thread-safe: job
+// graph, state, latest checkpoint, result and the files of its original's analysis. Every change is
+// one transaction, so a daemon killed at any moment finds every job whose submit was answered, with
+// its last checkpoint. Thread-safe: job
 // threads save checkpoints while the io thread answers status and list.
 #pragma once
 

@@ -5,9 +5,11 @@
 
 namespace minifyd::search {
 
-SearchState truncated_at(const SearchState& state, std::size_t index) {
-  std::vector<Node*> nodes = state.document.graph.nodes();
-  auto bindings = input_bindings(state.document);
+namespace {
+
+// truncated_at() with the state's nodes and input bindings found once for all of its cuts.
+SearchState cut_after(const SearchState& state, const std::vector<Node*>& nodes, const InputBindings& bindings,
+                      std::size_t index) {
   SearchState candidate{GraphDocument{}, {}, state.eager};
   NodeMap env;
   for (std::size_t i = 0; i <= index; ++i) {
@@ -26,14 +28,21 @@ SearchState truncated_at(const SearchState& state, std::size_t index) {
   return candidate;
 }
 
+}  // namespace
+
+SearchState truncated_at(const SearchState& state, std::size_t index) {
+  return cut_after(state, state.document.graph.nodes(), input_bindings(state.document), index);
+}
+
 void propose_truncate_suffix(const SearchState& state, std::size_t granularity, const CandidateSink& offer) {
   std::vector<Node*> nodes = state.document.graph.nodes();
+  auto bindings = input_bindings(state.document);
   for (std::size_t index = 0; index < nodes.size(); ++index) {
     const Node& last = *nodes[index];
     // A load is a node here (the seed's load_tensor call), an input is not.
     bool computation = last.op() == OpCode::placeholder ? is_load(state, last) : last.op() != OpCode::output;
     if (!computation || index % granularity != 0 || index % (2 * granularity) == 0) continue;
-    if (!offer(truncated_at(state, index))) return;
+    if (!offer(cut_after(state, nodes, bindings, index))) return;
   }
 }
 
