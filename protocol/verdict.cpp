@@ -57,6 +57,7 @@ nlohmann::json encode(const Verdict& verdict) {
   };
   put_text("signal", verdict.signal);
   put_text("exception_type", verdict.exception_type);
+  put_text("raised_at", verdict.raised_at);
   put_text("message", verdict.message);
   put_text("node", verdict.node);
   put_text("op", verdict.op);
@@ -87,6 +88,7 @@ Expected<void> decode(const JsonView& view, Verdict& verdict) {
   verdict.kind = *parsed;
   for (auto [key, target] : {std::pair{"signal", &verdict.signal},
                              std::pair{"exception_type", &verdict.exception_type},
+                             std::pair{"raised_at", &verdict.raised_at},
                              std::pair{"message", &verdict.message}, std::pair{"node", &verdict.node},
                              std::pair{"op", &verdict.op}, std::pair{"stderr_tail", &verdict.stderr_tail}})
     if (auto read = view.read_optional(key, *target); !read) return read.error();

@@ -46,6 +46,9 @@ struct Verdict {
   FailureKind kind = FailureKind::exception;  // meaningful only when !pass
   std::string signal;          // crash: "SIGSEGV"
   std::string exception_type;  // exception: "c10::Error"
+  // exception: where the compiler raised it, when the worker can tell: the innermost frame of the
+  // Python worker's traceback in a library's own code, "torch/_inductor/loop_body.py:get_read_expr"
+  std::string raised_at;
   std::string message;         // exception message, or a description of the failure
   std::string node;            // the node being run when it failed, when known
   std::string op;              // its operator, when known

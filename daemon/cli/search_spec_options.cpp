@@ -45,6 +45,7 @@ Expected<run::RunSpec> SearchSpecOptions::spec(const std::string& graph_dir) con
   spec.skip_sanity = skip_sanity;
   spec.analyze = analyze;
   spec.analyze_first = analyze_first;
+  spec.timeout_follows_original = !evaluation.timeout_seconds.has_value();
   if (max_queries > 0) spec.max_queries = max_queries;
   if (max_time_seconds > 0) spec.max_time_seconds = max_time_seconds;
   return spec;

@@ -219,7 +219,8 @@ Expected<RunResult> continue_run(Checkpoint checkpoint, const RunPlace& place, c
   options.runner.interrupt = hooks.interrupt;
   options.speculation.after = hooks.speculate_after;
 
-  PoolEvaluator evaluator(pool, spec.evaluation, place.store.root(), judge, checkpoint.original_hash);
+  PoolEvaluator evaluator(pool, spec.evaluation, place.store.root(), judge, checkpoint.original_hash,
+                          spec.timeout_follows_original);
   Session session(checkpoint, place, hooks.observer, cache, evaluator, judge, started);
   search::SteadyClock clock;
   std::uint64_t prior_queries = checkpoint.totals.queries;
@@ -231,6 +232,7 @@ Expected<RunResult> continue_run(Checkpoint checkpoint, const RunPlace& place, c
   result.stop = searched->stop;
   result.error = searched->error;
   result.tally = evaluator.tally();
+  result.candidate_timeout = evaluator.timeout();
   result.session_queries = searched->counters.queries;
   result.session_lineages = searched->counters.lineages;
   result.session_speculative_queries = searched->counters.speculative_queries;

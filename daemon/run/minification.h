@@ -43,6 +43,7 @@ struct RunResult {
   search::StopReason stop = search::StopReason::finished;
   std::optional<Error> error;  // why the search stopped early, when stop is error
   VerdictTally tally;          // this session's verdicts
+  std::chrono::milliseconds candidate_timeout{0};  // the time limit of this session's last candidates
   std::uint64_t session_queries = 0;  // made by this session (checkpoint.totals counts every session)
   std::uint64_t session_lineages = 0;             // speculative lineages this session started
   std::uint64_t session_speculative_queries = 0;  // their queries the search did not use

@@ -1,12 +1,14 @@
 // Candidates through the pool.
 #include "daemon/run/pool_evaluator.h"
 
+#include <cstdio>
 #include <thread>
 #include <utility>
 
 #include <boost/asio/post.hpp>
 
 #include "common/log.h"
+#include "daemon/run/candidate_timeout.h"
 #include "daemon/search/result_mailbox.h"
 #include "daemon/verdict/verdict_of_outcome.h"
 
@@ -79,7 +81,7 @@ class PoolEvaluator::Shared final : public search::CandidateEvaluator {
 };
 
 PoolEvaluator::PoolEvaluator(const PoolAccess& access, EvaluationSpec spec, std::filesystem::path store,
-                             FailureJudge& judge, std::string original_hash)
+                             FailureJudge& judge, std::string original_hash, bool timeout_follows_original)
     : io_(access.io),
       pool_(access.pool),
       parallelism_(std::max<std::size_t>(access.parallelism, 1)),
@@ -87,6 +89,8 @@ PoolEvaluator::PoolEvaluator(const PoolAccess& access, EvaluationSpec spec, std:
       store_(std::move(store)),
       judge_(judge),
       original_hash_(std::move(original_hash)),
+      timeout_follows_original_(timeout_follows_original),
+      timeout_(spec_.timeout),
       grace_timer_(access.io) {}
 
 PoolEvaluator::~PoolEvaluator() {
@@ -99,7 +103,7 @@ PoolEvaluator::~PoolEvaluator() {
 RequestPool::Ticket PoolEvaluator::submit(const search::Candidate& candidate, Delivery deliver) {
   auto ticket = std::make_shared<RequestPool::Ticket>();
   // submit() never calls the handler before returning, so *ticket is set by the time it runs.
-  *ticket = pool_.submit(evaluate_request(spec_, *candidate.document, store_), spec_.timeout,
+  *ticket = pool_.submit(evaluate_request(spec_, *candidate.document, store_), timeout_,
                          [this, alive = std::weak_ptr<bool>(alive_), ticket, hash = candidate.hash,
                           submitted = std::chrono::steady_clock::now(),
                           deliver = std::move(deliver)](WorkerOutcome outcome) {
@@ -122,6 +126,7 @@ void PoolEvaluator::receive(RequestPool::Ticket ticket, const std::string& hash,
   }
   deliver(judge(hash, verdict));
   if (!original) return;
+  follow_original(outcome, std::chrono::steady_clock::now() - submitted);
   std::vector<std::function<void()>> held;
   held.swap(held_for_original_);
   for (auto& judge_and_deliver : held) judge_and_deliver();
@@ -163,12 +168,28 @@ search::EvaluationResult PoolEvaluator::judge(const std::string& hash, const Exp
   std::string why_not = judge_.why_not(*verdict);
   if (!why_not.empty()) {
     ++tally_.other_failures;
+    ++tally_.refused[describe(signature_of(*verdict))];
     log::debug("candidate " + hash.substr(0, 12) + ": " + described + ", which does not count: " + why_not);
     return false;
   }
   ++tally_.failed;
   log::debug("candidate " + hash.substr(0, 12) + ": " + described);
   return true;
+}
+
+void PoolEvaluator::follow_original(const WorkerOutcome& outcome, std::chrono::steady_clock::duration elapsed) {
+  if (!timeout_follows_original_) return;
+  auto took = std::chrono::duration_cast<std::chrono::milliseconds>(elapsed);
+  // The worker's own figures leave out the wait for a free worker; a worker that died has none.
+  if (auto* reply = std::get_if<protocol::WorkerReply>(&outcome))
+    if (auto* evaluated = std::get_if<protocol::EvaluateReply>(reply))
+      took = std::chrono::milliseconds(static_cast<std::int64_t>(evaluated->compile_ms + evaluated->run_ms));
+  if (auto* fault = std::get_if<WorkerFault>(&outcome); fault && fault->kind == WorkerFault::Kind::timed_out) return;
+  timeout_ = timeout_following_original(took, spec_.timeout);
+  char text[96];
+  std::snprintf(text, sizeof text, "candidates time out after %.1f s (the original took %.1f s)",
+                timeout_.count() / 1000.0, took.count() / 1000.0);
+  log::info(text);
 }
 
 void PoolEvaluator::fail_orphaned() {

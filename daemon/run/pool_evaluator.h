@@ -32,14 +32,18 @@ struct VerdictTally {
   std::uint64_t failed = 0;           // counted as the original's failure
   std::uint64_t other_failures = 0;   // failed differently (another signature, or not --check-str)
   std::map<std::string, std::uint64_t> failures_by_kind;  // every failure, counted or not
+  // The failures not counted, by their signature (describe()), for the report's "why refused".
+  std::map<std::string, std::uint64_t> refused;
 };
 
 class PoolEvaluator final : public search::CandidateEvaluator {
  public:
   // `store` holds every blob a candidate names. The verdict on the candidate whose hash is
-  // `original_hash` sets the judge's expected signature if none is set yet (the sanity check).
+  // `original_hash` sets the judge's expected signature if none is set yet (the sanity check), and
+  // with `timeout_follows_original` the time limit of the candidates submitted after it
+  // (candidate_timeout.h); spec.timeout is the limit until then, and the ceiling.
   PoolEvaluator(const PoolAccess& access, EvaluationSpec spec, std::filesystem::path store, FailureJudge& judge,
-                std::string original_hash);
+                std::string original_hash, bool timeout_follows_original);
   ~PoolEvaluator() override;
 
   std::size_t parallelism() const override { return parallelism_; }
@@ -52,6 +56,8 @@ class PoolEvaluator final : public search::CandidateEvaluator {
   std::chrono::steady_clock::duration slow_beyond() const override { return passes_.slow_beyond(); }
 
   const VerdictTally& tally() const { return tally_; }
+  // The time limit candidates are submitted with now.
+  std::chrono::milliseconds timeout() const { return timeout_; }
 
  private:
   class Shared;
@@ -67,6 +73,8 @@ class PoolEvaluator final : public search::CandidateEvaluator {
   void receive(RequestPool::Ticket ticket, const std::string& hash, std::chrono::steady_clock::time_point submitted,
                const WorkerOutcome& outcome, Delivery deliver);
   search::EvaluationResult judge(const std::string& hash, const Expected<protocol::Verdict>& verdict);
+  // The original took `elapsed` to fail or pass: candidates get a limit that follows it.
+  void follow_original(const WorkerOutcome& outcome, std::chrono::steady_clock::duration elapsed);
   void deliver_to_search(RequestPool::Ticket ticket, search::EvaluationResult result);
   // Drops the tickets' answers; kills those still running after the grace period.
   void abandon(const std::vector<RequestPool::Ticket>& tickets);
@@ -81,6 +89,8 @@ class PoolEvaluator final : public search::CandidateEvaluator {
   std::filesystem::path store_;
   FailureJudge& judge_;
   std::string original_hash_;
+  bool timeout_follows_original_;
+  std::chrono::milliseconds timeout_;
   std::map<RequestPool::Ticket, Pending> pending_;  // this thread's search's
   // Evaluations of the original in flight. While the sanity check is one of them (a lineage went
   // ahead of it), a failure with no signature to compare yet waits for the original's.

@@ -1,8 +1,11 @@
 // The report's Markdown.
 #include "daemon/run/report.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include "daemon/search/search_options.h"
 
@@ -44,6 +47,9 @@ std::string render_report(const Checkpoint& checkpoint, const RunResult& result,
   out << "- **Failure:** "
       << (checkpoint.signature ? describe(*checkpoint.signature) : "not recorded (--skip-sanity)") << "\n";
   out << "- **Result:** " << shape_text(shape_of(checkpoint.state)) << "\n";
+  out << "- **Candidates' time limit:** " << seconds_text(std::chrono::duration<double>(result.candidate_timeout).count())
+      << (spec.timeout_follows_original ? " (following the original's compile + run; ceiling " : " (--timeout; ")
+      << seconds_text(std::chrono::duration<double>(spec.evaluation.timeout).count()) << ")\n";
   out << "- **Stopped:** " << search::to_string(result.stop);
   if (result.error) out << ": " << result.error->message;
   out << "\n";
@@ -81,6 +87,15 @@ std::string render_report(const Checkpoint& checkpoint, const RunResult& result,
       << " failed like the original, " << tally.other_failures << " failed otherwise (not counted)";
   for (const auto& [kind, count] : tally.failures_by_kind) out << "; " << kind << ": " << count;
   out << ".\n\n";
+  if (!tally.refused.empty()) {
+    out << "Failures refused in the last session (another signature than the original's, or not matching "
+           "--check-str), most frequent first:\n\n| candidates | failure |\n|---|---|\n";
+    std::vector<std::pair<std::uint64_t, std::string>> refused;
+    for (const auto& [failure, count] : tally.refused) refused.emplace_back(count, failure);
+    std::stable_sort(refused.begin(), refused.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    for (const auto& [count, failure] : refused) out << "| " << count << " | `" << failure << "` |\n";
+    out << "\n";
+  }
   if (result.session_lineages > 0)
     out << "Speculation in the last session: " << result.session_lineages << " lineages searched ahead of slow verdicts; "
         << result.session_speculative_queries << " queries of those that guessed wrong are not in the totals.\n\n";

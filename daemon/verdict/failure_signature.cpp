@@ -1,6 +1,7 @@
 // Failure signatures and message normalisation.
 #include "daemon/verdict/failure_signature.h"
 
+#include <array>
 #include <cctype>
 
 namespace minifyd {
@@ -44,6 +45,45 @@ bool lost_its_exception(const protocol::Verdict& verdict) {
          verdict.stderr_tail.find(terminate_line) == std::string::npos;
 }
 
+// Prefixes of the numbered names Inductor generates (buffers, temporaries, operations, loop index
+// and size symbols): a word of one of them followed by digits only is such a name.
+constexpr std::array<std::string_view, 9> generated_prefixes = {"buf", "tmp", "op", "x", "y", "s", "ks", "u", "r"};
+// Prefixes of Inductor's kernel names (C++ and Triton): the rest of the name lists the fused
+// operators and a counter, both of which shrinking changes.
+constexpr std::array<std::string_view, 5> kernel_prefixes = {"cpp_fused_", "triton_poi_", "triton_red_",
+                                                             "triton_per_", "triton_tem_"};
+
+bool all_digits(std::string_view text) {
+  if (text.empty()) return false;
+  for (char c : text)
+    if (!is_digit(c)) return false;
+  return true;
+}
+
+// A word of the message (letters, digits, underscores, not starting with a digit) with its
+// generated numbering replaced, or as it is.
+std::string normalise_word(std::string_view word) {
+  for (auto prefix : kernel_prefixes)
+    if (word.substr(0, prefix.size()) == prefix) return "<kernel>";
+  for (auto prefix : generated_prefixes)
+    if (word.size() > prefix.size() && word.substr(0, prefix.size()) == prefix &&
+        all_digits(word.substr(prefix.size())))
+      return std::string(prefix) + "N";
+  // AOT's inputs (arg3_1) and FX's node names (sin_19, getitem_4): every `_digits` part counts.
+  std::string normalised;
+  std::size_t start = 0;
+  while (start < word.size()) {
+    std::size_t end = word.find('_', start + 1);
+    std::string_view part = word.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
+    bool numbered = part.size() > 1 && part[0] == '_' && all_digits(part.substr(1));
+    if (start == 0 && word.substr(0, 3) == "arg" && all_digits(part.substr(3))) part = "argN";
+    normalised += numbered ? std::string_view("_N") : part;
+    if (end == std::string_view::npos) break;
+    start = end;
+  }
+  return normalised;
+}
+
 bool aborts(const FailureSignature& signature) {
   return signature.kind == protocol::FailureKind::crash && signature.signal == "SIGABRT";
 }
@@ -66,9 +106,13 @@ std::string normalise_message(std::string_view message) {
       while (i < message.size() && is_hex_digit(message[i])) ++i;
       normalised += "N";
     } else if (starts_word && is_digit(message[i])) {
-      // Numbers only: digits inside a name (conv2d, sin_19, float16) are part of the name.
       while (i < message.size() && (is_digit(message[i]) || message[i] == '.')) ++i;
       normalised += "N";
+    } else if (starts_word && is_word(message[i])) {
+      std::size_t end = i;
+      while (end < message.size() && is_word(message[end])) ++end;
+      normalised += normalise_word(message.substr(i, end - i));
+      i = end;
     } else {
       normalised += message[i++];
     }
@@ -90,6 +134,7 @@ FailureSignature signature_of(const protocol::Verdict& failing) {
   if (lost_its_exception(failing)) signature.message = std::string(lost_exception);
   if (failing.kind == protocol::FailureKind::exception) {
     signature.exception_type = failing.exception_type;
+    signature.raised_at = failing.raised_at;
     signature.message = normalise_message(failing.message);
   }
   // An illegal address and a device-side assert are different bugs; the C++ type of CUDA's error
@@ -102,15 +147,18 @@ std::string describe(const FailureSignature& signature) {
   std::string text = protocol::to_string(signature.kind);
   if (!signature.signal.empty()) text += " (" + signature.signal + ")";
   if (!signature.exception_type.empty()) text += " " + signature.exception_type;
+  if (!signature.raised_at.empty()) text += " raised at " + signature.raised_at;
   if (!signature.message.empty()) text += ": " + signature.message;
   return text;
 }
 
 nlohmann::json encode(const FailureSignature& signature) {
-  return {{"kind", protocol::to_string(signature.kind)},
-          {"signal", signature.signal},
-          {"exception_type", signature.exception_type},
-          {"message", signature.message}};
+  nlohmann::json json{{"kind", protocol::to_string(signature.kind)},
+                      {"signal", signature.signal},
+                      {"exception_type", signature.exception_type},
+                      {"message", signature.message}};
+  if (!signature.raised_at.empty()) json["raised_at"] = signature.raised_at;
+  return json;
 }
 
 Expected<FailureSignature> decode_failure_signature(const JsonView& view) {
@@ -124,6 +172,8 @@ Expected<FailureSignature> decode_failure_signature(const JsonView& view) {
                              std::pair{"exception_type", &signature.exception_type},
                              std::pair{"message", &signature.message}})
     if (auto read = view.read(key, *target); !read) return read.error();
+  // Absent from the signatures of checkpoints and jobs written before the raising frame was known.
+  if (auto read = view.read_optional("raised_at", signature.raised_at); !read) return read.error();
   return signature;
 }
 

@@ -17,11 +17,12 @@ struct FailureSignature {
   protocol::FailureKind kind = protocol::FailureKind::exception;
   std::string signal;          // crash only
   std::string exception_type;  // exception only
+  std::string raised_at;       // exception only: the compiler's raising frame, when the worker tells it
   std::string message;         // exception only, normalised
 
   bool operator==(const FailureSignature& other) const {
     return kind == other.kind && signal == other.signal && exception_type == other.exception_type &&
-           message == other.message;
+           raised_at == other.raised_at && message == other.message;
   }
   bool operator!=(const FailureSignature& other) const { return !(*this == other); }
 };
@@ -47,10 +48,16 @@ inline constexpr std::string_view lost_exception = "exception lost to a second s
 bool shows(const protocol::Verdict& failing, const FailureSignature& expected);
 
 // An exception message reduced to what survives shrinking the graph: its first line (c10::Error
-// appends a C++ backtrace), with numbers and addresses (sizes, indices, pointers) replaced by N.
+// appends a C++ backtrace), with numbers and addresses (sizes, indices, pointers) replaced by N and
+// the names a compiler generates, which shrinking renumbers, by their pattern: Inductor's buffers,
+// temporaries, operations, index and size symbols (buf12, tmp3, op7, x0, s1, ks0 become bufN, tmpN,
+// opN, xN, sN, ksN), its kernels (cpp_fused_add_sin_3, triton_poi_fused_relu_0 become <kernel>),
+// AOT inputs (arg3_1: argN_N) and FX node names with a numeric suffix (sin_19, primals_4: sin_N,
+// primals_N). Digits inside other names (conv2d, float16, int64) are part of the name.
 std::string normalise_message(std::string_view message);
 
-// "crash (SIGSEGV)", "exception c10::Error: shape mismatch N vs N".
+// "crash (SIGSEGV)", "exception c10::Error: shape mismatch N vs N",
+// "exception KeyError raised at torch/_inductor/loop_body.py:get_read_expr: 'bufN'".
 std::string describe(const FailureSignature& signature);
 
 nlohmann::json encode(const FailureSignature& signature);

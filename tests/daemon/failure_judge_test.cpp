@@ -30,11 +30,49 @@ protocol::Verdict crash(const std::string& signal) {
 TEST_CASE("messages are normalised to what survives shrinking the graph", "[failure_judge]") {
   CHECK(normalise_message("shape '[20, 20]' is invalid for input of size 400") ==
         "shape '[N, N]' is invalid for input of size N");
-  CHECK(normalise_message("bad pointer 0x7ffd1234abcd in conv2d at sin_19") == "bad pointer N in conv2d at sin_19");
+  CHECK(normalise_message("bad pointer 0x7ffd1234abcd in conv2d at sin_19") == "bad pointer N in conv2d at sin_N");
   CHECK(normalise_message("tolerance 1.5e-3 exceeded") == "tolerance Ne-N exceeded");
   CHECK(normalise_message("first line\nException raised from foo at bar.cpp:12 (most recent call first)") ==
         "first line");
   CHECK(normalise_message("trailing space  ") == "trailing space");
+}
+
+TEST_CASE("names a compiler generates are normalised, other names kept", "[failure_judge]") {
+  // Inductor's outer-loop-fusion KeyError (pytorch/pytorch#188228) names another buffer in every candidate.
+  CHECK(normalise_message("'buf36'") == normalise_message("'buf12'"));
+  CHECK(normalise_message("'buf36'") == "'bufN'");
+  CHECK(normalise_message("tmp12 = tmp3 + op7 at x0 + 64*ks1 + s0") == "tmpN = tmpN + opN at xN + N*ksN + sN");
+  CHECK(normalise_message("in cpp_fused_add_mul_sin_3 and triton_poi_fused_relu_0") == "in <kernel> and <kernel>");
+  CHECK(normalise_message("arg3_1 feeds primals_12 and getitem_4") == "argN_N feeds primals_N and getitem_N");
+  CHECK(normalise_message("convolution_backward_2 of conv2d in float16 on x86 sm_90") ==
+        "convolution_backward_N of conv2d in float16 on xN sm_N");
+  CHECK(normalise_message("bufferize buffer1 tmpfile stable") == "bufferize buffer1 tmpfile stable");
+  CHECK(normalise_message("int64 bfloat16 log1p atan2 _foo_bar") == "int64 bfloat16 log1p atan2 _foo_bar");
+}
+
+TEST_CASE("an exception's raising frame is part of its signature", "[failure_judge]") {
+  protocol::Verdict read_expr = exception("KeyError", "'buf36'");
+  read_expr.raised_at = "torch/_inductor/loop_body.py:get_read_expr";
+  protocol::Verdict renumbered = exception("KeyError", "'buf12'");
+  renumbered.raised_at = read_expr.raised_at;
+  protocol::Verdict elsewhere = exception("KeyError", "'buf12'");
+  elsewhere.raised_at = "torch/_inductor/scheduler.py:get_buffer";
+
+  FailureJudge judge(FailureCheck{}, MatchMode::same);
+  judge.expect(signature_of(read_expr));
+  CHECK(describe(*judge.expected()) == "exception KeyError raised at torch/_inductor/loop_body.py:get_read_expr: 'bufN'");
+  CHECK(judge.counts(renumbered));
+  CHECK_FALSE(judge.counts(elsewhere));
+  CHECK_FALSE(judge.counts(exception("KeyError", "'buf12'")));
+
+  auto decoded = decode_failure_signature(JsonView(encode(*judge.expected())));
+  REQUIRE(decoded.has_value());
+  CHECK(*decoded == *judge.expected());
+  // A signature saved before the raising frame was known reads as one without it.
+  auto older = decode_failure_signature(
+      JsonView(nlohmann::json{{"kind", "exception"}, {"signal", ""}, {"exception_type", "KeyError"}, {"message", "'bufN'"}}));
+  REQUIRE(older.has_value());
+  CHECK(older->raised_at.empty());
 }
 
 TEST_CASE("signatures keep kind, signal, exception type and normalised message", "[failure_judge]") {

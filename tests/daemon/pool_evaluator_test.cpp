@@ -6,6 +6,7 @@
 
 #include "common/graph_codec.h"
 #include "daemon/pool/worker_pool.h"
+#include "daemon/run/candidate_timeout.h"
 #include "daemon/run/pool_evaluator.h"
 #include "tests/support/fake_pool.h"
 #include "tests/support/sample_documents.h"
@@ -58,13 +59,13 @@ TEST_CASE("the original's verdict sets the signature the others must match", "[p
   pool.start();
   FailureJudge judge(FailureCheck(), MatchMode::same);
   {
-    run::PoolEvaluator segfaults(PoolAccess{io, pool, 1}, scripted("!signal SEGV"), "/tmp", judge, "original");
+    run::PoolEvaluator segfaults(PoolAccess{io, pool, 1}, scripted("!signal SEGV"), "/tmp", judge, "original", false);
     CHECK(evaluate_all(segfaults, {"original", "smaller"}) == std::map<std::size_t, bool>{{0, true}, {1, true}});
     REQUIRE(judge.expected().has_value());
     CHECK(describe(*judge.expected()) == "crash (SIGSEGV)");
     CHECK(segfaults.tally().failed == 2);
   }
-  run::PoolEvaluator aborts(PoolAccess{io, pool, 1}, scripted("!signal ABRT"), "/tmp", judge, "original");
+  run::PoolEvaluator aborts(PoolAccess{io, pool, 1}, scripted("!signal ABRT"), "/tmp", judge, "original", false);
   CHECK(evaluate_all(aborts, {"other"}) == std::map<std::size_t, bool>{{0, false}});
   CHECK(aborts.tally().other_failures == 1);
   CHECK(aborts.tally().failures_by_kind.at("crash") == 1);
@@ -81,7 +82,7 @@ TEST_CASE("cancelled evaluations never call back and leave the pool whole", "[po
   FailureJudge judge(FailureCheck(), MatchMode::any);
   int hang_callbacks = 0;
   {
-    run::PoolEvaluator hangs(PoolAccess{io, pool, 2}, scripted("!hang"), "/tmp", judge, "original");
+    run::PoolEvaluator hangs(PoolAccess{io, pool, 2}, scripted("!hang"), "/tmp", judge, "original", false);
     hangs.evaluate(candidates({"a", "b", "c"}), [&](std::size_t, const search::EvaluationResult&) { ++hang_callbacks; });
     run_for(io, 1500ms);  // workers up, two hangs running, one queued
     hangs.cancel_pending();
@@ -89,9 +90,37 @@ TEST_CASE("cancelled evaluations never call back and leave the pool whole", "[po
     CHECK(pool.stats().cancelled == 3);
     CHECK(hang_callbacks == 0);
   }
-  run::PoolEvaluator passes(PoolAccess{io, pool, 2}, scripted(""), "/tmp", judge, "original");
+  run::PoolEvaluator passes(PoolAccess{io, pool, 2}, scripted(""), "/tmp", judge, "original", false);
   CHECK(evaluate_all(passes, {"d", "e"}) == std::map<std::size_t, bool>{{0, false}, {1, false}});
   CHECK(hang_callbacks == 0);
+  bool stopped = false;
+  pool.stop([&] { stopped = true; });
+  run_for(io, 5s);
+  CHECK(stopped);
+}
+
+TEST_CASE("candidates' time limit follows the original's measured time", "[pool_evaluator]") {
+  CHECK(run::timeout_following_original(1s, 600s) == run::timeout_floor);
+  CHECK(run::timeout_following_original(30s, 600s) == 120s);
+  CHECK(run::timeout_following_original(300s, 600s) == 600s);
+  CHECK(run::timeout_following_original(30s, 60s) == 60s);
+
+  boost::asio::io_context io;
+  WorkerPool pool(io, fake_pool(1));
+  pool.start();
+  FailureJudge judge(FailureCheck(), MatchMode::same);
+  EvaluationSpec spec = scripted("!signal SEGV");
+  spec.timeout = 600s;
+  {
+    run::PoolEvaluator fixed(PoolAccess{io, pool, 1}, spec, "/tmp", judge, "original", false);
+    evaluate_all(fixed, {"original"});
+    CHECK(fixed.timeout() == 600s);
+  }
+  run::PoolEvaluator following(PoolAccess{io, pool, 1}, spec, "/tmp", judge, "original", true);
+  CHECK(following.timeout() == 600s);  // until the original's verdict
+  evaluate_all(following, {"original", "smaller"});
+  // The fake worker's segfault takes milliseconds: the floor.
+  CHECK(following.timeout() == run::timeout_floor);
   bool stopped = false;
   pool.stop([&] { stopped = true; });
   run_for(io, 5s);

@@ -107,7 +107,7 @@ def check_repro_reproduces(env, out, bug):
         expect("AccuracyError" in done.stderr, f"repro.py fails otherwise:\n{done.stderr[-2000:]}")
 
 
-def run_scenarios(scenarios):
+def run_scenarios(scenarios, label="inductor"):
     """The entry point of a test file: --scenario NAME runs scenarios[NAME](Env); exit 77 (skip) where
     the PyTorch 2.x python is missing."""
     parser = argparse.ArgumentParser()
@@ -122,5 +122,5 @@ def run_scenarios(scenarios):
         sys.exit(SKIP)
     os.makedirs(args.work, exist_ok=True)
     scenarios[args.scenario](Env(args))
-    print(f"inductor.{args.scenario}: ok")
+    print(f"{label}.{args.scenario}: ok")
     sys.exit(0)

@@ -16,7 +16,9 @@ from minifyd import compile_backends
 from minifyd import graph_format as gf
 
 INPUTS_DIR = "repro_inputs"
-# The AOT backends have no after_aot command of their own: their repro compiles with Dynamo's backend.
+# The AOT backends have no after_aot command of their own, and Inductor's has none for a graph before
+# AOT autograd (compile_backends.ENTRY_OPTION): their repro compiles with Dynamo's backend, which for
+# inductor is compile_fx.
 AOT_MAIN = """if __name__ == '__main__':
     from torch._dynamo.debug_utils import InputReader
     from torch._dynamo.backends.registry import lookup_backend
@@ -48,7 +50,7 @@ def write_repro(graph_dir, out_path, backend, options, accuracy):
     # failure of the repro, not the graph's).
     save_graph_repro(text, gm, inputs, backend, save_dir=save_dir, accuracy=accuracy)
     source = text.getvalue()
-    if backend != "inductor":
+    if backend != "inductor" or compile_backends.inductor_entry(options) == "compile_fx":
         source = source[:source.index("if __name__ == '__main__':")] + AOT_MAIN.format(save_dir=save_dir,
                                                                                         backend=backend)
     gf.write_file_atomic(out_path, source.encode(), os.path.dirname(os.path.abspath(out_path)))

@@ -1,9 +1,10 @@
 # `minify capture`'s wrapper of Inductor's compiler, put where after_aot's wrap_compiler_debug wraps
-# it (compile_fx_inner in torch/_inductor/compile_fx.py): the graph after AOT autograd, parameters
-# lifted among its inputs. Each graph still compiles as it would without the capture, on fake inputs
+# it (compile_fx_inner in torch/_inductor/compile_fx.py): each forward and backward graph after AOT
+# autograd, parameters lifted among a forward graph's inputs. Each graph still compiles as it would without the capture, on fake inputs
 # inside Dynamo's compile, and runs as it would, so the program gets the same results and the same
 # exceptions, passed on unchanged. Each forward graph is numbered in its process, and
-#   - when it fails to compile, it is written with the real inputs behind its fake ones and the
+#   - when it fails to compile, it is written with the real inputs behind its fake ones (a backward
+#     graph's, which are no tensors of the program's, made up from the fakes' metadata) and the
 #     failure, before the error goes on to the program;
 #   - else at its first call (which after_aot waits for, for the real inputs) it is written with
 #     those inputs before it runs; the failure is added when the run raises or, with accuracy, its
@@ -49,11 +50,10 @@ class Capture:
 
             @functools.wraps(debug_compiler)
             def compile_capturing(gm, example_inputs, **kwargs):
-                if kwargs.get("is_backward"):
-                    return debug_compiler(gm, example_inputs, **kwargs)
                 number = next(self._numbers)
                 name = f"graph-{os.getpid()}-{number}"
-                graph = _reported(name, lambda: _Graph(self, name, number, gm))
+                backward = bool(kwargs.get("is_backward"))
+                graph = _reported(name, lambda: _Graph(self, name, number, gm, backward))
                 if graph is None:
                     return debug_compiler(gm, example_inputs, **kwargs)
                 try:
@@ -67,10 +67,10 @@ class Capture:
 
 
 class _Graph:
-    """One forward graph on its way through Inductor."""
+    """One graph, forward or backward, on its way through Inductor."""
 
-    def __init__(self, capture, name, number, gm):
-        self.capture, self.name = capture, name
+    def __init__(self, capture, name, number, gm, backward):
+        self.capture, self.name, self.backward = capture, name, backward
         # Inductor rewrites the graph it compiles in place: this is the graph it was given, as after_aot keeps it.
         self.gm = torch.fx.GraphModule(gm, copy.deepcopy(gm.graph))
         # The configuration it is compiled under, Inductor's own patches for the compile among it.
@@ -78,11 +78,19 @@ class _Graph:
         options = config_options.changed_options(config_options.defaults(), config_options.configs(), notes)
         options.pop(AUTOGRAD_CACHE_OPTION, None)
         self.origin = {"source": "capture", "argv": list(sys.argv), "graph": number, "pid": os.getpid(),
-                       "backend_options": options, "notes": notes}
+                       "backward": backward, "backend_options": options, "notes": notes}
         self._first_call = threading.Lock()  # taken by the first call, never released
 
     def compile_failed(self, fake_inputs, error):
-        _reported(self.name, lambda: self._write(_real_inputs(fake_inputs), ("compile_error", _description(error))))
+        def write():
+            if self.backward:
+                # A backward graph's inputs (saved activations, gradients) are no tensors of the program's;
+                # a compile error depends on their metadata, not their values.
+                self.origin["notes"].append("inputs: made up from the fake inputs' shapes, strides and dtypes "
+                                            "(a backward graph's inputs are no tensors of the program's)")
+                return self._write(_made_up_inputs(fake_inputs), ("compile_error", _description(error)))
+            return self._write(_real_inputs(fake_inputs), ("compile_error", _description(error)))
+        _reported(self.name, write)
 
     def watching(self, compiled):
         """compiled, its first run watched; boxed, as compile_fx_inner's result: a list of inputs that it may clear."""
@@ -165,13 +173,32 @@ def _real_inputs(fake_inputs):
     return inputs
 
 
+def _made_up_inputs(fake_inputs):
+    """Seeded tensors with the fake inputs' shapes, strides, dtypes and devices."""
+    generator = torch.Generator().manual_seed(0)
+    inputs = []
+    for i, fake in enumerate(fake_inputs):
+        if not isinstance(fake, torch.Tensor):
+            raise CaptureError(f"input {i} is a {type(fake).__name__}, not a tensor (graph inputs must be tensors)")
+        size = max((n - 1) * s for n, s in zip(fake.shape, fake.stride())) + 1 if fake.numel() else 0
+        size += fake.storage_offset()
+        if fake.dtype.is_floating_point or fake.dtype.is_complex:
+            flat = torch.randn(size, generator=generator).to(fake.dtype)
+        elif fake.dtype == torch.bool:
+            flat = torch.randint(0, 2, (size,), generator=generator).bool()
+        else:
+            flat = torch.randint(0, 8, (size,), generator=generator).to(fake.dtype)
+        inputs.append(flat.to(fake.device).as_strided(fake.shape, fake.stride(), fake.storage_offset()))
+    return inputs
+
+
 def _record_failure(graph, kind, error):
     graph.record_failure(kind, _description(error))
 
 
 def _description(error):
     """"Type: message", the message's first line as the worker's verdict has it."""
-    exception_type, message, _ = exception_verdict.describe_exception(error)
+    exception_type, message, _, _ = exception_verdict.describe_exception(error)
     return f"{exception_type}: {message.splitlines()[0]}"
 
 

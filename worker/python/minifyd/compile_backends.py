@@ -1,7 +1,8 @@
 # The torch.compile backends the Python worker serves, compiled the way after_aot compiles the graph
-# it dumped: the graph after AOT autograd, forward only, on real inputs. Inductor through
-# compile_fx_inner (run with the boxed calling convention, a list of inputs), the AOT backends
-# through Dynamo's registry. --backend-opt KEY=VALUE pairs become config patches.
+# it dumped: the graph after AOT autograd, on real inputs. Inductor through compile_fx_inner (run
+# with the boxed calling convention, a list of inputs), or, for a graph that has not been through AOT
+# autograd (ENTRY_OPTION), through compile_fx as torch.compile compiles it; the AOT backends through
+# Dynamo's registry. Other --backend-opt KEY=VALUE pairs become config patches.
 import ast
 import contextlib
 import difflib
@@ -13,6 +14,16 @@ BACKENDS = ("inductor", "aot_eager", "aot_eager_decomp_partition")
 CONFIG_MODULES = {"torch._inductor.config.": "torch._inductor.config",
                   "torch._dynamo.config.": "torch._dynamo.config",
                   "torch._functorch.config.": "torch._functorch.config"}
+
+
+# The backend option that says which of Inductor's entry points compiles the graph: compile_fx_inner
+# (the default) for a graph after AOT autograd (after_aot's dump, a capture, export_fx.py --aot), as
+# after_aot's repro compiles it; compile_fx for an aten graph before it (export_fx.py without --aot,
+# which records this option in the graph's origin.json), as torch.compile does: AOT autograd with
+# Inductor's decompositions and its joint-graph passes first, so the inner compiler is never handed
+# operators it expects decomposed.
+ENTRY_OPTION = "minifyd.inductor_entry"
+ENTRIES = ("compile_fx_inner", "compile_fx")
 
 
 class OptionError(Exception):
@@ -50,6 +61,8 @@ def config_patches(options):
     """{config module: {key: typed value}} for the --backend-opt pairs; OptionError for an unknown key."""
     patches = {}
     for key, text in sorted(options.items()):
+        if key == ENTRY_OPTION:
+            continue
         module_name, name = "torch._inductor.config", key
         for prefix, module in CONFIG_MODULES.items():
             if key.startswith(prefix):
@@ -87,13 +100,42 @@ def _traced_for_inputs(gm, inputs):
     return traced, [node.meta["val"] for node in traced.graph.nodes if node.op == "placeholder"]
 
 
-def compile_graph(backend, gm, inputs):
-    """The compiled graph as a function of a list of inputs (which it may consume)."""
+def _returning_tuple(gm):
+    """Whether gm returned a bare value that it now returns as a 1-tuple. Inductor's inner compiler takes
+    only graphs that return a tuple or list, which every graph after AOT autograd does; compile_fx wraps
+    any other graph's output so (make_graph_return_tuple) before it gets there, and so does the worker,
+    so that a graph exported without --aot fails only where torch.compile would."""
+    from torch._inductor.compile_fx import graph_returns_tuple
+    if graph_returns_tuple(gm):
+        return False
+    output = next(node for node in reversed(gm.graph.nodes) if node.op == "output")
+    output.args = ((output.args[0],),)
+    gm.recompile()
+    return True
+
+
+def inductor_entry(options):
+    """The entry point the backend options name (ENTRY_OPTION); OptionError for another value."""
+    entry = options.get(ENTRY_OPTION, ENTRIES[0])
+    if entry not in ENTRIES:
+        raise OptionError(f"backend option {ENTRY_OPTION}={entry}: expected one of {', '.join(ENTRIES)}")
+    return entry
+
+
+def compile_graph(backend, gm, inputs, entry=ENTRIES[0]):
+    """The compiled graph as a function of a list of inputs (which it may consume); entry: Inductor's
+    entry point (inductor_entry)."""
     gm, inputs = _traced_for_inputs(gm, inputs)
+    if backend == "inductor" and entry == "compile_fx":
+        from torch._inductor.compile_fx import compile_fx
+        compiled = compile_fx(gm, inputs)
+        return lambda args: compiled(*args)
     if backend == "inductor":
         from torch._inductor.compile_fx import compile_fx_inner
-        compiled = compile_fx_inner(gm, inputs)
-        return compiled  # boxed: takes the list and may clear it
+        if _returning_tuple(gm):
+            compiled = compile_fx_inner(gm, inputs)
+            return lambda args: compiled(args)[0]
+        return compile_fx_inner(gm, inputs)  # boxed: takes the list and may clear it
     from torch._dynamo.backends.registry import lookup_backend
     compiled = lookup_backend(backend)(gm, inputs)
     return lambda args: compiled(*args)

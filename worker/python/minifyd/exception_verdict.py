@@ -1,8 +1,12 @@
-# An exception from compiling or running a candidate as the verdict's exception_type and message.
-# The message's first line is what the coordinator's failure signature keeps (numbers become N
-# there), so it is made stable here: the same compile error in two candidates must read the same,
-# though each was compiled from a generated file with its own hash-named path and line numbers.
+# An exception from compiling or running a candidate as the verdict's exception_type, message and
+# raising frame. The message's first line is what the coordinator's failure signature keeps (numbers
+# and generated names normalised there), so it is made stable here: the same compile error in two
+# candidates must read the same, though each was compiled from a generated file with its own
+# hash-named path and line numbers. The raising frame tells two bugs with one message apart.
+import linecache
+import os
 import re
+import sys
 
 # Wrappers that PyTorch versions put around the error a backend raised: their cause is the failure.
 WRAPPERS = ("BackendCompilerFailed", "InductorError", "LoweringException")
@@ -21,6 +25,44 @@ def _unwrap(error):
             break
         error = inner
     return error
+
+
+def _library_roots():
+    """The directories installed packages live in (site-packages, dist-packages, the standard library's
+    lib-dynload excepted), longest first: a frame's file under one is a library's own code."""
+    roots = {os.path.realpath(entry) for entry in sys.path
+             if entry and os.path.basename(entry) in ("site-packages", "dist-packages")}
+    return sorted(roots, key=len, reverse=True)
+
+
+def raising_frame(error):
+    """'torch/_inductor/loop_body.py:get_read_expr': the innermost frame of error's traceback in an
+    installed library's own code (the compiler), or "" when none is. Generated code (Inductor's
+    wrapper modules, in its cache directory) and the worker's own frames are not a library's."""
+    roots = _library_roots()
+    found = ""
+    traceback = error.__traceback__
+    while traceback is not None:
+        code = traceback.tb_frame.f_code
+        path = os.path.realpath(code.co_filename)
+        for root in roots:
+            if path.startswith(root + os.sep):
+                found = f"{os.path.relpath(path, root)}:{code.co_name}"
+                break
+        traceback = traceback.tb_next
+    return found
+
+
+def _assert_statement(error):
+    """The source line of the assert that raised error, for an AssertionError without a message, as
+    Inductor's ir.py asserts are: the assert is what names the failure."""
+    traceback = error.__traceback__
+    if traceback is None:
+        return ""
+    while traceback.tb_next is not None:
+        traceback = traceback.tb_next
+    line = linecache.getline(traceback.tb_frame.f_code.co_filename, traceback.tb_lineno).strip()
+    return line if line.startswith("assert") else ""
 
 
 def type_name(error):
@@ -47,11 +89,14 @@ def summary_line(message):
 
 
 def describe_exception(error):
-    """(exception_type, message, is_cuda_error) of an exception raised by a backend or a run."""
+    """(exception_type, message, raised_at, is_cuda_error) of an exception raised by a backend or a run;
+    raised_at is raising_frame's."""
     error = _unwrap(error)
     text = str(error)
+    if not text.strip() and isinstance(error, AssertionError):
+        text = _assert_statement(error)
     summary = summary_line(text) or type_name(error)
     detail = text if len(text) <= MAX_DETAIL else text[:MAX_DETAIL] + "\n[...]"
     message = summary if detail.strip() == summary else f"{summary}\n{detail}"
     is_cuda = "CUDA error" in text or type(error).__name__ in ("AcceleratorError", "CudaError")
-    return type_name(error), message, is_cuda
+    return type_name(error), message, raising_frame(error), is_cuda

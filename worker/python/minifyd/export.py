@@ -9,7 +9,9 @@ import sys
 import torch
 from torch.fx.experimental.proxy_tensor import make_fx
 
+from minifyd import compile_backends
 from minifyd import graph_format as gf
+from minifyd import origin as origin_file
 
 
 def is_aten_graph(obj):
@@ -102,30 +104,35 @@ def export(target, example_inputs, out_dir):
     return doc
 
 
-def aot_graphs(fn, example_inputs):
-    """[(GraphModule, real inputs)] of each forward graph that AOT autograd hands torch.compile's backend
-    when fn runs compiled on example_inputs: the graph after_aot dumps and Inductor compiles (PyTorch
-    2.x), its inputs (parameters lifted among them) as they arrive at run time."""
+def export_aot(fn, example_inputs, out_dir):
+    """Exports the first forward graph that torch.compile's Inductor hands its inner compiler when fn runs
+    compiled on example_inputs (PyTorch 2.x), as export() does, and returns its document, or None when
+    nothing was compiled. It is the graph after_aot dumps and `minify capture` captures: AOT autograd as
+    compile_fx configures it (Inductor's decompositions, input mutations kept in the graph as copy_
+    into the input, aliasing of outputs handled, its joint-graph passes applied), parameters lifted
+    among its inputs, the inputs as they arrive at run time, written before the graph runs and may
+    update them. The graph is not compiled: each runs as the GraphModule it is, so a bug of Inductor's
+    cannot stop the export."""
     import torch._dynamo
-    from torch._dynamo.backends.common import aot_autograd
-    import torch._inductor.compile_fx  # noqa: F401  (registers the lowerings the decomposition table consults)
-    from torch._inductor.decomposition import select_decomp_table
+    from torch._inductor.compile_fx import compile_fx
 
-    captured = []
+    exported = []
 
-    def forward_compiler(gm, _fake_inputs):
-        def run(*args):
-            captured.append((gm, list(args)))
+    def inner_compile(gm, _fake_inputs, **_options):
+        def run(args):
+            if not exported:
+                exported.append(export(gm, list(args), out_dir))
             return gm(*args)
+        run._boxed_call = True
         return run
 
     torch._dynamo.reset()
-    with torch.no_grad():
-        # Inductor's decompositions, as compile_fx hands them to AOT autograd: the graph Inductor gets.
-        backend = aot_autograd(fw_compiler=forward_compiler, decompositions=select_decomp_table())
-        torch.compile(fn, backend=backend)(*example_inputs)
-    torch._dynamo.reset()
-    return captured
+    try:
+        with torch.no_grad():
+            torch.compile(fn, backend=functools.partial(compile_fx, inner_compile=inner_compile))(*example_inputs)
+    finally:
+        torch._dynamo.reset()
+    return exported[0] if exported else None
 
 
 def load_module_file(path):
@@ -151,12 +158,14 @@ def main():
     args = parser.parse_args()
     fn, example_inputs = load_module_file(args.module)()
     try:
-        if args.aot:
-            graphs = aot_graphs(fn, example_inputs)
-            if not graphs:
-                raise SystemExit(f"export_fx: torch.compile compiled no graph of {args.module}")
-            fn, example_inputs = graphs[0]
-        doc = export(fn, example_inputs, args.out)
+        doc = export_aot(fn, example_inputs, args.out) if args.aot else export(fn, example_inputs, args.out)
+        if doc is None:
+            raise SystemExit(f"export_fx: torch.compile compiled no graph of {args.module}")
+        if not args.aot and not is_aten_graph(fn):
+            # make_fx's trace has not been through AOT autograd: torch.compile's Inductor compiles it whole.
+            origin_file.write(args.out, {"source": "export_fx", "argv": list(sys.argv),
+                                         "backend_options": {compile_backends.ENTRY_OPTION: "compile_fx"},
+                                         "notes": []})
     except gf.FormatError as error:
         raise SystemExit(f"export_fx: {error}")
     nbytes = sum(s["nbytes"] for s in doc["storages"])

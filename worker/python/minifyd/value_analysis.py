@@ -57,8 +57,9 @@ def exposed_by_outputs(gm, names, tensor_valued):
     return torch.fx.GraphModule(gm, graph)
 
 
-def compiled_values(backend, gm, inputs, names, tensor_valued, synchronize):
-    """A function running the compiled graph once and returning {name: value}, and the exposure."""
+def compiled_values(backend, entry, gm, inputs, names, tensor_valued, synchronize):
+    """A function running the compiled graph once and returning {name: value}, and the exposure; entry:
+    Inductor's entry point (compile_backends.inductor_entry)."""
     if backend == "inductor":
         from torch._inductor.hooks import intermediate_hook
         # Read before compiling: Inductor rewrites the graph it compiles in place.
@@ -69,7 +70,7 @@ def compiled_values(backend, gm, inputs, names, tensor_valued, synchronize):
                  for node in gm.graph.nodes if node.name in names and node.users
                  and all(user.target is operator.getitem for user in node.users)}
         with torch._inductor.config.patch(generate_intermediate_hooks=True):
-            compiled = compile_backends.compile_graph(backend, gm, list(inputs))
+            compiled = compile_backends.compile_graph(backend, gm, list(inputs), entry)
 
         def run(fresh):
             found = {}
@@ -91,7 +92,7 @@ def compiled_values(backend, gm, inputs, names, tensor_valued, synchronize):
             return found
         return run, wp.EXPOSURE_HOOKS
     exposed = exposed_by_outputs(gm, names, tensor_valued)
-    compiled = compile_backends.compile_graph(backend, exposed, list(inputs))
+    compiled = compile_backends.compile_graph(backend, exposed, list(inputs), entry)
 
     def run(fresh):
         outputs = compiled(list(fresh))

@@ -5,14 +5,29 @@
 # process state; with a GPU (or --no-fork-server), in this process, which exits after every failing
 # verdict, saying so in it (worker_requests.py says why).
 import argparse
+import ctypes.util
 import json
 import os
+import signal
 import sys
 import time
 
 from minifyd.line_reader import read_lines, write_line
 
 MIN_TORCH = (2, 0)
+# glibc's own heap checks: its debugging malloc preloaded, checking every free(). A kernel that writes
+# past the end of a buffer it allocated (Inductor's outer-loop-fusion local buffers, pytorch/pytorch
+# #159154) corrupts the heap; what follows then depends on the heap's state: a segfault somewhere
+# later, an abort at exit, a deadlock in a crash handler that allocates, or nothing at all. With the
+# checks, the buffer's own free() finds the byte past its end overwritten and aborts ("free():
+# invalid pointer", SIGABRT) in the kernel's run, every time.
+HEAP_CHECK_LIBRARY = "c_malloc_debug"
+HEAP_CHECK_TUNABLE = "glibc.malloc.check=3"
+HEAP_CHECKED_VARIABLE = "MINIFYD_HEAP_CHECKED"
+# Signals whose handlers, where a library installed one, are put back to the default: UCX's (which
+# Debian's torch loads) prints a backtrace from its SIGSEGV handler, allocating on a heap that may be
+# the corrupted one, and deadlocks there; the default kills the process, which is the verdict.
+CRASH_SIGNALS = (signal.SIGSEGV, signal.SIGBUS, signal.SIGILL, signal.SIGFPE, signal.SIGABRT)
 
 
 def _torch_or_exit(python):
@@ -34,6 +49,22 @@ def _torch_or_exit(python):
         sys.exit(f"minify-worker.py: torch {torch.__version__} is too old; the torch.compile backends "
                  f"need PyTorch {MIN_TORCH[0]}.{MIN_TORCH[1]} or later")
     return torch
+
+
+def _with_heap_checks():
+    """Runs this python again with glibc's heap checks (HEAP_CHECK_LIBRARY preloaded, HEAP_CHECK_TUNABLE)
+    where the C library has them and they are not on yet; once they are, takes them out of the
+    environment, so the compilers and other programs it starts run without."""
+    if os.environ.pop(HEAP_CHECKED_VARIABLE, None) == "1":
+        os.environ.pop("LD_PRELOAD", None)
+        os.environ.pop("GLIBC_TUNABLES", None)
+        return
+    library = ctypes.util.find_library(HEAP_CHECK_LIBRARY)  # glibc 2.34 and later
+    if library is None or "LD_PRELOAD" in os.environ or "GLIBC_TUNABLES" in os.environ:
+        return
+    environment = dict(os.environ, LD_PRELOAD=library, GLIBC_TUNABLES=HEAP_CHECK_TUNABLE,
+                       **{HEAP_CHECKED_VARIABLE: "1"})
+    os.execve(sys.executable, sys.orig_argv, environment)
 
 
 def _devices(torch):
@@ -90,6 +121,8 @@ def main():
     parser.add_argument("--no-warm-up", action="store_true", help="skip compiling a tiny graph at start")
     args = parser.parse_args()
 
+    if not args.check:
+        _with_heap_checks()
     # The protocol gets a private descriptor; fd 1 becomes stderr, so nothing that generated code,
     # a compiler or PyTorch prints can corrupt it.
     protocol_fd = os.dup(1)
@@ -121,6 +154,8 @@ def main():
         compile_backends.warm_up("inductor", "cuda" if devices else "cpu")
     print(f"minify-worker.py: torch {torch.__version__}, warmed up in {time.perf_counter() - started:.2f} s",
           file=sys.stderr, flush=True)
+    for number in CRASH_SIGNALS:
+        signal.signal(number, signal.SIG_DFL)
 
     synchronize = torch.cuda.synchronize if devices else (lambda: None)
     handler = RequestHandler(synchronize, retire_after_failure=in_process)

@@ -127,11 +127,12 @@ def passed():
     return {"status": "pass"}
 
 
-def failed(kind, message="", *, exception_type="", signal="", node="", op="", stderr_tail="", accuracy=None):
+def failed(kind, message="", *, exception_type="", raised_at="", signal="", node="", op="", stderr_tail="",
+           accuracy=None):
     """A failing verdict; accuracy is (max_abs_error, max_rel_error, rmse_compiled, rmse_eager)."""
     verdict = {"status": "fail", "kind": kind}
-    for key, value in (("signal", signal), ("exception_type", exception_type), ("message", message),
-                       ("node", node), ("op", op), ("stderr_tail", stderr_tail)):
+    for key, value in (("signal", signal), ("exception_type", exception_type), ("raised_at", raised_at),
+                       ("message", message), ("node", node), ("op", op), ("stderr_tail", stderr_tail)):
         if value:
             verdict[key] = value
     if accuracy is not None:

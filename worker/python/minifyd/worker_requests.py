@@ -78,6 +78,7 @@ class RequestHandler:
         if refused:
             return refused
         patches = compile_backends.config_patches(request.backend_options)
+        entry = compile_backends.inductor_entry(request.backend_options)
         load = self._loader(request)
         gm, inputs = load()
         check_nan = request.nan_check and not any(repro_template._non_finite(t) for t in inputs)
@@ -85,7 +86,7 @@ class RequestHandler:
         with torch.no_grad(), compile_backends.patched_config(patches):
             started = time.perf_counter()
             try:
-                compiled = compile_backends.compile_graph(request.backend, gm, inputs)
+                compiled = compile_backends.compile_graph(request.backend, gm, inputs, entry)
             except Exception as error:  # noqa: BLE001  (a compile error is the candidate's verdict)
                 return self._reply(request.id, _exception_verdict(error), (time.perf_counter() - started) * 1e3, 0.0)
             compile_ms = (time.perf_counter() - started) * 1e3
@@ -167,6 +168,7 @@ class RequestHandler:
         if refused:
             return refused
         patches = compile_backends.config_patches(request.backend_options)
+        entry = compile_backends.inductor_entry(request.backend_options)
         load = self._loader(request)
         names = list(request.nodes)
         gm, _ = load()
@@ -188,7 +190,7 @@ class RequestHandler:
         with torch.no_grad(), compile_backends.patched_config(patches):
             started = time.perf_counter()
             try:
-                run, exposure = value_analysis.compiled_values(request.backend, gm, load()[1], set(names),
+                run, exposure = value_analysis.compiled_values(request.backend, entry, gm, load()[1], set(names),
                                                                tensor_valued, self.synchronize)
             except Exception as error:  # noqa: BLE001  (a compile error is the graph's verdict)
                 return failed(_exception_verdict(error), (time.perf_counter() - started) * 1e3)
@@ -221,10 +223,10 @@ class RequestHandler:
 
 
 def _exception_verdict(error):
-    exception_type, message, is_cuda = exception_verdict.describe_exception(error)
+    exception_type, message, raised_at, is_cuda = exception_verdict.describe_exception(error)
     if is_cuda:
         return wp.failed("cuda_error", message)
-    return wp.failed("exception", message, exception_type=exception_type)
+    return wp.failed("exception", message, exception_type=exception_type, raised_at=raised_at)
 
 
 def _eager_values(gm, inputs, found):
