@@ -93,6 +93,12 @@ def peer(python, work, model, bug, timeout):
     launcher = write_launcher(python, os.path.join(work, f"peer-{model}-{bug}"), MODELS[model], bug_option(model), bug)
     if launcher is None:
         return {"error": "the user's run wrote no minifier_launcher.py"}
+    return run_peer_launcher(python, launcher, timeout)
+
+
+def run_peer_launcher(python, launcher, timeout):
+    """PyTorch's minifier as its users run it, `python minifier_launcher.py` (isolated, its default): its
+    final nodes, queries, wall time and peak memory, from what it prints."""
     code, _, stderr, seconds, peak = timed([python, launcher], os.path.dirname(launcher), timeout=timeout)
     queries = re.findall(r"Made (\d+) queries", stderr)
     nodes = re.findall(r"Writing checkpoint with (\d+) nodes", stderr)

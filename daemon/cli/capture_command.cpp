@@ -29,6 +29,7 @@
 #include "daemon/cli/run_settings.h"
 #include "daemon/cli/search_spec_options.h"
 #include "daemon/pool/worker_program.h"
+#include "protocol/verdict.h"
 #include "daemon/run/checkpoint.h"
 #include "daemon/run/output_writer.h"
 
@@ -57,7 +58,7 @@ std::filesystem::path default_capture_dir() {
 }
 
 // This process's environment with the hook's variables set: PYTHONPATH led by the hook's directory.
-std::vector<std::string> hook_environment(const std::filesystem::path& capture_dir, bool accuracy) {
+std::vector<std::string> hook_environment(const std::filesystem::path& capture_dir, protocol::AccuracyMode accuracy) {
   std::vector<std::string> variables;
   std::string python_path = python_package_dir() + "/capture_site";
   for (char** entry = environ; *entry != nullptr; ++entry) {
@@ -72,7 +73,8 @@ std::vector<std::string> hook_environment(const std::filesystem::path& capture_d
   }
   variables.push_back("PYTHONPATH=" + python_path);
   variables.push_back("MINIFYD_CAPTURE_DIR=" + capture_dir.string());
-  if (accuracy) variables.push_back("MINIFYD_CAPTURE_ACCURACY=1");
+  if (accuracy != protocol::AccuracyMode::off)
+    variables.push_back(std::string("MINIFYD_CAPTURE_ACCURACY=") + protocol::to_string(accuracy));
   return variables;
 }
 
@@ -192,7 +194,9 @@ int capture(const CaptureOptions& options) {
     std::cerr << "minify capture: " << capture_dir.string() << " is not empty\n";
     return exit_usage;
   }
-  bool accuracy = options.search.evaluation.accuracy || options.search.evaluation.strict_accuracy;
+  protocol::AccuracyMode accuracy = options.search.evaluation.strict_accuracy ? protocol::AccuracyMode::strict_accuracy
+                                    : options.search.evaluation.accuracy      ? protocol::AccuracyMode::accuracy
+                                                                              : protocol::AccuracyMode::off;
   auto status = run_program(options.program, hook_environment(capture_dir, accuracy));
   if (!status) {
     std::cerr << "minify capture: " << status.error().message << "\n";

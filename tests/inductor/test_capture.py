@@ -32,7 +32,7 @@ def run_program(env, args, capture_dir=None, accuracy=False, extra=None):
         extra.update({"PYTHONPATH": os.pathsep.join(filter(None, [CAPTURE_SITE, os.environ.get("PYTHONPATH")])),
                       "MINIFYD_CAPTURE_DIR": capture_dir})
         if accuracy:
-            extra["MINIFYD_CAPTURE_ACCURACY"] = "1"
+            extra["MINIFYD_CAPTURE_ACCURACY"] = "accuracy"
     return subprocess.run([env.python, PROGRAM, *args], capture_output=True, text=True, timeout=600,
                           env={**os.environ, **extra})
 

@@ -8,15 +8,31 @@ import os
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-Case = collections.namedtuple("Case", "model kind graph exception_type raised_at max_ops ci")
+Case = collections.namedtuple("Case", "model kind check graph exception_type raised_at max_ops ci")
 # kind: the failure's kind in minify's verdicts: exception, crash (a signal) or accuracy.
+# check: minify's option for an accuracy bug (--accuracy; --strict-accuracy where an integer output is
+#   the wrong one, which --accuracy ignores), None for the others.
 # graph: which graph of the script's torch.compile run fails: forward or backward (a training step).
 # exception_type, raised_at: the exception's signature (failure_signature.h), for an exception.
-# ci: run by `ctest` on every build (README command B); the others with -DMINIFYD_REAL_BUGS_ALL=ON.
+# ci: the routes (test_real.py) that `ctest` runs on every build (README command B), chosen by cost so
+#   that CI stays under 50 minutes while covering every kind; the others run with -DMINIFYD_REAL_BUGS_ALL=ON.
+BOTH = ("capture", "launcher")
 CASES = {
-    "outer_loop_keyerror": Case("outer_loop_keyerror_188228.py", "exception", "forward", "KeyError",
-                                "torch/_inductor/loop_body.py:get_read_expr", 12, True),
-    "heap_overflow": Case("heap_overflow_local_buffer_159154.py", "crash", "forward", None, None, 20, True),
+    "outer_loop_keyerror": Case("outer_loop_keyerror_188228.py", "exception", None, "forward", "KeyError",
+                                "torch/_inductor/loop_body.py:get_read_expr", 12, BOTH),
+    "heap_overflow": Case("heap_overflow_local_buffer_159154.py", "crash", None, "forward", None, None, 20, BOTH),
+    "index_put_inplace": Case("index_put_repeated_inplace_138908.py", "accuracy", "--accuracy", "forward", None, None,
+                              12, ("capture",)),
+    "slice_scatter_backward": Case("b_slice_scatter_sum_bw.py", "accuracy", "--accuracy", "backward", None, None,
+                                   12, ("capture",)),
+    "argmin_transposed": Case("b_argmin_transposed.py", "accuracy", "--strict-accuracy", "forward", None, None, 12, ()),
+    "sin_atan_nan": Case("b_sin_atan_nan.py", "accuracy", "--accuracy", "forward", None, None, 12, ()),
+    "lppool_inf": Case("b_lppool_inf.py", "exception", None, "forward", "OverflowError",
+                       "torch/_inductor/lowering.py:pow", 12, ()),
+    "pdist_transposed": Case("b_pdist_transposed.py", "exception", None, "forward", "RuntimeError",
+                             "torch/__init__.py:_check_with", 12, ()),
+    "gumbel_scatter": Case("b_gumbel_scatter.py", "exception", None, "forward", "AttributeError",
+                           "torch/_inductor/codegen/cpp.py:try_loop_split", 12, ()),
 }
 # TORCHDYNAMO_REPRO_LEVEL for the script's run that writes minifier_launcher.py, as PyTorch's
 # test_minifier sets it: 2 dumps it when compiling or running raises, 3 before compiling (a run that

@@ -28,10 +28,6 @@ def fresh_dir(env, name):
     return path
 
 
-def check_string(case):
-    return ["--accuracy"] if case.kind == "accuracy" else []
-
-
 def check_minimized(env, case, out, signature):
     """out holds the minimized graph of case, which failed with `signature`; its repro.py fails under
     plain PyTorch."""
@@ -64,7 +60,7 @@ def capture(env, name):
     case = CASES[name]
     work = fresh_dir(env, f"{name}-capture")
     done = subprocess.run([env.minify, "capture", "--run", "--out", os.path.join(work, "captured"), "--python",
-                           env.python, *check_string(case), "--", env.python, model_path(case)],
+                           env.python, *([case.check] if case.check else []), "--", env.python, model_path(case)],
                           capture_output=True, text=True, timeout=1700, cwd=work)
     expect(done.returncode != 0, f"the script passes under the capture (exit 0):\n{done.stderr[-3000:]}")
     minimized = re.findall(r"minify capture: (\S+): minimized to (\d+) nodes in (\d+) queries, repro (\S+)", done.stderr)
@@ -86,7 +82,7 @@ def launcher(env, name):
     expect(len(launchers) == 1, f"the script's run wrote {len(launchers)} minifier_launcher.py")
     out = os.path.join(work, "minified")
     done = subprocess.run([env.minify, "run", launchers[0], "--out", out, "--backend", "inductor", "--python",
-                           env.python, *check_string(case), "--json"], capture_output=True, text=True, timeout=1700)
+                           env.python, *([case.check] if case.check else []), "--json"], capture_output=True, text=True, timeout=1700)
     expect(done.returncode == 0, f"minify run exits {done.returncode}: {done.stdout}\n{done.stderr[-3000:]}")
     summary = json.loads(done.stdout)
     check_minimized(env, case, out, summary["signature"])

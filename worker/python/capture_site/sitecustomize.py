@@ -19,7 +19,7 @@ def _install_capture(directory):
         from minifyd import capture
     finally:
         sys.path.remove(WORKER_PYTHON)
-    capture.install(directory, os.environ.get("MINIFYD_CAPTURE_ACCURACY") == "1")
+    capture.install(directory, os.environ.get("MINIFYD_CAPTURE_ACCURACY"))
 
 
 def _run_next_sitecustomize():

@@ -17,8 +17,9 @@ AUTOGRAD_CACHE_VARIABLE = "TORCHINDUCTOR_AUTOGRAD_CACHE"
 
 def install(directory, accuracy):
     """Captures the graphs Inductor compiles in this process into directory (an existing directory);
-    accuracy: also those whose outputs diverge from eager's. Called before torch._inductor.compile_fx is
-    imported (at the program's start)."""
+    accuracy ("accuracy" or "strict-accuracy", as `minify query` takes them; None: no check): also those
+    whose outputs diverge from eager's. Called before torch._inductor.compile_fx is imported (at the
+    program's start)."""
     os.environ[AUTOGRAD_CACHE_VARIABLE] = "0"
 
     def wrap_compiler(compile_fx):

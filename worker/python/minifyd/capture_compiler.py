@@ -39,6 +39,7 @@ class Capture:
     """Where this process's graphs go, and whether their outputs are checked against eager."""
 
     def __init__(self, directory, accuracy):
+        # accuracy: "accuracy" or "strict-accuracy" (`minify query`'s checks), or None for no check.
         self.directory, self.accuracy = directory, accuracy
         self._numbers = itertools.count(1)
 
@@ -106,6 +107,7 @@ class _Graph:
         if graph is None:
             return compiled(args)
         on_cuda = any(isinstance(arg, torch.Tensor) and arg.is_cuda for arg in args)
+        inputs = list(args)  # the compiled function clears the list it is given
         try:
             outputs = compiled(args)
             if on_cuda:
@@ -117,7 +119,7 @@ class _Graph:
         except BaseException:
             _reported(self.name, graph.discard)  # interrupted (KeyboardInterrupt, SystemExit): no failure of the graph
             raise
-        _reported(self.name, lambda: self._settle(graph, outputs))
+        _reported(self.name, lambda: self._settle(graph, outputs, inputs))
         return outputs
 
     def _write(self, inputs, failure=None):
@@ -125,12 +127,14 @@ class _Graph:
         self.gm = None  # written once: the graph's copy is not kept alive with the compiled function
         return graph
 
-    def _settle(self, graph, outputs):
-        """Records the accuracy failure, or removes a graph that ran well; also one the check could not judge,
-        so that no directory stands for a failure that did not happen."""
+    def _settle(self, graph, outputs, inputs):
+        """Records the accuracy failure (of the outputs, or of the inputs the run updated in place), or removes
+        a graph that ran well; also one the check could not judge, so that no directory stands for a failure
+        that did not happen."""
         found = None
         try:
-            found = self.capture.accuracy and _accuracy_failure(graph.path, outputs)
+            found = self.capture.accuracy and _accuracy_failure(graph.path, outputs, inputs,
+                                                                self.capture.accuracy == "strict-accuracy")
         finally:
             if found:
                 graph.record_failure("accuracy", f"AccuracyError: {found}")
@@ -202,9 +206,10 @@ def _description(error):
     return f"{exception_type}: {message.splitlines()[0]}"
 
 
-def _accuracy_failure(graph_dir, outputs):
-    """The worker's accuracy check (`minify query --accuracy`) of the compiled outputs against eager and
-    fp64 runs of the graph as it was written, its inputs read back from the store."""
+def _accuracy_failure(graph_dir, outputs, inputs, strict):
+    """The worker's accuracy check (`minify query --accuracy`, or `--strict-accuracy` where strict) of the
+    compiled outputs, and of the inputs the run updated, against eager and fp64 runs of the graph as it
+    was written, its inputs read back from the store."""
     # Its notes go to stderr: the program's stdout is the program's.
     with torch.no_grad(), contextlib.redirect_stdout(sys.stderr):
-        return repro_template._accuracy_failure(lambda: gf.load_graph(graph_dir), outputs, False)
+        return repro_template._accuracy_failure(lambda: gf.load_graph(graph_dir), outputs, strict, inputs)

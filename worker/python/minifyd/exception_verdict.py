@@ -19,8 +19,10 @@ MAX_DETAIL = 8192
 
 
 def _unwrap(error):
+    # PyTorch 2.6 raises LoweringException `from None` in the handler of the error it wraps: that error
+    # is its __context__.
     while type(error).__name__ in WRAPPERS:
-        inner = getattr(error, "inner_exception", None) or error.__cause__
+        inner = getattr(error, "inner_exception", None) or error.__cause__ or error.__context__
         if inner is None:
             break
         error = inner

@@ -124,13 +124,25 @@ def _fp64_graph(load):
 
 
 def _fp64_run(load):
-    """The graph's outputs computed in float64, or None when the graph cannot run that way."""
+    """(outputs, inputs after the run) of the graph computed in float64, or None when the graph cannot
+    run that way."""
     gm, inputs = _fp64_graph(load)
     try:
-        return gm(*inputs)
+        return gm(*inputs), inputs
     except Exception as error:  # noqa: BLE001  (as the worker: no fp64 reference, no verdict from it)
         print(f"fp64 reference failed: {type(error).__name__}: {error}")
         return None
+
+
+def _results(outputs, inputs):
+    """[(path, value)] of what a run of the graph leaves behind: its outputs, and with `inputs` (the
+    tensors it ran on) each of them after the run, since a graph may update an input in place (AOT
+    autograd keeps an input's mutation in the graph as a copy_ into it) and a wrong update is a wrong
+    result that no output shows."""
+    found = list(_leaves(outputs, "output"))
+    if inputs is not None:
+        found += [(f"input[{i}]", value) for i, value in enumerate(inputs)]
+    return found
 
 
 def _compare_leaf(ref, res, reference, strict):
@@ -163,18 +175,22 @@ def _compare_leaf(ref, res, reference, strict):
             f"{rmse_eager} eager)"), max_abs, rmse_compiled, rmse_eager
 
 
-def _accuracy_failure(load, compiled, strict):
+def _accuracy_failure(load, compiled, strict, compiled_inputs=None):
     """The accuracy check's failure text, or None (the criterion is at ACCURACY_TOLERANCE). load()
-    gives a fresh (GraphModule, inputs) for the eager and the fp64 run."""
+    gives a fresh (GraphModule, inputs) for the eager and the fp64 run; compiled_inputs, when given,
+    are the inputs the compiled run ran on, compared after it as outputs are (_results)."""
     eager_gm, eager_inputs = load()
-    eager = list(_leaves(eager_gm(*eager_inputs), "output"))
-    results = list(_leaves(compiled, "output"))
+    eager_outputs = eager_gm(*eager_inputs)
+    with_inputs = compiled_inputs is not None
+    eager = _results(eager_outputs, eager_inputs if with_inputs else None)
+    results = _results(compiled, compiled_inputs)
     if len(eager) != len(results):
         return f"the compiled graph returns {len(results)} values, eager {len(eager)}"
-    fp64_outputs = _fp64_run(load)
-    if fp64_outputs is None and not strict:
+    fp64_run = _fp64_run(load)
+    if fp64_run is None and not strict:
         return None
-    fp64 = [value for _, value in _leaves(fp64_outputs, "output")] if fp64_outputs is not None else None
+    fp64 = ([value for _, value in _results(fp64_run[0], fp64_run[1] if with_inputs else None)]
+            if fp64_run is not None else None)
     for i, ((path, ref), (_, res)) in enumerate(zip(eager, results)):
         found = _compare_leaf(ref, res, fp64[i] if fp64 is not None else None, strict)[0]
         if found:

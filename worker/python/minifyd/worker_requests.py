@@ -98,14 +98,14 @@ class RequestHandler:
                 return self._reply(request.id, _exception_verdict(error), compile_ms,
                                    (time.perf_counter() - started) * 1e3)
             run_ms = (time.perf_counter() - started) * 1e3
-            verdict = self._judge(request, load, outputs, check_nan)
+            verdict = self._judge(request, load, outputs, inputs, check_nan)
         return self._reply(request.id, verdict, compile_ms, run_ms)
 
     def _reply(self, request_id, verdict, compile_ms, run_ms):
         retiring = self.retire_after_failure and verdict["status"] == "fail"
         return wp.verdict_line(request_id, verdict, compile_ms, run_ms, retiring)
 
-    def _judge(self, request, load, outputs, check_nan):
+    def _judge(self, request, load, outputs, inputs, check_nan):
         if check_nan:
             found = repro_template._nan_failure(outputs)
             if found:
@@ -114,7 +114,7 @@ class RequestHandler:
             return wp.passed()
         # A candidate whose eager reference itself fails is not the accuracy bug being minimised.
         try:
-            found = repro_template._accuracy_failure(load, outputs, request.accuracy == "strict-accuracy")
+            found = repro_template._accuracy_failure(load, outputs, request.accuracy == "strict-accuracy", inputs)
             self.synchronize()
         except Exception as error:  # noqa: BLE001
             verdict = _exception_verdict(error)

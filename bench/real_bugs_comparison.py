@@ -1,0 +1,80 @@
+# minify run against PyTorch's own minifier on the real Inductor bugs of tests/real/cases.py, side by
+# side in one run (docs/benchmarks.md, "Real bugs"). For each case, both sides start from the same
+# file: the minifier_launcher.py PyTorch writes when the case's user script runs under
+# TORCHDYNAMO_REPRO_AFTER=aot (at the case's repro level). The peer runs it as its users do,
+# `python minifier_launcher.py` (isolated, one fresh python per query); ours is
+# `minify run minifier_launcher.py --backend inductor` (with --accuracy for an accuracy bug). Each
+# side's final nodes (placeholders and output included, as PyTorch counts them), queries, wall time
+# and peak memory (the largest process of its tree).
+#   /usr/bin/python3 bench/real_bugs_comparison.py --minify build/daemon/minify \
+#       --python "$(scripts/torch2_env.sh)" --work /tmp/real-bench [--cases outer_loop_keyerror,...]
+import argparse
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "real"))
+from cases import CASES, REPRO_LEVEL, model_path  # noqa: E402
+from inductor_minifier_comparison import run_peer_launcher, timed  # noqa: E402
+
+
+def write_launcher(python, run_dir, case):
+    """The minifier_launcher.py PyTorch writes for the case's script, in a fresh run_dir; None if none."""
+    shutil.rmtree(run_dir, ignore_errors=True)
+    os.makedirs(run_dir)
+    subprocess.run([python, model_path(case)], cwd=run_dir, capture_output=True,
+                   env={**os.environ, "TORCHDYNAMO_REPRO_AFTER": "aot", "TORCHDYNAMO_REPRO_LEVEL": REPRO_LEVEL[case.kind]})
+    launchers = glob.glob(os.path.join(run_dir, "torch_compile_debug", "run_*", "minifier", "minifier_launcher.py"))
+    return launchers[0] if len(launchers) == 1 else None
+
+
+def ours(minify, python, work, name, case, launcher):
+    out = os.path.join(work, f"ours-{name}")
+    shutil.rmtree(out, ignore_errors=True)
+    command = [minify, "run", launcher, "--out", out, "--backend", "inductor", "--python", python, "--json"]
+    if case.kind == "accuracy":
+        command.append("--accuracy")
+    code, stdout, stderr, seconds, peak = timed(command, work)
+    summary = json.loads(stdout) if stdout.strip() else {}
+    return {"exit": code, "queries": summary.get("queries"), "start_nodes": summary.get("start_nodes"),
+            "final_nodes": summary.get("nodes"), "seconds": round(seconds, 1), "peak_mib": round(peak),
+            "timeouts": summary.get("timeouts"), "failure": summary.get("failure", stderr[-300:])}
+
+
+def main():
+    parser = argparse.ArgumentParser(description="minify run against PyTorch's own minifier on real Inductor bugs")
+    parser.add_argument("--minify", required=True, help="our minify binary")
+    parser.add_argument("--python", required=True, help="the PyTorch 2.x python both sides use")
+    parser.add_argument("--work", required=True)
+    parser.add_argument("--cases", default=",".join(CASES))
+    parser.add_argument("--peer-timeout", type=float, default=1800, help="stop the peer's minifier after this many seconds")
+    parser.add_argument("--sides", default="ours,peer", help="which sides to run, of ours and peer")
+    args = parser.parse_args()
+    minify = os.path.abspath(args.minify)
+    os.makedirs(args.work, exist_ok=True)
+    rows = []
+    for name in args.cases.split(","):
+        case = CASES[name]
+        row = {"case": name, "kind": case.kind, "graph": case.graph}
+        for side in args.sides.split(","):
+            # Each side gets a launcher of its own: the peer writes its checkpoints beside it.
+            launcher = write_launcher(args.python, os.path.join(args.work, f"{side}-{name}-run"), case)
+            if launcher is None:
+                row[side] = {"error": "the script's run wrote no single minifier_launcher.py"}
+            elif side == "ours":
+                row[side] = ours(minify, args.python, args.work, name, case, launcher)
+            else:
+                row[side] = run_peer_launcher(args.python, launcher, args.peer_timeout)
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    with open(os.path.join(args.work, "results.json"), "w") as f:
+        json.dump(rows, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
