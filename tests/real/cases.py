@@ -33,6 +33,11 @@ CASES = {
                              "torch/__init__.py:_check_with", 12, ()),
     "gumbel_scatter": Case("b_gumbel_scatter.py", "exception", None, "forward", "AttributeError",
                            "torch/_inductor/codegen/cpp.py:try_loop_split", 12, ()),
+    "ir_assert_simplify": Case("ir_assert_simplify_181624.py", "exception", None, "forward", "AssertionError",
+                               "torch/_inductor/ir.py:simplify_and_reorder", 12, ()),
+    "fractional_maxpool_unbatched": Case("fractional_maxpool_unbatched_156682.py", "exception", None, "forward",
+                                         "AssertionError", "torch/_inductor/ir.py:indexer", 12, ()),
+    "int64_shift": Case("int64_shift_wrap_143566.py", "accuracy", "--accuracy", "forward", None, None, 12, ()),
 }
 # TORCHDYNAMO_REPRO_LEVEL for the script's run that writes minifier_launcher.py, as PyTorch's
 # test_minifier sets it: 2 dumps it when compiling or running raises, 3 before compiling (a run that

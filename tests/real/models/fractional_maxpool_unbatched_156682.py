@@ -14,7 +14,7 @@
 #   with nn.FractionalMaxPool2d in the middle; an MLP head after it.
 # Inductor config: torch._inductor.config.fallback_random = True (as in the report) so that compiled and
 #   eager draw the same pooling samples and can be compared when the bug is disabled; the bug does not need it.
-# Forward graph handed to Inductor: NNN call_function nodes (one graph).
+# Forward graph handed to Inductor: 162 call_function nodes (one graph).
 # Set REALBUG_DISABLE=1 to pool a batched view (x[None] ... [0]) instead: then it compiles and matches eager.
 import os
 
