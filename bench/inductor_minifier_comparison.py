@@ -111,6 +111,21 @@ def run_peer_launcher(python, launcher, timeout):
     return row
 
 
+def minify_run_row(command, cwd):
+    """`minify run ... --json` timed: its exit, queries, nodes at start and end, wall time, peak memory,
+    timeouts and failure."""
+    code, stdout, stderr, seconds, peak = timed(command, cwd)
+    summary = json.loads(stdout) if stdout.strip() else {}
+    return {"exit": code, "queries": summary.get("queries"), "start_nodes": summary.get("start_nodes"),
+            "final_nodes": summary.get("nodes"), "seconds": round(seconds, 1), "peak_mib": round(peak),
+            "timeouts": summary.get("timeouts"), "failure": summary.get("failure", stderr[-300:])}
+
+
+def write_results(work, rows):
+    with open(os.path.join(work, "results.json"), "w") as f:
+        json.dump(rows, f, indent=1)
+
+
 def ours(minify, python, work, model, bug, gpu_workers, analyze_first=False):
     graph = os.path.join(work, f"graph-{model}")
     if not os.path.isfile(os.path.join(graph, "graph.json")):
@@ -126,11 +141,7 @@ def ours(minify, python, work, model, bug, gpu_workers, analyze_first=False):
         command.append("--accuracy")
     if analyze_first:
         command.append("--analyze-first")
-    code, stdout, stderr, seconds, peak = timed(command, work)
-    summary = json.loads(stdout) if stdout.strip() else {}
-    row = {"exit": code, "queries": summary.get("queries"), "start_nodes": summary.get("start_nodes"),
-           "final_nodes": summary.get("nodes"), "seconds": round(seconds, 1), "peak_mib": round(peak),
-           "failure": summary.get("failure", stderr[-300:])}
+    row = minify_run_row(command, work)
     if analyze_first and os.path.isfile(os.path.join(out, "checkpoint.json")):
         with open(os.path.join(out, "checkpoint.json")) as f:
             checkpoint = json.load(f)
@@ -171,8 +182,7 @@ def main():
             row["peer"] = peer(args.python, args.work, model, bug, args.peer_timeout)
         rows.append(row)
         print(json.dumps(row), flush=True)
-    with open(os.path.join(args.work, "results.json"), "w") as f:
-        json.dump(rows, f, indent=1)
+    write_results(args.work, rows)
     return 0
 
 

@@ -19,7 +19,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "real"))
 from cases import CASES, REPRO_LEVEL, model_path  # noqa: E402
-from inductor_minifier_comparison import run_peer_launcher, timed  # noqa: E402
+from inductor_minifier_comparison import minify_run_row, run_peer_launcher, write_results  # noqa: E402
 
 
 def write_launcher(python, run_dir, case):
@@ -36,13 +36,9 @@ def ours(minify, python, work, name, case, launcher):
     out = os.path.join(work, f"ours-{name}")
     shutil.rmtree(out, ignore_errors=True)
     command = [minify, "run", launcher, "--out", out, "--backend", "inductor", "--python", python, "--json"]
-    if case.kind == "accuracy":
-        command.append("--accuracy")
-    code, stdout, stderr, seconds, peak = timed(command, work)
-    summary = json.loads(stdout) if stdout.strip() else {}
-    return {"exit": code, "queries": summary.get("queries"), "start_nodes": summary.get("start_nodes"),
-            "final_nodes": summary.get("nodes"), "seconds": round(seconds, 1), "peak_mib": round(peak),
-            "timeouts": summary.get("timeouts"), "failure": summary.get("failure", stderr[-300:])}
+    if case.check:
+        command.append(case.check)
+    return minify_run_row(command, work)
 
 
 def main():
@@ -71,8 +67,7 @@ def main():
                 row[side] = run_peer_launcher(args.python, launcher, args.peer_timeout)
         rows.append(row)
         print(json.dumps(row), flush=True)
-    with open(os.path.join(args.work, "results.json"), "w") as f:
-        json.dump(rows, f, indent=1)
+    write_results(args.work, rows)
     return 0
 
 

@@ -15,6 +15,7 @@ MODELS = {"chain": os.path.join(HERE, "models", "chain200.py"),
           "chain_no_relu": os.path.join(HERE, "models", "chain200_no_relu.py"),
           "slippage": os.path.join(HERE, "models", "slippage.py"),
           "chain_cuda": os.path.join(HERE, "models", "chain200_cuda.py"),
+          "mlp_bare_output": os.path.join(HERE, "models", "mlp_bare_output.py"),
           "resnet18": os.path.join(ROOT, "scripts", "examples", "resnet18.py")}
 BUG = "cpp.inject_relu_bug_TESTING_ONLY"
 # What each injected bug looks like to the search: (verdict kind, what identifies it).
@@ -36,11 +37,13 @@ class Env:
     def __init__(self, args):
         self.minify, self.minifyd, self.python, self.work = args.minify, args.minifyd, args.python, args.work
 
-    def export(self, model):
-        out = os.path.join(self.work, model)
+    def export(self, model, aot=True):
+        """The model's graph directory: the graph AOT autograd hands Inductor, or make_fx's trace."""
+        out = os.path.join(self.work, model if aot else f"{model}-make_fx")
         if not os.path.isfile(os.path.join(out, "graph.json")):
             done = subprocess.run([self.python, os.path.join(ROOT, "scripts", "export_fx.py"), MODELS[model],
-                                   "--aot", "--out", out], capture_output=True, text=True, timeout=600)
+                                   *(["--aot"] if aot else []), "--out", out], capture_output=True, text=True,
+                                  timeout=600)
             expect(done.returncode == 0, f"export of {model} failed:\n{done.stdout}{done.stderr[-3000:]}")
         return out
 

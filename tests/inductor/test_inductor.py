@@ -46,6 +46,23 @@ def control(env):
            f"a relu-free graph: exit {code}, {summary}\n{stderr[-2000:]}")
 
 
+def plain_export(env):
+    """A graph exported without --aot, of a module whose torch.compile passes, does not fail: it is
+    compiled whole, as torch.compile compiles it; Inductor's inner compiler alone, which after_aot's
+    graphs get, refuses it, a failure of the calling convention and no bug of PyTorch's."""
+    graph, out = env.export("mlp_bare_output", aot=False), os.path.join(env.work, "plain-export-out")
+    with open(os.path.join(graph, "origin.json")) as f:
+        origin = json.load(f)
+    expect(origin["backend_options"] == {"minifyd.inductor_entry": "compile_fx"}, f"origin.json: {origin}")
+    shutil.rmtree(out, ignore_errors=True)
+    code, summary, stderr = env.minify_cmd("run", graph, "--out", out, "--backend", "inductor")
+    expect(code == EXIT_DOES_NOT_FAIL and summary["status"] == "does_not_fail",
+           f"minify run on a graph torch.compile compiles: exit {code}, {summary}\n{stderr[-2000:]}")
+    code, result, _ = env.minify_cmd("query", graph, "--backend", "inductor",
+                                     "--backend-opt", "minifyd.inductor_entry=compile_fx_inner")
+    expect(code == EXIT_FAILS, f"Inductor's inner compiler took make_fx's trace: exit {code}, {result}")
+
+
 def slippage(env):
     graph, out = env.export("slippage"), os.path.join(env.work, "slippage-out")
     shutil.rmtree(out, ignore_errors=True)
@@ -176,8 +193,8 @@ def analyze_resnet18(env):
           f"{len(analysis['nodes'])} nodes measured in place")
 
 
-SCENARIOS = {"query_clean": query_clean, "control": control, "slippage": slippage, "bad_input": bad_input,
-             "daemon": daemon, "analyze_resnet18": analyze_resnet18}
+SCENARIOS = {"query_clean": query_clean, "control": control, "plain_export": plain_export, "slippage": slippage,
+             "bad_input": bad_input, "daemon": daemon, "analyze_resnet18": analyze_resnet18}
 # resnet18's three bugs run from the minifier_launcher.py PyTorch writes for them (test_import.py):
 # the same graph, the one Inductor compiles, exported by PyTorch itself.
 for _bug in EXPECTED:
