@@ -116,7 +116,11 @@ std::string describe(const Verdict& verdict) {
   std::string text = std::string("fail: ") + to_string(verdict.kind);
   switch (verdict.kind) {
     case FailureKind::crash: text += " (" + (verdict.signal.empty() ? verdict.message : verdict.signal) + ")"; break;
-    case FailureKind::exception: text += " " + verdict.exception_type + ": " + verdict.message; break;
+    case FailureKind::exception:
+      text += " " + verdict.exception_type;
+      if (!verdict.raised_at.empty()) text += " raised at " + verdict.raised_at;
+      text += ": " + verdict.message;
+      break;
     case FailureKind::accuracy:
       if (verdict.accuracy)
         text += " (max abs error " + std::to_string(verdict.accuracy->max_abs_error) + ", rmse compiled " +

@@ -67,7 +67,8 @@ Expected<Verdict> decode_verdict(const nlohmann::json& json);
 // The same, as a member of a message listed with json_fields.h.
 Expected<void> decode(const JsonView& view, Verdict& verdict);
 
-// One line for humans: "pass", "fail: crash (SIGSEGV)", "fail: exception c10::Error: ...".
+// One line for humans: "pass", "fail: crash (SIGSEGV)", "fail: exception c10::Error: ...",
+// "fail: exception KeyError raised at torch/_inductor/loop_body.py:get_read_expr: 'buf10'".
 std::string describe(const Verdict& verdict);
 
 }  // namespace minifyd::protocol

@@ -99,6 +99,23 @@ TEST_CASE("a nan verdict round-trips and describes the output holding NaN", "[wo
   CHECK(parse_failure_kind("nan") == FailureKind::nan);
 }
 
+TEST_CASE("an exception verdict round-trips with the frame that raised it", "[worker_messages]") {
+  Verdict verdict;
+  verdict.pass = false;
+  verdict.kind = FailureKind::exception;
+  verdict.exception_type = "KeyError";
+  verdict.raised_at = "torch/_inductor/loop_body.py:get_read_expr";
+  verdict.message = "'buf10'";
+  CHECK(encode(verdict) == json{{"status", "fail"}, {"kind", "exception"}, {"exception_type", "KeyError"},
+                                {"raised_at", verdict.raised_at}, {"message", "'buf10'"}});
+  auto decoded = decode_verdict(encode(verdict));
+  REQUIRE(decoded.has_value());
+  CHECK(decoded->raised_at == verdict.raised_at);
+  CHECK(describe(*decoded) == "fail: exception KeyError raised at torch/_inductor/loop_body.py:get_read_expr: 'buf10'");
+  verdict.raised_at.clear();
+  CHECK(describe(verdict) == "fail: exception KeyError: 'buf10'");
+}
+
 TEST_CASE("a hello of another protocol version is refused before any work", "[worker_messages]") {
   WorkerHello hello;
   hello.pid = 42;

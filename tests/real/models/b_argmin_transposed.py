@@ -14,31 +14,18 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from user_model import ResConvBlock, check_compiled
+
 B, C, H, W, NCLS = 6, 8, 12, 12, 10
-
-
-class ConvBlock(nn.Module):
-    def __init__(self, cin, cout):
-        super().__init__()
-        self.conv1 = nn.Conv2d(cin, cout, 3, padding=1)
-        self.bn1 = nn.BatchNorm2d(cout)
-        self.conv2 = nn.Conv2d(cout, cout, 3, padding=1)
-        self.bn2 = nn.BatchNorm2d(cout)
-        self.skip = nn.Conv2d(cin, cout, 1) if cin != cout else nn.Identity()
-
-    def forward(self, x):
-        y = F.relu(self.bn1(self.conv1(x)))
-        y = self.bn2(self.conv2(y))
-        return F.relu(y + self.skip(x))
 
 
 class Classifier(nn.Module):
     def __init__(self, buggy=True):
         super().__init__()
         self.buggy = buggy
-        self.stem = ConvBlock(3, C)
-        self.b1 = ConvBlock(C, 2 * C)
-        self.b2 = ConvBlock(2 * C, 2 * C)
+        self.stem = ResConvBlock(3, C)
+        self.b1 = ResConvBlock(C, 2 * C)
+        self.b2 = ResConvBlock(2 * C, 2 * C)
         self.norm = nn.LayerNorm(2 * C)
         self.fc1 = nn.Linear(2 * C, 32)
         self.fc_mid = nn.Linear(32, 32)
@@ -66,21 +53,5 @@ def make(buggy=True):
     return model, [x]
 
 
-def main():
-    buggy = "--no-bug" not in sys.argv
-    model, (x,) = make(buggy)
-    with torch.no_grad():
-        ref_logits, ref_idx = model(x)
-        logits, idx = torch.compile(model)(x)
-    bad = []
-    if not torch.allclose(logits, ref_logits, rtol=1e-4, atol=1e-4):
-        bad.append(f"logits max abs diff {(logits - ref_logits).abs().max().item():.4g}")
-    if idx.item() != ref_idx.item():
-        bad.append(f"argmin index {idx.item()} vs eager {ref_idx.item()}")
-    if bad:
-        raise AssertionError("compiled differs from eager: " + "; ".join(bad))
-    print("OK: compiled matches eager")
-
-
 if __name__ == "__main__":
-    main()
+    check_compiled(*make("--no-bug" not in sys.argv), names=("logits", "argmin index"), rtol=1e-4)

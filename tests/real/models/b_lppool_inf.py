@@ -13,30 +13,19 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from user_model import ResConvBlock, check_compiled
+
 C = 16
-
-
-class ResConv1d(nn.Module):
-    def __init__(self, c):
-        super().__init__()
-        self.conv1 = nn.Conv1d(c, c, 3, padding=1)
-        self.bn1 = nn.BatchNorm1d(c)
-        self.conv2 = nn.Conv1d(c, c, 3, padding=1)
-        self.bn2 = nn.BatchNorm1d(c)
-
-    def forward(self, x):
-        y = F.relu(self.bn1(self.conv1(x)))
-        return F.relu(x + self.bn2(self.conv2(y)))
 
 
 class AudioNet(nn.Module):
     def __init__(self, buggy=True):
         super().__init__()
         self.stem = nn.Conv1d(1, C, 5, padding=2)
-        self.pre = nn.Sequential(ResConv1d(C), ResConv1d(C))
+        self.pre = nn.Sequential(ResConvBlock(C, C, dims=1), ResConvBlock(C, C, dims=1))
         # L-infinity pooling over time (the bug); the control uses L-4 pooling
         self.pool = nn.LPPool1d(norm_type=float("inf") if buggy else 4.0, kernel_size=2, stride=2)
-        self.post = nn.Sequential(ResConv1d(C), ResConv1d(C))
+        self.post = nn.Sequential(ResConvBlock(C, C, dims=1), ResConvBlock(C, C, dims=1))
         self.ln = nn.LayerNorm(C)
         self.fc1 = nn.Linear(C, 32)
         self.fc2 = nn.Linear(32, 6)
@@ -55,17 +44,5 @@ def make(buggy=True):
     return model, [x]
 
 
-def main():
-    buggy = "--no-bug" not in sys.argv
-    model, (x,) = make(buggy)
-    with torch.no_grad():
-        ref = model(x)
-        out = torch.compile(model)(x)      # raises under torch 2.6 when buggy
-    if not torch.allclose(out, ref, rtol=1e-4, atol=1e-4):
-        raise AssertionError(
-            f"compiled differs from eager: output max abs diff {(out - ref).abs().max().item():.4g}")
-    print("OK: compiled matches eager")
-
-
 if __name__ == "__main__":
-    main()
+    check_compiled(*make("--no-bug" not in sys.argv), rtol=1e-4)

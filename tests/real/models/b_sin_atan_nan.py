@@ -14,20 +14,10 @@
 import sys
 import torch
 import torch.nn as nn
-import torch.nn.functional as F
+
+from user_model import ResidualMLP, check_compiled
 
 D = 32
-
-
-class MLPBlock(nn.Module):
-    def __init__(self, d):
-        super().__init__()
-        self.ln = nn.LayerNorm(d)
-        self.fc1 = nn.Linear(d, 2 * d)
-        self.fc2 = nn.Linear(2 * d, d)
-
-    def forward(self, x):
-        return x + self.fc2(F.gelu(self.fc1(self.ln(x))))
 
 
 class PhaseGate(nn.Module):
@@ -52,9 +42,9 @@ class Net(nn.Module):
     def __init__(self, buggy=True):
         super().__init__()
         self.inp = nn.Linear(16, D)
-        self.pre = nn.Sequential(MLPBlock(D), MLPBlock(D), MLPBlock(D))
+        self.pre = nn.Sequential(ResidualMLP(D), ResidualMLP(D), ResidualMLP(D))
         self.gate = PhaseGate(D, buggy)
-        self.post = nn.Sequential(MLPBlock(D), MLPBlock(D), MLPBlock(D))
+        self.post = nn.Sequential(ResidualMLP(D), ResidualMLP(D), ResidualMLP(D))
         self.out = nn.Sequential(nn.LayerNorm(D), nn.Linear(D, D), nn.GELU(), nn.Linear(D, 8))
 
     def forward(self, x):
@@ -68,17 +58,5 @@ def make(buggy=True):
     return model, [x]
 
 
-def main():
-    buggy = "--no-bug" not in sys.argv
-    model, (x,) = make(buggy)
-    with torch.no_grad():
-        ref = model(x)
-        out = torch.compile(model)(x)
-    if not torch.allclose(out, ref, rtol=1e-4, atol=1e-4, equal_nan=True):
-        raise AssertionError(
-            f"compiled differs from eager: output max abs diff {(out - ref).abs().max().item():.4g}")
-    print("OK: compiled matches eager")
-
-
 if __name__ == "__main__":
-    main()
+    check_compiled(*make("--no-bug" not in sys.argv), rtol=1e-4, equal_nan=True)
