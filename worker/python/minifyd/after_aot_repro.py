@@ -16,6 +16,17 @@ from minifyd import compile_backends
 from minifyd import graph_format as gf
 
 INPUTS_DIR = "repro_inputs"
+# What repro.py does before PyTorch's own text. PyTorch 2.6's generator imports only `inf`, while a
+# graph's code may use `nan` as FX's own globals provide it: without the import the repro would fail
+# with a NameError, not the bug. And a library torch loads may handle crash signals (UCX's handler,
+# in Debian's torch, prints a backtrace and deadlocks on a corrupted heap): as in the worker, the
+# defaults are put back, so a kernel that corrupts memory ends the process instead of hanging it.
+PRELUDE = """from math import inf, nan  # noqa: F401
+import signal
+import torch
+for _crash_signal in (signal.SIGSEGV, signal.SIGBUS, signal.SIGILL, signal.SIGFPE, signal.SIGABRT):
+    signal.signal(_crash_signal, signal.SIG_DFL)
+"""
 # The AOT backends have no after_aot command of their own, and Inductor's has none for a graph before
 # AOT autograd (compile_backends.ENTRY_OPTION): their repro compiles with Dynamo's backend, which for
 # inductor is compile_fx.
@@ -49,7 +60,7 @@ def write_repro(graph_dir, out_path, backend, options, accuracy):
     # 'symbolic' compiles the symbolic trace on the real inputs, which Inductor fails to lower (a
     # failure of the repro, not the graph's).
     save_graph_repro(text, gm, inputs, backend, save_dir=save_dir, accuracy=accuracy)
-    source = text.getvalue()
+    source = PRELUDE + text.getvalue()
     if backend != "inductor" or compile_backends.inductor_entry(options) == "compile_fx":
         source = source[:source.index("if __name__ == '__main__':")] + AOT_MAIN.format(save_dir=save_dir,
                                                                                         backend=backend)

@@ -11,6 +11,7 @@ import ast
 import importlib.util
 import inspect
 import json
+import math
 import os
 import sys
 import warnings
@@ -83,7 +84,10 @@ def _run_definitions(path, definitions, notes):
             notes.append(f"line {node.lineno}: `import {missing}` skipped: PyTorch {torch.__version__} has no such module")
         else:
             kept.append(node)
-    namespace = {"__name__": "minifyd_repro", "__file__": path}
+    # The names FX's generated code takes from its own globals (torch.fx.graph's custom builtins): a
+    # graph's code may use `nan` where PyTorch 2.6's repro writer imported only `inf` (a launcher whose
+    # graph holds a NaN constant fails under plain python with "name 'nan' is not defined").
+    namespace = {"__name__": "minifyd_repro", "__file__": path, "inf": math.inf, "nan": math.nan}
     before = _configs()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

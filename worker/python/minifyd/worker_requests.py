@@ -123,14 +123,16 @@ class RequestHandler:
 
     def propagate(self, request):
         gm, inputs = self._loader(request)()
-        # As the seeds' ConcreteProp: a value whose storage aliases one seen before (an input, a
-        # constant or an earlier value) is not stored, since feeding it as an independent input would
-        # break the aliasing the operators rely on (an analysis, which feeds each node alone, stores
-        # it anyway; and goes on with the values before a node that fails).
-        seen, values = set(), []
+        # Every tensor value is stored, as PyTorch's minifier keeps them by default (its ConcreteProp
+        # without offloading to disk), so the search can cut a graph below a view of an input. A value
+        # whose storage aliases one seen before (an input, a constant, an earlier value) is stored as
+        # it was when its node ran, an independent tensor: a later in-place update of that storage
+        # (an input's copy_) must not change it. An analysis, which feeds each node alone, stores the
+        # values themselves, and goes on with the values before a node that fails.
+        values = []
         found, eager_failure = [], None
         try:
-            _eager_values(gm, inputs, found)
+            _eager_values(gm, inputs, found, detach_aliases=not request.for_analysis)
         except Exception as error:  # noqa: BLE001
             if not request.for_analysis:
                 raise
@@ -143,10 +145,6 @@ class RequestHandler:
             for node, value in found:
                 if not isinstance(value, torch.Tensor) or value.layout != torch.strided:
                     continue
-                key = gf.storage_key(value)
-                if key in seen and not request.for_analysis:
-                    continue
-                seen.add(key)
                 if node.op != "call_function":
                     continue
                 try:
@@ -229,15 +227,22 @@ def _exception_verdict(error):
     return wp.failed("exception", message, exception_type=exception_type, raised_at=raised_at)
 
 
-def _eager_values(gm, inputs, found):
+def _eager_values(gm, inputs, found, detach_aliases):
     """Appends (node, value) for every node of an eager run, in order, to `found`, which keeps the
     values alive, so no storage address is reused while the caller compares them (and holds those
-    before a node that raised)."""
+    before a node that raised). With detach_aliases, a tensor whose storage an earlier node's value
+    (an input, a constant) holds is appended as a copy taken when its node ran."""
+    seen = set()
 
     class Recorder(torch.fx.Interpreter):
         def run_node(self, node):
             value = super().run_node(node)
-            found.append((node, value))
+            recorded = value
+            if detach_aliases and isinstance(value, torch.Tensor) and value.layout == torch.strided:
+                key = gf.storage_key(value)
+                recorded = value.clone() if key in seen else value
+                seen.add(key)
+            found.append((node, recorded))
             return value
 
     with torch.no_grad():
