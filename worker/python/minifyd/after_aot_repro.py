@@ -14,6 +14,7 @@ import torch
 
 from minifyd import compile_backends
 from minifyd import graph_format as gf
+from minifyd.worker_main import CRASH_SIGNALS
 
 INPUTS_DIR = "repro_inputs"
 # What repro.py does before PyTorch's own text. PyTorch 2.6's generator imports only `inf`, while a
@@ -21,10 +22,10 @@ INPUTS_DIR = "repro_inputs"
 # with a NameError, not the bug. And a library torch loads may handle crash signals (UCX's handler,
 # in Debian's torch, prints a backtrace and deadlocks on a corrupted heap): as in the worker, the
 # defaults are put back, so a kernel that corrupts memory ends the process instead of hanging it.
-PRELUDE = """from math import inf, nan  # noqa: F401
+PRELUDE = f"""from math import inf, nan  # noqa: F401
 import signal
 import torch
-for _crash_signal in (signal.SIGSEGV, signal.SIGBUS, signal.SIGILL, signal.SIGFPE, signal.SIGABRT):
+for _crash_signal in ({", ".join(f"signal.{number.name}" for number in CRASH_SIGNALS)}):
     signal.signal(_crash_signal, signal.SIG_DFL)
 """
 # The AOT backends have no after_aot command of their own, and Inductor's has none for a graph before
