@@ -18,7 +18,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "real"))
-from cases import CASES, REPRO_LEVEL, model_path  # noqa: E402
+from cases import CASES, launcher_env, model_path  # noqa: E402
 from inductor_minifier_comparison import minify_run_row, run_peer_launcher, write_results  # noqa: E402
 
 
@@ -26,10 +26,21 @@ def write_launcher(python, run_dir, case):
     """The minifier_launcher.py PyTorch writes for the case's script, in a fresh run_dir; None if none."""
     shutil.rmtree(run_dir, ignore_errors=True)
     os.makedirs(run_dir)
-    subprocess.run([python, model_path(case)], cwd=run_dir, capture_output=True,
-                   env={**os.environ, "TORCHDYNAMO_REPRO_AFTER": "aot", "TORCHDYNAMO_REPRO_LEVEL": REPRO_LEVEL[case.kind]})
+    subprocess.run([python, model_path(case)], cwd=run_dir, capture_output=True, env=launcher_env(case))
     launchers = glob.glob(os.path.join(run_dir, "torch_compile_debug", "run_*", "minifier", "minifier_launcher.py"))
     return launchers[0] if len(launchers) == 1 else None
+
+
+def with_nan_imported(launcher):
+    """PyTorch 2.6's generator imports `inf` but not `nan`, which a graph's code may use (FX's globals
+    provide both): such a launcher stops at once with `NameError: name 'nan' is not defined`. The user's
+    fix, the import, is prepended to the peer's copy, so that the peer is measured on the minimization."""
+    with open(launcher) as f:
+        source = f.read()
+    if "nan" in source and "import nan" not in source:
+        with open(launcher, "w") as f:
+            f.write("from math import nan  # noqa: F401  (added by bench/real_bugs_comparison.py)\n" + source)
+    return launcher
 
 
 def ours(minify, python, work, name, case, launcher):
@@ -64,7 +75,7 @@ def main():
             elif side == "ours":
                 row[side] = ours(minify, args.python, args.work, name, case, launcher)
             else:
-                row[side] = run_peer_launcher(args.python, launcher, args.peer_timeout)
+                row[side] = run_peer_launcher(args.python, with_nan_imported(launcher), args.peer_timeout)
         rows.append(row)
         print(json.dumps(row), flush=True)
     write_results(args.work, rows)

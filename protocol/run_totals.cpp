@@ -21,6 +21,12 @@ constexpr auto totals_fields = [](auto& totals, auto&& field) {
   field("sessions", totals.sessions);
 };
 
+constexpr auto plain_check_fields = [](auto& check, auto&& field) {
+  field("outcome", check.outcome);
+  field("detail", check.detail);
+  field("seconds", check.seconds);
+};
+
 constexpr auto summary_fields = [](auto& summary, auto&& field) {
   field("status", summary.status);
   field("stop", summary.stop);
@@ -34,6 +40,7 @@ constexpr auto summary_fields = [](auto& summary, auto&& field) {
   field("failure", summary.failure);
   field("signature", summary.signature);
   field("error", summary.error);
+  field("plain_check", summary.plain_check);
 };
 
 }  // namespace
@@ -43,6 +50,9 @@ Expected<void> decode(const JsonView& view, GraphShape& shape) { return decode_f
 
 nlohmann::json encode(const RunTotals& totals) { return encode_fields(totals, totals_fields); }
 Expected<void> decode(const JsonView& view, RunTotals& totals) { return decode_fields(view, totals, totals_fields); }
+
+nlohmann::json encode(const PlainCheck& check) { return encode_fields(check, plain_check_fields); }
+Expected<void> decode(const JsonView& view, PlainCheck& check) { return decode_fields(view, check, plain_check_fields); }
 
 nlohmann::json encode(const RunSummary& summary) { return encode_fields(summary, summary_fields); }
 Expected<void> decode(const JsonView& view, RunSummary& summary) {

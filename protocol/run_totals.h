@@ -37,6 +37,20 @@ struct RunTotals {
 nlohmann::json encode(const RunTotals& totals);
 Expected<void> decode(const JsonView& view, RunTotals& totals);
 
+// The original run the way its user meets the failure, outside minifyd's workers (docs/cli.md, "the
+// plain check"): {"outcome", "detail", "seconds"}.
+inline constexpr const char* plain_check_fails = "fails";      // the same kind of failure as the worker's
+inline constexpr const char* plain_check_differs = "differs";  // another failure
+inline constexpr const char* plain_check_passes = "passes";
+inline constexpr const char* plain_check_skipped = "skipped";
+struct PlainCheck {
+  std::string outcome;  // one of the plain_check_* above
+  std::string detail;   // how the repro ended (an exit status or signal, its last line), or why skipped
+  double seconds = 0;
+};
+nlohmann::json encode(const PlainCheck& check);
+Expected<void> decode(const JsonView& view, PlainCheck& check);
+
 inline constexpr const char* run_status_minimized = "minimized";
 inline constexpr const char* run_status_does_not_fail = "does_not_fail";
 
@@ -56,6 +70,7 @@ struct RunSummary {
   std::optional<std::string> failure;       // the original's failure in words, once checked
   std::optional<nlohmann::json> signature;  // the original's failure signature (as checkpoint.json's)
   std::optional<std::string> error;         // why the search stopped, when stop is error
+  std::optional<PlainCheck> plain_check;    // the original under plain PyTorch, for the torch.compile backends
 };
 nlohmann::json encode(const RunSummary& summary);
 // Errors name the bad field; keys it does not know (a reply's "out", an event's "job") are ignored.

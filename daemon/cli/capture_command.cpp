@@ -32,6 +32,7 @@
 #include "protocol/verdict.h"
 #include "daemon/run/checkpoint.h"
 #include "daemon/run/output_writer.h"
+#include "daemon/run/run_summary.h"
 
 extern char** environ;
 
@@ -152,8 +153,8 @@ void minify_here(const CaptureOptions& options, const std::filesystem::path& gra
   auto result = run::start_run(*spec, *settings);
   if (!result) {
     std::cerr << prefix << result.error().message << "\n";
-  } else if (result->stop == search::StopReason::original_passes) {
-    std::cerr << prefix << "does not fail when run alone under " << spec->evaluation.backend << "\n";
+  } else if (search::nothing_to_minimize(result->stop)) {
+    std::cerr << prefix << run::why_nothing_minimized(*result) << "\n";
   } else {
     std::cerr << prefix << "minimized to " << run::shape_of(result->checkpoint.state).nodes << " nodes in "
               << result->checkpoint.totals.queries << " queries, repro "

@@ -118,14 +118,13 @@ int run_command(RunOptions& options) {
   if (progress) progress->finish();
   if (!result) return fail(result.error().message, exit_code_of(result.error()), options.json);
 
-  bool minimized = result->stop != search::StopReason::original_passes;
+  bool minimized = !search::nothing_to_minimize(result->stop);
   if (options.json) {
     // The daemon's result reply, for this output directory.
     std::cout << protocol::encode(protocol::ResultReply{run::summary_of(*result), settings.out_dir.string()}).dump()
               << "\n";
   } else if (!minimized) {
-    std::cerr << "minify run: the input graph does not fail under " << result->checkpoint.spec.evaluation.backend
-              << " with this check: nothing to minimize\n";
+    std::cerr << "minify run: " << run::why_nothing_minimized(*result) << "\n";
   } else {
     print_summary(*result, settings.out_dir);
   }

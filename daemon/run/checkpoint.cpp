@@ -96,6 +96,13 @@ Expected<Checkpoint> decode_fields(const nlohmann::json& json) {
     return {};
   });
   if (!steps) return steps.error();
+  auto plain_check_view = view.optional_field("plain_check");
+  if (!plain_check_view) return plain_check_view.error();
+  if (plain_check_view->has_value()) {
+    auto plain_check = protocol::decode_message<protocol::PlainCheck>(**plain_check_view);
+    if (!plain_check) return plain_check.error();
+    checkpoint.plain_check = std::move(*plain_check);
+  }
   auto totals_view = view.field("totals");
   if (!totals_view) return totals_view.error();
   auto totals = protocol::decode_message<RunTotals>(*totals_view);
@@ -142,6 +149,7 @@ nlohmann::json encode(const Checkpoint& checkpoint) {
                       {"loads", checkpoint.state.loads},
                       {"eager", std::move(eager)},
                       {"analysis", analysis},
+                      {"plain_check", checkpoint.plain_check ? protocol::encode(*checkpoint.plain_check) : nlohmann::json()},
                       {"verdicts_key", checkpoint.verdicts_key},
                       {"verdicts", std::move(verdicts)},
                       {"steps", std::move(steps)},

@@ -57,6 +57,8 @@ struct Checkpoint {
   search::SearchState state;  // the last accepted state (the original before the first)
   std::vector<protocol::PropagatedValue> eager;  // the original's intermediates, in the run's store
   std::optional<OriginalAnalysis> analysis;
+  // The original under plain PyTorch (run/plain_check.h), for the torch.compile backends once checked.
+  std::optional<protocol::PlainCheck> plain_check;
   // The verdict cache, by candidate hash, valid for the evaluation key it was made under.
   std::string verdicts_key;
   std::vector<std::pair<std::string, bool>> verdicts;

@@ -8,6 +8,7 @@
 #include "common/log.h"
 #include "daemon/analysis/analysis_plot.h"
 #include "daemon/analysis/analysis_runner.h"
+#include "daemon/run/plain_check.h"
 #include "daemon/run/propagation.h"
 #include "daemon/search/minifier.h"
 #include "daemon/search/strategy_registry.h"
@@ -129,6 +130,34 @@ class Session final : public search::SearchObserver {
   Clock::time_point started_;
 };
 
+// The plain check of the original (run/plain_check.h) for a session that checks the original: recorded in
+// the checkpoint, either as skipped or by the search's confirm_failure once the sanity check found the
+// original failing, with the candidates' time limit that the sanity check set.
+void arrange_plain_check(search::SearchOptions& options, Checkpoint& checkpoint, const RunPlace& place,
+                         const SessionHooks& hooks, const PoolEvaluator& evaluator, const FailureJudge& judge) {
+  if (!has_plain_check(checkpoint.spec.evaluation) || checkpoint.plain_check) return;
+  if (std::string reason = plain_check_skip_reason(checkpoint.spec); !reason.empty()) {
+    checkpoint.plain_check = plain_check_skipped(reason);
+    return;
+  }
+  options.confirm_failure = [&checkpoint, &place, &hooks, &evaluator, &judge] {
+    auto python = hooks.python ? hooks.python() : make_error(ErrorKind::invalid_input, "no python given");
+    std::optional<FailureSignature> expected = judge.expected();
+    if (!python) {
+      checkpoint.plain_check = plain_check_skipped("no python: " + python.error().message);
+    } else if (!expected) {
+      checkpoint.plain_check = plain_check_skipped("the original's failure has no signature");
+    } else {
+      PlainCheckInput input{*python, &checkpoint.state.document, place.store.root(), &checkpoint.spec.evaluation,
+                            evaluator.timeout() + plain_check_start_allowance};
+      checkpoint.plain_check = check_under_plain_pytorch(input, *expected);
+    }
+    log::info("under plain PyTorch the original " + checkpoint.plain_check->outcome + ": " +
+              checkpoint.plain_check->detail);
+    return plain_check_confirms(*checkpoint.plain_check);
+  };
+}
+
 std::optional<std::size_t> remaining(std::optional<std::size_t> limit, std::uint64_t used) {
   if (!limit) return std::nullopt;
   return used >= *limit ? 0 : *limit - static_cast<std::size_t>(used);
@@ -221,6 +250,7 @@ Expected<RunResult> continue_run(Checkpoint checkpoint, const RunPlace& place, c
 
   PoolEvaluator evaluator(pool, spec.evaluation, place.store.root(), judge, checkpoint.original_hash,
                           spec.timeout_follows_original);
+  arrange_plain_check(options, checkpoint, place, hooks, evaluator, judge);
   Session session(checkpoint, place, hooks.observer, cache, evaluator, judge, started);
   search::SteadyClock clock;
   std::uint64_t prior_queries = checkpoint.totals.queries;
@@ -238,9 +268,10 @@ Expected<RunResult> continue_run(Checkpoint checkpoint, const RunPlace& place, c
   result.session_speculative_queries = searched->counters.speculative_queries;
   session.update(prior_queries + searched->counters.queries, prior_hits + searched->counters.cache_hits);
   checkpoint.stop = search::to_string(searched->stop);
-  if (searched->stop != search::StopReason::original_passes) checkpoint.state = std::move(searched->best);
+  bool minimized = !search::nothing_to_minimize(searched->stop);
+  if (minimized) checkpoint.state = std::move(searched->best);
   checkpoint.finished = searched->stop != search::StopReason::error && searched->stop != search::StopReason::interrupted;
-  if (checkpoint.finished && searched->stop != search::StopReason::original_passes)
+  if (checkpoint.finished && minimized)
     if (auto kept = keep_only_result(place, checkpoint.state.document); !kept) return kept.error();
   if (auto saved = place.save_checkpoint(checkpoint); !saved) return saved.error();
   result.checkpoint = std::move(checkpoint);

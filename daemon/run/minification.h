@@ -57,6 +57,8 @@ struct SessionHooks {
   const std::atomic<bool>* interrupt = nullptr;
   // SpeculationOptions::after; worth setting only when the pool parks slow requests.
   std::optional<std::chrono::milliseconds> speculate_after;
+  // The torch.compile backends' python, for the plain check of the original (run/plain_check.h).
+  std::function<Expected<std::string>()> python;
 };
 
 // Copies the blobs `original` names from `source` into the run's store, verified on the way, and

@@ -59,10 +59,16 @@ Expected<RunSettings> for_backend(const RunSettings& settings, const EvaluationS
   return found;
 }
 
+// A session's progress, speculation and python (found by for_backend()), from the settings.
+SessionHooks session_hooks(const RunSettings& settings, const EvaluationSpec& spec) {
+  return SessionHooks{settings.observer, nullptr, speculation_of(settings, spec),
+                      [python = settings.workers.python] { return Expected<std::string>(python); }};
+}
+
 // The outputs of a run that minimized something (a failing original), its best graph so far when
 // the search stopped early.
 Expected<RunResult> with_outputs(RunResult result, const RunSettings& settings) {
-  if (result.stop == search::StopReason::original_passes) return result;
+  if (search::nothing_to_minimize(result.stop)) return result;
   std::string report = render_report(result.checkpoint, result, settings.slots.size());
   OutputPlace place{settings.out_dir, settings.minify_executable,
                     [python = settings.workers.python] { return Expected<std::string>(python); }};
@@ -101,7 +107,7 @@ Expected<RunResult> start_run(const RunSpec& spec, const RunSettings& given) {
 
   auto checkpoint = begin_run(spec, std::move(*original), place, runner.access());
   if (!checkpoint) return checkpoint.error();
-  auto result = continue_run(std::move(*checkpoint), place, runner.access(), SessionHooks{settings.observer, nullptr, speculation_of(settings, spec.evaluation)});
+  auto result = continue_run(std::move(*checkpoint), place, runner.access(), session_hooks(settings, spec.evaluation));
   if (!result) return result.error();
   return with_outputs(std::move(*result), settings);
 }
@@ -113,8 +119,9 @@ Expected<RunResult> resume_run(const RunSettings& given) {
   if (!found) return found.error();
   const RunSettings& settings = *found;
   if (checkpoint->finished) {
-    bool original_passed = checkpoint->stop == search::to_string(search::StopReason::original_passes);
-    if (original_passed || std::filesystem::exists(settings.out_dir / graph_file_name))
+    bool nothing = checkpoint->stop == search::to_string(search::StopReason::original_passes) ||
+                   checkpoint->stop == search::to_string(search::StopReason::unconfirmed);
+    if (nothing || std::filesystem::exists(settings.out_dir / graph_file_name))
       return make_error(ErrorKind::invalid_input, settings.out_dir.string() + " holds a finished run (" +
                                                       checkpoint->stop + "): nothing to resume");
     // Killed between the search's end and its outputs: write them now.
@@ -131,8 +138,8 @@ Expected<RunResult> resume_run(const RunSettings& given) {
   auto pool = pool_config(settings, checkpoint->spec.evaluation, checkpoint->state.document);
   if (!pool) return pool.error();
   PoolRunner runner(std::move(*pool));
-  auto speculate_after = speculation_of(settings, checkpoint->spec.evaluation);
-  auto result = continue_run(std::move(*checkpoint), place, runner.access(), SessionHooks{settings.observer, nullptr, speculate_after});
+  auto hooks = session_hooks(settings, checkpoint->spec.evaluation);
+  auto result = continue_run(std::move(*checkpoint), place, runner.access(), hooks);
   if (!result) return result.error();
   return with_outputs(std::move(*result), settings);
 }

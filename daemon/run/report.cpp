@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <sstream>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -46,6 +48,18 @@ std::string render_report(const Checkpoint& checkpoint, const RunResult& result,
   out << "\n- **Check:** " << check_text(spec) << "\n";
   out << "- **Failure:** "
       << (checkpoint.signature ? describe(*checkpoint.signature) : "not recorded (--skip-sanity)") << "\n";
+  if (checkpoint.plain_check) {
+    const protocol::PlainCheck& check = *checkpoint.plain_check;
+    const std::map<std::string, std::string> words = {{protocol::plain_check_fails, "fails the same way"},
+                                                      {protocol::plain_check_differs, "fails otherwise"},
+                                                      {protocol::plain_check_passes, "passes"},
+                                                      {protocol::plain_check_skipped, "was not run"}};
+    auto word = words.find(check.outcome);
+    out << "- **Under plain PyTorch:** the original's repro.py in a fresh python "
+        << (word == words.end() ? check.outcome : word->second);
+    if (check.outcome != protocol::plain_check_skipped) out << " in " << seconds_text(check.seconds);
+    out << " (" << check.detail << ")\n";
+  }
   out << "- **Result:** " << shape_text(shape_of(checkpoint.state)) << "\n";
   out << "- **Candidates' time limit:** " << seconds_text(std::chrono::duration<double>(result.candidate_timeout).count())
       << (spec.timeout_follows_original ? " (following the original's compile + run; ceiling " : " (--timeout; ")

@@ -3,10 +3,21 @@
 
 namespace minifyd::run {
 
+std::string why_nothing_minimized(const RunResult& result) {
+  const std::string& backend = result.checkpoint.spec.evaluation.backend;
+  if (result.stop == search::StopReason::unconfirmed && result.checkpoint.plain_check) {
+    const protocol::PlainCheck& check = *result.checkpoint.plain_check;
+    std::string shown = check.outcome == protocol::plain_check_passes ? "passes" : "fails otherwise (" + check.detail + ")";
+    return "the input graph fails under " + backend + " in minifyd's worker, but its repro.py " + shown +
+           " under plain PyTorch in a fresh python: nothing to minimize (the failure is not the user's)";
+  }
+  return "the input graph does not fail under " + backend + " with this check: nothing to minimize";
+}
+
 protocol::RunSummary summary_of(const RunResult& result) {
   const Checkpoint& checkpoint = result.checkpoint;
   protocol::RunSummary summary;
-  bool minimized = result.stop != search::StopReason::original_passes;
+  bool minimized = !search::nothing_to_minimize(result.stop);
   summary.status = minimized ? protocol::run_status_minimized : protocol::run_status_does_not_fail;
   summary.stop = search::to_string(result.stop);
   summary.shape = shape_of(checkpoint.state);
@@ -21,6 +32,7 @@ protocol::RunSummary summary_of(const RunResult& result) {
     summary.signature = encode(*checkpoint.signature);
   }
   if (result.error) summary.error = result.error->message;
+  summary.plain_check = checkpoint.plain_check;
   return summary;
 }
 

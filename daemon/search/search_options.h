@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -42,6 +43,10 @@ struct SearchOptions {
   // Start each round at min(this, the largest power of two <= node count); a power of two.
   std::optional<std::size_t> max_granularity;
   bool skip_sanity = false;  // trust that the original fails instead of checking it first
+  // Asked once the sanity check found the original failing, before the search goes on: whether the
+  // failure is confirmed (run/plain_check.h: by plain PyTorch); false stops the search there, with
+  // StopReason::unconfirmed. Unset: confirmed.
+  std::function<bool()> confirm_failure;
   RunnerOptions runner;
   SpeculationOptions speculation;
   // The strategies to run, from select_strategies(); the driver decides when each runs by role.

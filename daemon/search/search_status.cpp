@@ -7,12 +7,17 @@ const char* to_string(StopReason reason) {
   switch (reason) {
     case StopReason::finished: return "finished";
     case StopReason::original_passes: return "the original does not fail";
+    case StopReason::unconfirmed: return "the original's failure is not confirmed";
     case StopReason::query_budget: return "query budget spent";
     case StopReason::time_budget: return "time budget spent";
     case StopReason::interrupted: return "interrupted";
     case StopReason::error: return "error";
   }
   return "unknown";
+}
+
+bool nothing_to_minimize(StopReason reason) {
+  return reason == StopReason::original_passes || reason == StopReason::unconfirmed;
 }
 
 SearchCounters& SearchCounters::operator+=(const SearchCounters& other) {

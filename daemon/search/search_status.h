@@ -12,12 +12,15 @@ namespace minifyd::search {
 enum class StopReason {
   finished,
   original_passes,  // the sanity check found nothing to minimize
+  unconfirmed,      // the original fails, but SearchOptions::confirm_failure did not confirm it
   query_budget,
   time_budget,
   interrupted,  // RunnerOptions::interrupt was set
   error,
 };
 const char* to_string(StopReason reason);
+// Whether a search that stopped so minimized nothing: the original passes, or its failure was not confirmed.
+bool nothing_to_minimize(StopReason reason);
 
 struct SearchCounters {
   std::size_t queries = 0;             // candidates sent to the evaluator, re-checks included

@@ -53,7 +53,7 @@ class ProgressForwarder final : public search::SearchObserver {
 
 // The stop reason a checkpoint recorded (search::to_string's text).
 search::StopReason stop_of(const std::string& text) {
-  for (auto reason : {search::StopReason::finished, search::StopReason::original_passes,
+  for (auto reason : {search::StopReason::finished, search::StopReason::original_passes, search::StopReason::unconfirmed,
                       search::StopReason::query_budget, search::StopReason::time_budget,
                       search::StopReason::interrupted})
     if (text == search::to_string(reason)) return reason;
@@ -115,7 +115,7 @@ void JobRunner::run(JobRecord job) {
       return ended;
     }
     ProgressForwarder progress(context_.daemon_io, id_, on_event_);
-    return run::continue_run(std::move(*checkpoint), place, pool.access(), run::SessionHooks{&progress, &interrupt_, std::nullopt});
+    return run::continue_run(std::move(*checkpoint), place, pool.access(), run::SessionHooks{&progress, &interrupt_, std::nullopt, context_.python});
   }();
   protocol::EndEvent end = record_end(result);
   boost::asio::post(context_.daemon_io, [sink = on_event_, id = id_, end = std::move(end)] { sink(id, end); });
@@ -149,7 +149,8 @@ protocol::EndEvent JobRunner::record_end(const Expected<run::RunResult>& result)
       return event;
     }
     case search::StopReason::original_passes:
-      return failed("the input graph does not fail: there is nothing to minimize");
+    case search::StopReason::unconfirmed:
+      return failed(run::why_nothing_minimized(*result));
     case search::StopReason::error:
       return failed(result->error ? result->error->message : "the search stopped on an error");
     default: {

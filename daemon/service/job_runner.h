@@ -29,6 +29,7 @@ struct JobContext {
   boost::asio::io_context& daemon_io;
   FairScheduler& scheduler;
   std::size_t parallelism = 1;  // the pool's slots: how many candidates a job keeps in flight
+  std::function<Expected<std::string>()> python;  // the torch.compile backends', for the plain check
 };
 
 // Where a job's run keeps its blobs (the shared store, under its prefix) and checkpoints (the job store).

@@ -35,7 +35,7 @@ RunSpec sample_spec() {
 Checkpoint sample_checkpoint() {
   Checkpoint checkpoint;
   checkpoint.spec = sample_spec();
-  checkpoint.signature = FailureSignature{protocol::FailureKind::crash, "SIGSEGV", "", ""};
+  checkpoint.signature = FailureSignature{protocol::FailureKind::crash, "SIGSEGV", "", "", ""};
   checkpoint.original_hash = std::string(64, 'c');
   checkpoint.original = GraphShape{273, 1, 1};
   auto document = decode_graph_document(test::sample_document());
@@ -54,6 +54,7 @@ Checkpoint sample_checkpoint() {
   checkpoint.steps = {AcceptedStep{"truncate-suffix", 128, GraphShape{140, 1, 1}, 9}};
   checkpoint.totals = RunTotals{42, 7, 3, 1, 12.5, 2};
   checkpoint.analysis = OriginalAnalysis{std::string("relu"), 2, 1.25};
+  checkpoint.plain_check = protocol::PlainCheck{protocol::plain_check_fails, "killed by SIGSEGV", 4.5};
   checkpoint.stop = "";
   return checkpoint;
 }
@@ -101,17 +102,21 @@ TEST_CASE("a checkpoint round-trips through its file", "[checkpoint]") {
   REQUIRE(read->analysis.has_value());
   CHECK(read->analysis->first_divergence == std::optional<std::string>("relu"));
   CHECK(read->analysis->requests == 2);
+  REQUIRE(read->plain_check.has_value());
+  CHECK(protocol::encode(*read->plain_check) == protocol::encode(*checkpoint.plain_check));
   CHECK_FALSE(read->finished);
 }
 
-TEST_CASE("checkpoints and specs from before analyses read as without one", "[checkpoint]") {
+TEST_CASE("checkpoints and specs from before analyses and plain checks read as without one", "[checkpoint]") {
   nlohmann::json json = encode(sample_checkpoint());
   json.erase("analysis");
+  json.erase("plain_check");
   json["spec"].erase("analyze");
   json["spec"].erase("analyze_first");
   auto read = decode_checkpoint(json);
   if (!read) FAIL(read.error().message);
   CHECK_FALSE(read->analysis.has_value());
+  CHECK_FALSE(read->plain_check.has_value());
   CHECK_FALSE(read->spec.analyze);
   CHECK_FALSE(read->spec.analyze_first);
 }

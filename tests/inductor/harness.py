@@ -58,6 +58,15 @@ class Env:
         return done.returncode, result, done.stderr
 
 
+def require_cuda(env):
+    """Exits 77 (skip), saying why, unless env.python's torch sees a CUDA GPU."""
+    has_cuda = subprocess.run([env.python, "-c", "import torch; assert torch.cuda.is_available()"],
+                              capture_output=True).returncode == 0
+    if not has_cuda:
+        print(f"SKIP: {env.python}'s torch sees no CUDA GPU")
+        sys.exit(SKIP)
+
+
 def bug_args(bug):
     return ["--backend", "inductor", "--backend-opt", f"{BUG}={bug}"] + (["--accuracy"] if bug == "accuracy" else [])
 

@@ -10,9 +10,9 @@ import subprocess
 import sys
 import time
 
-from harness import (EXIT_DOES_NOT_FAIL, EXIT_FAILS, EXIT_OK, EXIT_USAGE, EXIT_WORKER, EXPECTED, HERE, SKIP,
-                     bug_args, call_nodes, check_at_relu, check_repro_reproduces, expect, run_scenarios,
-                     write_file)
+from harness import (EXIT_DOES_NOT_FAIL, EXIT_FAILS, EXIT_OK, EXIT_USAGE, EXIT_WORKER, EXPECTED, HERE,
+                     bug_args, call_nodes, check_at_relu, check_repro_reproduces, expect, require_cuda,
+                     run_scenarios, write_file)
 
 
 def minimize(env, model, bug):
@@ -61,6 +61,28 @@ def plain_export(env):
     code, result, _ = env.minify_cmd("query", graph, "--backend", "inductor",
                                      "--backend-opt", "minifyd.inductor_entry=compile_fx_inner")
     expect(code == EXIT_FAILS, f"Inductor's inner compiler took make_fx's trace: exit {code}, {result}")
+
+
+def plain_check(env):
+    """A failure plain PyTorch does not show stops the run before the search: with a --timeout shorter
+    than Inductor's cold compile, the worker's verdict on the chain (which has no bug) is a timeout, while
+    its repro.py, given that timeout plus a python's start (daemon/run/plain_check.h), compiles and passes."""
+    graph, out = env.export("chain_no_relu"), os.path.join(env.work, "plain-check-out")
+    shutil.rmtree(out, ignore_errors=True)
+    code, summary, stderr = env.minify_cmd("run", graph, "--out", out, "--backend", "inductor", "--backend-opt",
+                                           "force_disable_caches=true", "--timeout", "1")
+    expect(code == EXIT_DOES_NOT_FAIL and summary["stop"] == "the original's failure is not confirmed",
+           f"minify run of a graph whose repro passes: exit {code}, {summary}\n{stderr[-2000:]}")
+    expect(summary["signature"]["kind"] == "timeout" and summary["plain_check"]["outcome"] == "passes",
+           f"not the worker's timeout against plain PyTorch's pass: {summary}")
+    expect(summary["queries"] == 1 and not os.path.exists(os.path.join(out, "graph.json")),
+           f"the search went on past the plain check: {summary}")
+    shutil.rmtree(out + "-text", ignore_errors=True)
+    done = subprocess.run([env.minify, "run", graph, "--out", out + "-text", "--backend", "inductor", "--python",
+                           env.python, "--backend-opt", "force_disable_caches=true", "--timeout", "1"],
+                          capture_output=True, text=True, timeout=600)
+    expect(done.returncode == EXIT_DOES_NOT_FAIL and "passes under plain PyTorch" in done.stderr,
+           f"minify run does not say why it stopped: exit {done.returncode}\n{done.stderr[-2000:]}")
 
 
 def slippage(env):
@@ -147,11 +169,7 @@ def daemon(env):
 
 def gpu(env, bug):
     """Triton's injected relu bug on the GPU, two workers sharing it: minimized to the relu."""
-    has_cuda = subprocess.run([env.python, "-c", "import torch; assert torch.cuda.is_available()"],
-                              capture_output=True).returncode == 0
-    if not has_cuda:
-        print(f"SKIP: {env.python}'s torch sees no CUDA GPU")
-        sys.exit(SKIP)
+    require_cuda(env)
     graph, out = env.export("chain_cuda"), os.path.join(env.work, f"gpu-{bug}")
     shutil.rmtree(out, ignore_errors=True)
     code, summary, stderr = env.minify_cmd("run", graph, "--out", out, "--backend", "inductor", "--backend-opt",
@@ -193,7 +211,8 @@ def analyze_resnet18(env):
           f"{len(analysis['nodes'])} nodes measured in place")
 
 
-SCENARIOS = {"query_clean": query_clean, "control": control, "plain_export": plain_export, "slippage": slippage,
+SCENARIOS = {"query_clean": query_clean, "control": control, "plain_export": plain_export, "plain_check": plain_check,
+             "slippage": slippage,
              "bad_input": bad_input, "daemon": daemon, "analyze_resnet18": analyze_resnet18}
 # resnet18's three bugs run from the minifier_launcher.py PyTorch writes for them (test_import.py):
 # the same graph, the one Inductor compiles, exported by PyTorch itself.

@@ -23,6 +23,7 @@ RunSummary minimized_summary() {
   summary.speculative_queries = 5;
   summary.failure = "crash (SIGSEGV)";
   summary.signature = nlohmann::json{{"kind", "crash"}};
+  summary.plain_check = PlainCheck{plain_check_fails, "killed by SIGSEGV", 4.5};
   return summary;
 }
 
@@ -40,11 +41,12 @@ TEST_CASE("a run summary is one flat object with the shape's and the totals' key
   std::vector<std::string> keys;
   for (const auto& [key, value] : json.items()) keys.push_back(key);
   CHECK(keys == std::vector<std::string>{"cache_hits", "crashes_contained", "failure", "inputs", "lineages",
-                                         "nodes", "outputs", "queries", "session_queries", "sessions",
+                                         "nodes", "outputs", "plain_check", "queries", "session_queries", "sessions",
                                          "signature", "speculative_queries", "start_inputs", "start_nodes",
                                          "status", "stop", "timeouts", "wall_seconds"});
   CHECK(json["wall_seconds"] == 12.5);
   CHECK(json["nodes"] == 3);
+  CHECK(json["plain_check"] == nlohmann::json{{"outcome", "fails"}, {"detail", "killed by SIGSEGV"}, {"seconds", 4.5}});
 
   auto decoded = decode_message<RunSummary>(json);
   REQUIRE(decoded.has_value());

@@ -8,8 +8,9 @@ import os
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-Case = collections.namedtuple("Case", "model kind check graph exception_type raised_at peer_nodes ci")
-# kind: the failure's kind in minify's verdicts: exception, crash (a signal) or accuracy.
+Case = collections.namedtuple("Case", "model kind check graph exception_type raised_at peer_nodes ci device",
+                              defaults=("cpu",))
+# kind: the failure's kind in minify's verdicts: exception, crash (a signal), cuda_error or accuracy.
 # check: minify's option for an accuracy bug (--accuracy; --strict-accuracy where an integer output is
 #   the wrong one, which --accuracy ignores), None for the others.
 # graph: which graph of the script's torch.compile run fails: forward or backward (a training step).
@@ -18,35 +19,61 @@ Case = collections.namedtuple("Case", "model kind check graph exception_type rai
 #   minifier ends at from the same minifier_launcher.py: the most a minimized graph may have.
 # ci: the routes (test_real.py) that `ctest` runs on every build (README command B), chosen by cost so
 #   that CI stays under 50 minutes while covering every kind; the others run with -DMINIFYD_REAL_BUGS_ALL=ON.
+# device: where the script's model runs: cpu (its test sees no GPU), or cuda (PyTorch 2.11's Triton bugs on
+#   the GPU machine, docs/gpu.md; the test skips where torch sees no GPU). A cuda case's script runs on the
+#   CPU where there is no GPU, as a user's would, and its bug does not show there unless the case says so.
+ROUTES = ("capture", "launcher", "export")
 BOTH = ("capture", "launcher")
 CASES = {
     "outer_loop_keyerror": Case("outer_loop_keyerror_188228.py", "exception", None, "forward", "KeyError",
                                 "torch/_inductor/loop_body.py:get_read_expr", 12, BOTH),
     "heap_overflow": Case("heap_overflow_local_buffer_159154.py", "crash", None, "forward", None, None, 16, BOTH),
     "index_put_inplace": Case("index_put_repeated_inplace_138908.py", "accuracy", "--accuracy", "forward", None, None,
-                              12, ("capture",)),
+                              12, ("capture", "export")),
     "slice_scatter_backward": Case("b_slice_scatter_sum_bw.py", "accuracy", "--accuracy", "backward", None, None,
                                    5, ("capture",)),
+    # PyTorch's minifier cannot start on it: its accuracy check ignores the wrong integer output
+    # ("Input graph did not fail the tester").
     "argmin_transposed": Case("b_argmin_transposed.py", "accuracy", "--strict-accuracy", "forward", None, None, None, ()),
+    # PyTorch's minifier ends at 2 nodes of no bug: a NaN constant, which its accuracy check, comparing
+    # NaN with NaN, counts as wrong.
     "sin_atan_nan": Case("b_sin_atan_nan.py", "accuracy", "--accuracy", "forward", None, None, None, ()),
     "lppool_inf": Case("b_lppool_inf.py", "exception", None, "forward", "OverflowError",
-                       "torch/_inductor/lowering.py:pow", None, ()),
+                       "torch/_inductor/lowering.py:pow", 3, ()),
     "pdist_transposed": Case("b_pdist_transposed.py", "exception", None, "forward", "RuntimeError",
-                             "torch/__init__.py:_check_with", None, ()),
+                             "torch/__init__.py:_check_with", 4, ()),
     "gumbel_scatter": Case("b_gumbel_scatter.py", "exception", None, "forward", "AttributeError",
-                           "torch/_inductor/codegen/cpp.py:try_loop_split", None, ()),
+                           "torch/_inductor/codegen/cpp.py:try_loop_split", 10, ()),
     # PyTorch's minifier, which takes any failure, ends at 12 nodes of another bug (gumbel_scatter's
     # AttributeError, pytorch/pytorch#148058): no bound for the same bug.
     "ir_assert_simplify": Case("ir_assert_simplify_181624.py", "exception", None, "forward", "AssertionError",
                                "torch/_inductor/ir.py:simplify_and_reorder", None, ()),
     "fractional_maxpool_unbatched": Case("fractional_maxpool_unbatched_156682.py", "exception", None, "forward",
-                                         "AssertionError", "torch/_inductor/ir.py:indexer", None, ()),
+                                         "AssertionError", "torch/_inductor/ir.py:indexer", 5, ()),
     "int64_shift": Case("int64_shift_wrap_143566.py", "accuracy", "--accuracy", "forward", None, None, 8, ()),
+    "constant_prior_nan": Case("constant_prior_nan_188225.py", "exception", None, "forward", "ValueError",
+                               "torch/_inductor/index_propagation.py:maximum", None, ("capture", "export")),
+    # PyTorch 2.11's Triton bugs, on the GPU machine; every route in CI, where they skip without a GPU.
+    "constant_prior_nan_cuda": Case("constant_prior_nan_188225.py", "exception", None, "forward", "ValueError",
+                                    "torch/_inductor/index_propagation.py:maximum", None, ROUTES, "cuda"),
+    "hashed_positions_cuda": Case("hashed_positions_175966.py", "accuracy", "--accuracy", "forward", None, None,
+                                  None, ROUTES, "cuda"),
+    "graph_readout_cuda": Case("graph_readout_178871.py", "accuracy", "--accuracy", "forward", None, None, None,
+                               ROUTES, "cuda"),
 }
 # TORCHDYNAMO_REPRO_LEVEL for the script's run that writes minifier_launcher.py, as PyTorch's
 # test_minifier sets it: 2 dumps it when compiling or running raises, 3 before compiling (a run that
-# kills the process leaves nothing behind otherwise), 4 checks accuracy.
-REPRO_LEVEL = {"exception": "2", "crash": "3", "accuracy": "4"}
+# kills the process, or breaks its CUDA context, leaves nothing behind otherwise), 4 checks accuracy.
+REPRO_LEVEL = {"exception": "2", "crash": "3", "cuda_error": "3", "accuracy": "4"}
+
+
+def launcher_env(case):
+    """The environment of the script's run that writes minifier_launcher.py: after_aot at the case's level,
+    and AOT autograd's cache off. A graph found in that cache (on by default in PyTorch 2.11, warm from any
+    earlier run of the script) comes back compiled without Inductor's compiler, so after_aot, which wraps
+    that compiler, never sees it and writes no launcher."""
+    return {**os.environ, "TORCHDYNAMO_REPRO_AFTER": "aot", "TORCHDYNAMO_REPRO_LEVEL": REPRO_LEVEL[case.kind],
+            "TORCHINDUCTOR_AUTOGRAD_CACHE": "0"}
 
 
 def model_path(case):

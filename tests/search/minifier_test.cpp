@@ -194,6 +194,38 @@ TEST_CASE("an original that does not fail ends the search at the sanity check", 
   CHECK(result->best.document.graph.size() == nodes);
 }
 
+TEST_CASE("a failure not confirmed after the sanity check ends the search there; a confirmed one goes on",
+          "[search]") {
+  PredicateEvaluator evaluator(holds_target("aten::mul"));
+  SearchOptions options;
+  options.strategies = *select_strategies({});
+  int asked = 0;
+  bool confirm = false;
+  options.confirm_failure = [&] {
+    ++asked;
+    return confirm;
+  };
+  FakeClock clock;
+  SearchState original = has_mul_case();
+  std::size_t nodes = original.document.graph.size();
+  VerdictCache cache("test");
+  auto stopped = minify(search::clone_state(original), evaluator, cache, clock, options);
+  REQUIRE(stopped.has_value());
+  CHECK(stopped->stop == StopReason::unconfirmed);
+  CHECK(nothing_to_minimize(stopped->stop));
+  CHECK(stopped->counters.queries == 1);
+  CHECK(stopped->best.document.graph.size() == nodes);
+  CHECK(asked == 1);
+
+  confirm = true;
+  VerdictCache fresh("test");
+  auto searched = minify(std::move(original), evaluator, fresh, clock, options);
+  REQUIRE(searched.has_value());
+  CHECK(searched->stop == StopReason::finished);
+  CHECK(searched->best.document.graph.size() < nodes);
+  CHECK(asked == 2);
+}
+
 TEST_CASE("observers see every step and every accepted reduction", "[search]") {
   struct Recorder final : SearchObserver {
     std::vector<std::string> steps;

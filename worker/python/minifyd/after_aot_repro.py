@@ -8,6 +8,7 @@ import argparse
 import importlib
 import io
 import os
+import re
 import sys
 
 import torch
@@ -61,25 +62,39 @@ def write_repro(graph_dir, out_path, backend, options, accuracy):
     # 'symbolic' compiles the symbolic trace on the real inputs, which Inductor fails to lower (a
     # failure of the repro, not the graph's).
     save_graph_repro(text, gm, inputs, backend, save_dir=save_dir, accuracy=accuracy)
-    source = PRELUDE + text.getvalue()
+    # PyTorch's generator leaves load_args without a body for a graph of no inputs (a minimized graph
+    # that builds its tensors itself, as a full() of a NaN constant does): a SyntaxError, not the bug.
+    source = PRELUDE + re.sub(r"^def load_args\(reader\):\n(?=\S)", "def load_args(reader):\n    pass\n",
+                              text.getvalue(), flags=re.MULTILINE)
     if backend != "inductor" or compile_backends.inductor_entry(options) == "compile_fx":
         source = source[:source.index("if __name__ == '__main__':")] + AOT_MAIN.format(save_dir=save_dir,
                                                                                         backend=backend)
     gf.write_file_atomic(out_path, source.encode(), os.path.dirname(os.path.abspath(out_path)))
 
 
-def main():
-    parser = argparse.ArgumentParser(description="Write an after_aot-shaped repro.py for a graph directory.")
+def repro_parser(description):
+    """The arguments of write_repro for a graph directory, for this module's main() and plain_check's."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("graph_dir")
-    parser.add_argument("--out", required=True)
     parser.add_argument("--backend", required=True, choices=compile_backends.BACKENDS)
     parser.add_argument("--backend-opt", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--accuracy", action="store_true")
-    args = parser.parse_args()
+    return parser
+
+
+def write_repro_of(args, out_path):
+    """write_repro for repro_parser's args: 0, or 2 with the error on stderr."""
     options = dict(pair.split("=", 1) for pair in args.backend_opt)
     try:
-        write_repro(args.graph_dir, args.out, args.backend, options, args.accuracy)
+        write_repro(args.graph_dir, out_path, args.backend, options, args.accuracy)
     except (gf.FormatError, compile_backends.OptionError, OSError) as error:
         print(f"repro.py for {args.graph_dir}: {error}", file=sys.stderr)
         return 2
     return 0
+
+
+def main():
+    parser = repro_parser("Write an after_aot-shaped repro.py for a graph directory.")
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args()
+    return write_repro_of(args, args.out)

@@ -26,11 +26,6 @@ from minifyd import captured_graph, config_options, exception_verdict, repro_tem
 from minifyd import graph_format as gf
 
 
-# The hook turns AOT autograd's cache off (capture.py says why): the setting is the capture's, not the
-# program's, so it stays out of the graphs' origin.
-AUTOGRAD_CACHE_OPTION = "torch._functorch.config.enable_autograd_cache"
-
-
 class CaptureError(Exception):
     """Why a graph cannot be captured."""
 
@@ -76,8 +71,7 @@ class _Graph:
         self.gm = torch.fx.GraphModule(gm, copy.deepcopy(gm.graph))
         # The configuration it is compiled under, Inductor's own patches for the compile among it.
         notes = []
-        options = config_options.changed_options(config_options.defaults(), config_options.configs(), notes)
-        options.pop(AUTOGRAD_CACHE_OPTION, None)
+        options = config_options.compile_options(notes)
         self.origin = {"source": "capture", "argv": list(sys.argv), "graph": number, "pid": os.getpid(),
                        "backward": backward, "backend_options": options, "notes": notes}
         self._first_call = threading.Lock()  # taken by the first call, never released

@@ -2,7 +2,7 @@
 # back): Inductor's keys unprefixed, Dynamo's and functorch's with their module as prefix. A user's
 # configuration reaches the workers this way, as the values that differ from a reference: an after_aot
 # repro file's config lines (repro_file.py: after its definitions ran against before) and the
-# configuration a captured graph was compiled under (capture_compiler.py: against the defaults).
+# configuration a captured or exported graph was compiled under (compile_options(): against the defaults).
 import importlib
 
 from minifyd.compile_backends import CONFIG_MODULES
@@ -45,4 +45,18 @@ def changed_options(before, after, notes):
                                  "its own process")
                 else:
                     options[key] = _option_text(value)
+    return options
+
+
+# The capture hook and export_fx.py --aot turn AOT autograd's cache off (capture.py says why): the
+# setting is theirs, not the program's, so it stays out of a graph's options.
+AUTOGRAD_CACHE_OPTION = "torch._functorch.config.enable_autograd_cache"
+
+
+def compile_options(notes):
+    """{--backend-opt key: text} of the configuration a graph is being compiled under, as it differs from
+    torch's defaults: the program's settings (fallback_random) and Inductor's own patches for the compile;
+    what is not passed on is said in notes."""
+    options = changed_options(defaults(), configs(), notes)
+    options.pop(AUTOGRAD_CACHE_OPTION, None)
     return options

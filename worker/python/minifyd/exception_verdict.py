@@ -37,22 +37,29 @@ def _library_roots():
     return sorted(roots, key=len, reverse=True)
 
 
+# The packages whose code is the compiler's own; a frame in another library (sympy, which Inductor's
+# index arithmetic calls) is where the compiler's call went wrong, not the compiler's code.
+COMPILER_PACKAGES = ("torch", "triton")
+
+
 def raising_frame(error):
-    """'torch/_inductor/loop_body.py:get_read_expr': the innermost frame of error's traceback in an
-    installed library's own code (the compiler), or "" when none is. Generated code (Inductor's
-    wrapper modules, in its cache directory) and the worker's own frames are not a library's."""
+    """'torch/_inductor/loop_body.py:get_read_expr': the innermost frame of error's traceback in the
+    compiler's own code (COMPILER_PACKAGES), else in another installed library, or "" when none is.
+    Generated code (Inductor's wrapper modules, in its cache directory) and the worker's own frames are
+    not a library's."""
     roots = _library_roots()
-    found = ""
+    found = {True: "", False: ""}
     traceback = error.__traceback__
     while traceback is not None:
         code = traceback.tb_frame.f_code
         path = os.path.realpath(code.co_filename)
         for root in roots:
             if path.startswith(root + os.sep):
-                found = f"{os.path.relpath(path, root)}:{code.co_name}"
+                where = os.path.relpath(path, root)
+                found[where.split(os.sep, 1)[0] in COMPILER_PACKAGES] = f"{where}:{code.co_name}"
                 break
         traceback = traceback.tb_next
-    return found
+    return found[True] or found[False]
 
 
 def _assert_statement(error):

@@ -9,7 +9,7 @@ import sys
 import torch
 from torch.fx.experimental.proxy_tensor import make_fx
 
-from minifyd import compile_backends
+from minifyd import compile_backends, config_options
 from minifyd import graph_format as gf
 from minifyd import origin as origin_file
 
@@ -106,8 +106,9 @@ def export(target, example_inputs, out_dir):
 
 def export_aot(fn, example_inputs, out_dir):
     """Exports the first forward graph that torch.compile's Inductor hands its inner compiler when fn runs
-    compiled on example_inputs (PyTorch 2.x), as export() does, and returns its document, or None when
-    nothing was compiled. It is the graph after_aot dumps and `minify capture` captures: AOT autograd as
+    compiled on example_inputs (PyTorch 2.x), as export() does, with origin.json holding the configuration
+    it was compiled under (config_options.compile_options: the module's settings, as fallback_random, and
+    Inductor's own patches), and returns its document, or None when nothing was compiled. It is the graph after_aot dumps and `minify capture` captures: AOT autograd as
     compile_fx configures it (Inductor's decompositions, input mutations kept in the graph as copy_
     into the input, aliasing of outputs handled, its joint-graph passes applied), parameters lifted
     among its inputs, the inputs as they arrive at run time, written before the graph runs and may
@@ -119,16 +120,25 @@ def export_aot(fn, example_inputs, out_dir):
     exported = []
 
     def inner_compile(gm, _fake_inputs, **_options):
+        notes = []
+        options = config_options.compile_options(notes)
+
         def run(args):
             if not exported:
                 exported.append(export(gm, list(args), out_dir))
+                origin_file.write(out_dir, {"source": "export_fx", "argv": list(sys.argv),
+                                            "backend_options": options, "notes": notes})
             return gm(*args)
         run._boxed_call = True
         return run
 
     torch._dynamo.reset()
+    # A graph AOT autograd's cache holds (on by default in PyTorch 2.11, warm from the user's own runs)
+    # comes back compiled without the inner compiler being called: it would not be seen.
+    import torch._functorch.config as functorch_config
+    no_cache = {"enable_autograd_cache": False} if hasattr(functorch_config, "enable_autograd_cache") else {}
     try:
-        with torch.no_grad():
+        with torch.no_grad(), functorch_config.patch(**no_cache):
             torch.compile(fn, backend=functools.partial(compile_fx, inner_compile=inner_compile))(*example_inputs)
     finally:
         torch._dynamo.reset()

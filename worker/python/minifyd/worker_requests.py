@@ -88,18 +88,32 @@ class RequestHandler:
             try:
                 compiled = compile_backends.compile_graph(request.backend, gm, inputs, entry)
             except Exception as error:  # noqa: BLE001  (a compile error is the candidate's verdict)
-                return self._reply(request.id, _exception_verdict(error), (time.perf_counter() - started) * 1e3, 0.0)
+                return self._reply(request.id, self._failure_of(error), (time.perf_counter() - started) * 1e3, 0.0)
             compile_ms = (time.perf_counter() - started) * 1e3
             started = time.perf_counter()
             try:
                 outputs = compiled(list(inputs))
                 self.synchronize()
             except Exception as error:  # noqa: BLE001  (so is a run error)
-                return self._reply(request.id, _exception_verdict(error), compile_ms,
+                return self._reply(request.id, self._failure_of(error), compile_ms,
                                    (time.perf_counter() - started) * 1e3)
             run_ms = (time.perf_counter() - started) * 1e3
             verdict = self._judge(request, load, outputs, inputs, check_nan)
         return self._reply(request.id, verdict, compile_ms, run_ms)
+
+    def _failure_of(self, error):
+        """The verdict of an exception that a compile or a run raised. On a GPU a kernel's fault is
+        asynchronous: it surfaces in whatever CUDA call comes next (an autotuning benchmark, cuBLAS creating
+        its handle: `CUBLAS_STATUS_INTERNAL_ERROR`) with that call's words. The device's sticky error, which
+        a synchronisation raises, names the fault itself, the same wherever it surfaced: it is the verdict
+        when there is one."""
+        try:
+            self.synchronize()
+        except Exception as sticky:  # noqa: BLE001  (the device's own error, asked for)
+            verdict = _exception_verdict(sticky)
+            if verdict["kind"] == "cuda_error":
+                return verdict
+        return _exception_verdict(error)
 
     def _reply(self, request_id, verdict, compile_ms, run_ms):
         retiring = self.retire_after_failure and verdict["status"] == "fail"
@@ -117,7 +131,7 @@ class RequestHandler:
             found = repro_template._accuracy_failure(load, outputs, request.accuracy == "strict-accuracy", inputs)
             self.synchronize()
         except Exception as error:  # noqa: BLE001
-            verdict = _exception_verdict(error)
+            verdict = self._failure_of(error)
             return verdict if verdict["kind"] == "cuda_error" else wp.passed()
         return wp.failed("accuracy", found) if found else wp.passed()
 
@@ -191,7 +205,7 @@ class RequestHandler:
                 run, exposure = value_analysis.compiled_values(request.backend, entry, gm, load()[1], set(names),
                                                                tensor_valued, self.synchronize)
             except Exception as error:  # noqa: BLE001  (a compile error is the graph's verdict)
-                return failed(_exception_verdict(error), (time.perf_counter() - started) * 1e3)
+                return failed(self._failure_of(error), (time.perf_counter() - started) * 1e3)
             compile_ms = (time.perf_counter() - started) * 1e3
             started = time.perf_counter()
             try:
@@ -199,7 +213,7 @@ class RequestHandler:
                 run_ms = (time.perf_counter() - started) * 1e3
                 second = run(load()[1])
             except Exception as error:  # noqa: BLE001
-                return failed(_exception_verdict(error), compile_ms, (time.perf_counter() - started) * 1e3)
+                return failed(self._failure_of(error), compile_ms, (time.perf_counter() - started) * 1e3)
         fp64 = fp64_again = None
         try:
             fp64 = value_analysis.node_values(*repro_template._fp64_graph(load), set(names))
