@@ -18,7 +18,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "real"))
-from cases import CASES, launcher_env, model_path  # noqa: E402
+from cases import CASES, launcher_env, minify_options, model_path  # noqa: E402
 from inductor_minifier_comparison import minify_run_row, run_peer_launcher, write_results  # noqa: E402
 
 
@@ -46,9 +46,8 @@ def with_nan_imported(launcher):
 def ours(minify, python, work, name, case, launcher):
     out = os.path.join(work, f"ours-{name}")
     shutil.rmtree(out, ignore_errors=True)
-    command = [minify, "run", launcher, "--out", out, "--backend", "inductor", "--python", python, "--json"]
-    if case.check:
-        command.append(case.check)
+    command = [minify, "run", launcher, "--out", out, "--backend", "inductor", "--python", python, "--json",
+               *minify_options(case)]
     return minify_run_row(command, work)
 
 

@@ -6,6 +6,7 @@
 #include "common/graph_codec.h"
 #include "common/json_view.h"
 #include "protocol/json_fields.h"
+#include "protocol/json_nesting.h"
 
 namespace minifyd::protocol {
 namespace {
@@ -141,6 +142,13 @@ Expected<PropagateReply> decode_propagate_reply(const JsonView& view, std::uint6
 }
 
 }  // namespace
+
+Expected<nlohmann::json> parse_worker_request_line(std::string_view line) {
+  if (json_nesting_depth(line) > worker_max_nesting)
+    return make_error(ErrorKind::invalid_input,
+                      "the line nests more than the " + std::to_string(worker_max_nesting) + " levels allowed");
+  return parse_json(line);
+}
 
 std::uint64_t id_of(const WorkerRequest& request) {
   return std::visit([](const auto& r) { return r.id; }, request);

@@ -3,10 +3,12 @@
 // beside them; every decode names the path of a bad field.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -22,6 +24,14 @@ namespace minifyd::protocol {
 
 inline constexpr const char* worker_protocol_name = "minifyd.worker";
 inline constexpr int worker_protocol_version = 1;
+// The deepest nesting of arrays and objects a request may have (the Python worker's MAX_NESTING): a
+// graph document nests about ten levels; what is deeper is hostile, and would exhaust the recursion
+// of whatever walks it. Both workers answer it with the same error.
+inline constexpr std::size_t worker_max_nesting = 64;
+
+// A request line parsed; errors: it nests deeper than worker_max_nesting ("the line nests more than the
+// 64 levels allowed", as the Python worker says it), or it is not JSON.
+Expected<nlohmann::json> parse_worker_request_line(std::string_view line);
 
 struct DeviceInfo {
   int index = 0;

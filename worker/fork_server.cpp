@@ -248,7 +248,7 @@ class ForkServer {
   }
 
   void accept(std::string line) {
-    auto json = parse_json(line);
+    auto json = protocol::parse_worker_request_line(line);
     auto control = control_request(json);
     if (!control) return queue_.push_back(describe_request(std::move(line), json));
     if (std::holds_alternative<protocol::CancelRequest>(*control)) return cancel(protocol::id_of(*control));

@@ -52,7 +52,7 @@ std::uint64_t salvage_id(const nlohmann::json& message) {
 // Sets `shutdown` when asked to stop, and `retire` after a CUDA error, which leaves this process's CUDA context
 // unusable.
 std::optional<std::string> handle(const std::string& line, RequestHandler& handler, bool& shutdown, bool& retire) {
-  auto json = parse_json(line);
+  auto json = protocol::parse_worker_request_line(line);
   if (!json) return protocol::encode(protocol::WorkerReply(protocol::ErrorReply{0, json.error().message})).dump();
   auto request = protocol::decode_request(*json);
   if (!request)

@@ -305,3 +305,14 @@ TEST_CASE("a for_analysis propagate says so, and its reply carries the eager fai
   REQUIRE(std::get<PropagateReply>(*decoded).eager_failure);
   CHECK(std::get<PropagateReply>(*decoded).eager_failure->node == "mm");
 }
+
+TEST_CASE("a request line nested deeper than the limit is refused before it is parsed", "[worker_messages]") {
+  auto deep = parse_worker_request_line(std::string(100000, '[') + std::string(100000, ']'));
+  REQUIRE_FALSE(deep.has_value());
+  CHECK(deep.error().message == "the line nests more than the 64 levels allowed");
+  std::string at_limit = "{\"graph\": " + std::string(63, '[') + std::string(63, ']') + "}";
+  CHECK(parse_worker_request_line(at_limit).has_value());
+  auto not_json = parse_worker_request_line("{\"type\": ");
+  REQUIRE_FALSE(not_json.has_value());
+  CHECK(not_json.error().message.find("invalid JSON") != std::string::npos);
+}

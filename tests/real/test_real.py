@@ -10,7 +10,7 @@
 #                  `minify capture` takes from the script's run get the same verdict from `minify query`:
 #                  the case's failure (a training step's bug: the exported forward graph passes, and the
 #                  capture takes no forward graph).
-# A cuda case skips where torch sees no GPU; its runs put 4 workers on GPU 0.
+# A cuda case skips where torch sees no GPU; its runs put 4 workers on GPU 0 (cases.GPU_WORKERS).
 import glob
 import json
 import os
@@ -23,16 +23,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "inductor"))
 from harness import ROOT, call_nodes, expect, require_cuda, run_scenarios  # noqa: E402
 
-from cases import CASES, launcher_env, model_path  # noqa: E402
-
-GPU_WORKERS = ("--gpus", "0", "--workers-per-gpu", "4")
-
+from cases import CASES, launcher_env, minify_options, model_path  # noqa: E402
 
 def run_options(env, case):
-    """minify's options for the case: its check, and on the GPU its workers there (skipping without one)."""
+    """minify's options for the case (skipping a cuda case without a GPU)."""
     if case.device == "cuda":
         require_cuda(env)
-    return [*([case.check] if case.check else []), *(GPU_WORKERS if case.device == "cuda" else ())]
+    return minify_options(case)
 
 
 def fresh_dir(env, name):
@@ -106,6 +103,7 @@ def capture(env, name):
 
 def launcher(env, name):
     case = CASES[name]
+    options = run_options(env, case)
     work = fresh_dir(env, f"{name}-launcher")
     subprocess.run([env.python, model_path(case)], capture_output=True, text=True, timeout=900, cwd=work,
                    env=launcher_env(case))
@@ -113,7 +111,7 @@ def launcher(env, name):
     expect(len(launchers) == 1, f"the script's run wrote {len(launchers)} minifier_launcher.py")
     out = os.path.join(work, "minified")
     done = subprocess.run([env.minify, "run", launchers[0], "--out", out, "--backend", "inductor", "--python",
-                           env.python, *run_options(env, case), "--json"], capture_output=True, text=True, timeout=1700)
+                           env.python, *options, "--json"], capture_output=True, text=True, timeout=1700)
     expect(done.returncode == 0, f"minify run exits {done.returncode}: {done.stdout}\n{done.stderr[-3000:]}")
     check_minimized(env, case, out, json.loads(done.stdout))
 
@@ -132,7 +130,7 @@ def query(env, case, graph):
 
 def export(env, name):
     case = CASES[name]
-    run_options(env, case)
+    run_options(env, case)  # skips a cuda case without a GPU
     work = fresh_dir(env, f"{name}-export")
     exported = os.path.join(work, "exported")
     done = subprocess.run([env.python, os.path.join(ROOT, "scripts", "export_fx.py"), model_path(case), "--aot",

@@ -101,10 +101,10 @@ def _traced_for_inputs(gm, inputs):
 
 
 def _returning_tuple(gm):
-    """Whether gm returned a bare value that it now returns as a 1-tuple. Inductor's inner compiler takes
-    only graphs that return a tuple or list, which every graph after AOT autograd does; compile_fx wraps
-    any other graph's output so (make_graph_return_tuple) before it gets there, and so does the worker,
-    so that a graph exported without --aot fails only where torch.compile would."""
+    """Whether gm returned a bare value that it now returns as a 1-tuple. Inductor's inner compiler and AOT
+    autograd take only graphs that return a tuple or list, as every graph Dynamo hands a backend does;
+    compile_fx wraps any other graph's output so (make_graph_return_tuple), and so does the worker, so
+    that a graph exported without --aot fails only where torch.compile would."""
     from torch._inductor.compile_fx import graph_returns_tuple
     if graph_returns_tuple(gm):
         return False
@@ -130,15 +130,16 @@ def compile_graph(backend, gm, inputs, entry=ENTRIES[0]):
         from torch._inductor.compile_fx import compile_fx
         compiled = compile_fx(gm, inputs)
         return lambda args: compiled(*args)
+    # Dynamo hands every backend a graph that returns a tuple, and AOT autograd (the aot_* backends)
+    # and Inductor's inner compiler take no other: a bare output is wrapped, and unwrapped after.
+    wrapped = _returning_tuple(gm)
     if backend == "inductor":
         from torch._inductor.compile_fx import compile_fx_inner
-        if _returning_tuple(gm):
-            compiled = compile_fx_inner(gm, inputs)
-            return lambda args: compiled(args)[0]
-        return compile_fx_inner(gm, inputs)  # boxed: takes the list and may clear it
+        compiled = compile_fx_inner(gm, inputs)  # boxed: takes the list and may clear it
+        return (lambda args: compiled(args)[0]) if wrapped else compiled
     from torch._dynamo.backends.registry import lookup_backend
     compiled = lookup_backend(backend)(gm, inputs)
-    return lambda args: compiled(*args)
+    return (lambda args: compiled(*args)[0]) if wrapped else (lambda args: compiled(*args))
 
 
 def warm_up(backend, device):

@@ -10,6 +10,10 @@ ACCURACY_MODES = ("off", "accuracy", "strict-accuracy")
 REQUEST_TYPES = ("evaluate", "propagate", "analyze", "shutdown", "cancel")
 # How an analyze read the values: added outputs of the compiled graph, or the compiler's hooks.
 EXPOSURE_OUTPUTS, EXPOSURE_HOOKS = "outputs", "hooks"
+# The deepest nesting of arrays and objects a request may have, as protocol/worker_messages.h's
+# worker_max_nesting: a graph document nests about ten levels; what is deeper is hostile, and would
+# exhaust the recursion of whatever walks it.
+MAX_NESTING = 64
 
 
 class RequestError(Exception):
@@ -77,12 +81,29 @@ def request_id_of(message):
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
+def nesting_depth(value):
+    """How deeply arrays and objects nest in a parsed JSON value (0 for a scalar), without recursing."""
+    deepest, pending = 0, [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is not None:
+            deepest = max(deepest, depth)
+            pending.extend((child, depth + 1) for child in children)
+    return deepest
+
+
 def decode_request(line):
     """One request line as its dataclass; RequestError names what is wrong."""
+    too_deep = f"the line nests more than the {MAX_NESTING} levels allowed"
     try:
         message = json.loads(line)
     except (ValueError, UnicodeDecodeError) as error:
         raise RequestError(0, f"invalid JSON: {error}") from None
+    except RecursionError:  # deeper than Python's recursion limit: json's parser gives up
+        raise RequestError(0, too_deep) from None
+    if nesting_depth(message) > MAX_NESTING:
+        raise RequestError(request_id_of(message), too_deep)
     if not isinstance(message, dict):
         raise RequestError(0, "a request is a JSON object")
     request_id = request_id_of(message)

@@ -1,0 +1,131 @@
+# The Python worker's pipe under hostile input (label inductor): the worker started as the coordinator
+# starts it, in each way it serves (in its own process; as a fork server), is sent random bytes, wrong
+# types, over-long lines, deep nesting, unknown requests and evaluate requests with bad stores, hashes
+# and paths. Each line gets exactly one reply, an error (or a failed verdict) naming what is wrong, with
+# the request's id where it has one; afterwards the worker still answers a good request, and shuts down
+# when asked.
+import json
+import os
+import random
+import select
+import subprocess
+import sys
+import time
+
+from harness import HERE, ROOT, expect, run_scenarios, write_file
+
+WORKER = os.path.join(ROOT, "worker", "python", "minify_worker.py")
+MAX_LINE_BYTES = 1 << 16
+REPLY_SECONDS = 120
+
+
+class Worker:
+    def __init__(self, python, fork_server):
+        options = [] if fork_server else ["--no-fork-server"]
+        self.process = subprocess.Popen([python, WORKER, "--no-warm-up", "--max-line-bytes", str(MAX_LINE_BYTES),
+                                         *options], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=subprocess.DEVNULL)
+        self.pending = b""
+        hello = json.loads(self.read_line())
+        expect(hello["type"] == "hello", f"no hello: {hello}")
+
+    def read_line(self):
+        deadline = time.monotonic() + REPLY_SECONDS
+        while b"\n" not in self.pending:
+            left = deadline - time.monotonic()
+            expect(left > 0 and select.select([self.process.stdout], [], [], left)[0],
+                   f"no reply within {REPLY_SECONDS} s")
+            chunk = os.read(self.process.stdout.fileno(), 1 << 16)
+            expect(chunk, f"the worker closed its pipe (exit {self.process.poll()})")
+            self.pending += chunk
+        line, self.pending = self.pending.split(b"\n", 1)
+        return line
+
+    def ask(self, payload):
+        """Sends one line; its reply."""
+        self.process.stdin.write(payload + b"\n")
+        self.process.stdin.flush()
+        return json.loads(self.read_line())
+
+    def shut_down(self):
+        self.process.stdin.write(b'{"type": "shutdown", "id": 1}\n')
+        self.process.stdin.flush()
+        code = self.process.wait(timeout=60)
+        expect(code == 0, f"the worker exits {code} after a shutdown")
+
+
+def exported_graph(env):
+    """A small graph directory: (x + 1).relu() on a 4x4 input, exported by the torch under test."""
+    module = write_file(env.work, "tiny.py", "import torch\n\n\ndef make():\n"
+                                             "    return (lambda x: (x + 1).relu()), [torch.randn(4, 4)]\n")
+    out = os.path.join(env.work, "tiny")
+    if not os.path.isfile(os.path.join(out, "graph.json")):
+        done = subprocess.run([env.python, os.path.join(ROOT, "scripts", "export_fx.py"), module, "--out", out],
+                              capture_output=True, text=True, timeout=600)
+        expect(done.returncode == 0, f"export failed:\n{done.stderr[-2000:]}")
+    with open(os.path.join(out, "graph.json")) as f:
+        return out, json.load(f)
+
+
+def evaluate(request_id, graph, store):
+    return json.dumps({"type": "evaluate", "id": request_id, "graph": graph, "store": store,
+                       "backend": "aot_eager", "backend_options": {}}).encode()
+
+
+def hostile_lines(graph, store):
+    """(payload, the request id its reply must carry, a word its message must hold)."""
+    rng = random.Random(0)
+    lines = [(bytes(rng.randrange(256) for _ in range(rng.randrange(1, 300))).replace(b"\n", b" "), 0, "")
+             for _ in range(40)]
+    lines += [
+        (b"", 0, "JSON"),
+        (b"[1, 2, 3]", 0, "object"),
+        (b'{"type": 42, "id": 3}', 3, "type"),
+        (b'{"type": "evaluate", "id": "seven"}', 0, "id"),
+        (b'{"type": "evaluate", "id": 4, "graph": [], "store": "/tmp", "backend": "aot_eager"}', 4, "graph"),
+        (b'{"type": "evaluate", "id": 5, "graph": {}, "store": 5, "backend": "aot_eager"}', 5, "store"),
+        (json.dumps({"type": "evaluate", "id": 6, "graph": graph, "store": store, "backend": "aot_eager",
+                     "backend_options": {"max_autotune": 1}}).encode(), 6, "backend_options"),
+        (b'{"type": "frobnicate", "id": 7}', 7, "frobnicate"),
+        (b"x" * (MAX_LINE_BYTES + 10), 0, "limit"),
+        (b"[" * 30000 + b"]" * 30000, 0, "nests"),
+        (b'{"type": "evaluate", "id": 8, "graph": ' + b"[" * 80 + b"]" * 80 + b"}", 8, "nests"),
+        (evaluate(9, graph, "/nonexistent/store"), 9, "/nonexistent/store"),
+        (evaluate(10, graph, "relative/store"), 10, "store"),
+    ]
+    for request_id, bad_hash in ((11, "0" * 64), (12, "../../../../etc/passwd"), (13, "not-a-hash")):
+        broken = json.loads(json.dumps(graph))
+        broken["storages"][0]["hash"] = bad_hash
+        lines.append((evaluate(request_id, broken, store), request_id, ""))
+    return lines
+
+
+def fuzz(env, fork_server):
+    graph_dir, graph = exported_graph(env)
+    store = os.path.join(graph_dir, "store")
+    worker = Worker(env.python, fork_server)
+    try:
+        for payload, request_id, word in hostile_lines(graph, store):
+            reply = worker.ask(payload)
+            what = f"{payload[:80]!r}: {reply}"
+            expect(reply["id"] == request_id, f"reply for another id: {what}")
+            refused = reply["type"] == "error" or (reply["type"] == "verdict" and reply["verdict"]["status"] == "fail")
+            text = reply.get("message", "") + json.dumps(reply.get("verdict", {}))
+            expect(refused and word.lower() in text.lower(), f"not refused, naming {word!r}: {what}")
+        good = worker.ask(evaluate(20, graph, store))
+        expect(good["type"] == "verdict" and good["id"] == 20 and good["verdict"]["status"] == "pass",
+               f"a good request after the hostile ones: {good}")
+        worker.shut_down()
+    finally:
+        if worker.process.poll() is None:
+            worker.process.kill()
+    print(f"{'fork server' if fork_server else 'in process'}: {len(hostile_lines(graph, store))} hostile lines "
+          f"answered, then a good request")
+
+
+SCENARIOS = {"worker_pipe_in_process": lambda env: fuzz(env, False),
+             "worker_pipe_fork_server": lambda env: fuzz(env, True)}
+
+if __name__ == "__main__":
+    sys.path.insert(0, HERE)
+    run_scenarios(SCENARIOS)
