@@ -72,11 +72,13 @@ REPRO_LEVEL = {"exception": "2", "crash": "3", "cuda_error": "3", "accuracy": "4
 
 def launcher_env(case):
     """The environment of the script's run that writes minifier_launcher.py: after_aot at the case's level,
-    and AOT autograd's cache off. A graph found in that cache (on by default in PyTorch 2.11, warm from any
-    earlier run of the script) comes back compiled without Inductor's compiler, so after_aot, which wraps
-    that compiler, never sees it and writes no launcher."""
+    and PyTorch's compile caches off, as warm ones (from any earlier run of the script) hide the graph from
+    after_aot. A graph found in AOT autograd's cache (on by default in 2.11) comes back compiled without
+    Inductor's compiler, which after_aot wraps, being called; and with Inductor's FX graph cache warm,
+    2.11's accuracy check (level 4) fails on the cached graph itself ("pickle should not be called with
+    after make_launchers()", seen on an H200): either way no launcher is written."""
     return {**os.environ, "TORCHDYNAMO_REPRO_AFTER": "aot", "TORCHDYNAMO_REPRO_LEVEL": REPRO_LEVEL[case.kind],
-            "TORCHINDUCTOR_AUTOGRAD_CACHE": "0"}
+            "TORCHINDUCTOR_AUTOGRAD_CACHE": "0", "TORCHINDUCTOR_FX_GRAPH_CACHE": "0"}
 
 
 # minify's workers for a cuda case: 4 on GPU 0 (a failing candidate retires its worker there).

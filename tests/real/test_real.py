@@ -105,10 +105,10 @@ def launcher(env, name):
     case = CASES[name]
     options = run_options(env, case)
     work = fresh_dir(env, f"{name}-launcher")
-    subprocess.run([env.python, model_path(case)], capture_output=True, text=True, timeout=900, cwd=work,
-                   env=launcher_env(case))
+    script = subprocess.run([env.python, model_path(case)], capture_output=True, text=True, timeout=900, cwd=work,
+                            env=launcher_env(case))
     launchers = glob.glob(os.path.join(work, "torch_compile_debug", "run_*", "minifier", "minifier_launcher.py"))
-    expect(len(launchers) == 1, f"the script's run wrote {len(launchers)} minifier_launcher.py")
+    expect(len(launchers) == 1, f"the script's run wrote {len(launchers)} minifier_launcher.py:\n{script.stderr[-3000:]}")
     out = os.path.join(work, "minified")
     done = subprocess.run([env.minify, "run", launchers[0], "--out", out, "--backend", "inductor", "--python",
                            env.python, *options, "--json"], capture_output=True, text=True, timeout=1700)
