@@ -2,9 +2,11 @@
 #include "daemon/run/out_dir_run.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "common/graph_codec.h"
 #include "common/log.h"
+#include "common/owner_lock.h"
 #include "daemon/pool/gpu_visibility.h"
 #include "daemon/pool/pool_runner.h"
 #include "daemon/run/output_writer.h"
@@ -77,6 +79,25 @@ Expected<RunResult> with_outputs(RunResult result, const RunSettings& settings) 
   return result;
 }
 
+// out_dir's owner lock (common/owner_lock.h) when the directory exists; none when it does not yet. One
+// run writes OUT_DIR: a second one, or a resume, beside it is refused here, naming the first.
+Expected<std::optional<OwnerLock>> own_if_present(const std::filesystem::path& out_dir) {
+  std::error_code error;
+  if (!std::filesystem::is_directory(out_dir, error)) return std::optional<OwnerLock>();
+  auto lock = OwnerLock::acquire(out_dir);
+  if (!lock) return lock.error();
+  return std::optional<OwnerLock>(std::move(*lock));
+}
+
+// An error when out_dir holds a run already (its checkpoint).
+Expected<void> holds_no_run(const std::filesystem::path& out_dir) {
+  std::error_code error;
+  if (std::filesystem::exists(out_dir / checkpoint_file_name, error))
+    return make_error(ErrorKind::invalid_input,
+                      out_dir.string() + " already holds a run: resume it with --resume, or choose another --out");
+  return {};
+}
+
 }  // namespace
 
 Expected<RunResult> start_run(const RunSpec& spec, const RunSettings& given) {
@@ -84,10 +105,9 @@ Expected<RunResult> start_run(const RunSpec& spec, const RunSettings& given) {
   auto found = for_backend(given, spec.evaluation);
   if (!found) return found.error();
   const RunSettings& settings = *found;
-  std::error_code error;
-  if (std::filesystem::exists(settings.out_dir / checkpoint_file_name, error))
-    return make_error(ErrorKind::invalid_input, settings.out_dir.string() +
-                                                    " already holds a run: resume it with --resume, or choose another --out");
+  auto owner = own_if_present(settings.out_dir);
+  if (!owner) return owner.error();
+  if (auto empty = holds_no_run(settings.out_dir); !empty) return empty.error();
   std::filesystem::path graph_dir(spec.graph_dir);
   auto original = load_graph_dir(graph_dir);
   if (!original) return original.error();
@@ -95,8 +115,15 @@ Expected<RunResult> start_run(const RunSpec& spec, const RunSettings& given) {
   if (!pool) return pool.error();
   // The workers load LibTorch (half a second of CPU each) while the graph's tensors are imported.
   PoolRunner runner(std::move(*pool));
+  std::error_code error;
   std::filesystem::create_directories(settings.out_dir, error);
   if (error) return make_error(ErrorKind::io, "creating " + settings.out_dir.string() + ": " + error.message());
+  if (!*owner) {  // created just now: another run may have created it too, and got ahead
+    auto lock = OwnerLock::acquire(settings.out_dir);
+    if (!lock) return lock.error();
+    owner->emplace(std::move(*lock));
+    if (auto empty = holds_no_run(settings.out_dir); !empty) return empty.error();
+  }
   auto store = ContentStore::open(settings.out_dir / store_dir_name, true);
   if (!store) return store.error();
   auto source = ContentStore::open(graph_dir / store_dir_name, false);
@@ -113,6 +140,8 @@ Expected<RunResult> start_run(const RunSpec& spec, const RunSettings& given) {
 }
 
 Expected<RunResult> resume_run(const RunSettings& given) {
+  auto owner = own_if_present(given.out_dir);  // a missing directory has no checkpoint, as read_checkpoint says
+  if (!owner) return owner.error();
   auto checkpoint = read_checkpoint(given.out_dir);
   if (!checkpoint) return checkpoint.error();
   auto found = for_backend(given, checkpoint->spec.evaluation);

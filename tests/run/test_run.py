@@ -117,12 +117,20 @@ def run_resume(minify, faulty, work):
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         wait_for_checkpoint_step(out, process, time.monotonic() + 300)
+        # One writer per --out: a second run or a resume beside the live one is refused at once, naming it.
+        for second in (["run", graph, "--out", out, *args], ["run", "--resume", out]):
+            started = time.monotonic()
+            done = subprocess.run([minify, *second, "--json"], capture_output=True, text=True, timeout=60)
+            refused = json.loads(done.stdout).get("error", "")
+            expect(done.returncode == EXIT_USAGE and f"pid {process.pid}" in refused and time.monotonic() - started < 10,
+                   f"{second[:2]} beside a live run on {out}: exit {done.returncode}, {refused!r}")
     finally:
         os.killpg(process.pid, signal.SIGKILL)
         process.wait()
     with open(os.path.join(out, "checkpoint.json")) as f:
         killed_at = json.load(f)
-    print(f"killed after {len(killed_at['steps'])} accepted reductions, {killed_at['totals']['queries']} queries")
+    print(f"killed after {len(killed_at['steps'])} accepted reductions, {killed_at['totals']['queries']} queries; "
+          "the run and the resume beside it were refused")
 
     code, resumed, stderr = minify_run(minify, "--resume", out, "--workers", "2")
     print(f"uninterrupted: {json.dumps(fresh)}\nresumed: {json.dumps(resumed)}")
