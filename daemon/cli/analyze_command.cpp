@@ -104,7 +104,7 @@ int analyze(AnalyzeOptions options) {
   if (!store) return fail(exit_usage, store.error().message, options.json);
   analysis::AnalysisPlan plan{*spec, modes_of(options.mode)};
   auto result = analysis::run_analysis(*document, std::filesystem::absolute(*store), plan, runner.access());
-  if (!result) return fail(exit_worker_error, result.error().message, options.json);
+  if (!result) return fail(exit_code_of(result.error()), result.error().message, options.json);
 
   analysis::Findings findings = analysis::findings_of(*result);
   std::filesystem::path out = std::filesystem::absolute(options.out);

@@ -78,7 +78,7 @@ int query(QueryOptions options) {
   if (!result) {
     if (options.json) std::cout << nlohmann::json{{"error", result.error().message}}.dump() << "\n";
     else std::cerr << "minify query: " << result.error().message << "\n";
-    return exit_worker_error;
+    return exit_code_of(result.error());
   }
   return print_query_result(*result, options.json);
 }

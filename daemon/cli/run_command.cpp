@@ -47,10 +47,6 @@ int fail(const std::string& message, int code, bool json) {
   return code;
 }
 
-int exit_code_of(const Error& error) {
-  return error.kind == ErrorKind::io ? exit_worker_error : exit_usage;
-}
-
 int list_strategies() {
   for (const search::Strategy& strategy : search::all_strategies())
     std::cout << strategy.name << "\t" << strategy.summary << "\n";

@@ -114,6 +114,19 @@ def test_check_store_detects_corruption(minify, work):
     expect(code == 1 and f"blob {digest}: corrupted" in err, err)
 
 
+def test_corrupted_blob_exit_status(minify, work):
+    """A corrupted blob is bad input to every command that reads it: exit 2 naming the blob, whether the
+    coordinator (run, importing it) or the worker (query, analyze, refusing the request) finds it."""
+    graph = small_graph(os.path.join(work, "corrupt-blob"))
+    digest = load_doc(graph)["storages"][0]["hash"]
+    with open(blob_path(graph, digest), "r+b") as f:
+        f.write(b"\x00\x01\x02\x03")
+    for args in (["query", graph], ["run", graph, "--out", os.path.join(work, "corrupt-run")],
+                 ["analyze", graph, "--out", os.path.join(work, "corrupt-analysis")]):
+        code, _, err = run(minify, *args, "--backend", "eager")
+        expect(code == 2 and digest in err and "corrupted" in err, f"minify {args[0]}: exit {code}, {err}")
+
+
 def test_store_commands(minify, work):
     graph = small_graph(os.path.join(work, "store"))
     store_dir = os.path.join(graph, "store")

@@ -148,8 +148,9 @@ def test_bad_input(minify, faulty, work):
     # Refused by the coordinator before any worker starts: bad input, exit 2.
     expect(code == 2 and "unknown backend 'tpu' (eager, torchscript, plugin:PATH.so, inductor" in result["error"],
            f"{code} {result}")
+    # Refused by the worker, which cannot load the plugin the user named: bad input all the same, exit 2.
     code, result = query(minify, graph, "--backend", "plugin:/nonexistent/libx.so")
-    expect(code == 3 and "/nonexistent/libx.so" in result["error"], f"{code} {result}")
+    expect(code == 2 and "/nonexistent/libx.so" in result["error"], f"{code} {result}")
     # A relative plugin path is the user's, not the worker's scratch directory's.
     relative = os.path.relpath(faulty)
     code, result = query(minify, graph, "--backend", f"plugin:{relative}", "--backend-opt", "fault=throw")

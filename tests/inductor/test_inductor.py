@@ -99,9 +99,10 @@ def slippage(env):
 def bad_input(env):
     graph = env.export("chain")
     cases = [
-        (["--backend", "inductor", "--backend-opt", "cpp.inject_relu_bug=compile_error"], EXIT_WORKER,
+        # Refused by the worker, and bad input all the same (cli.exit_code_of).
+        (["--backend", "inductor", "--backend-opt", "cpp.inject_relu_bug=compile_error"], EXIT_USAGE,
          "has no option 'cpp.inject_relu_bug' (did you mean cpp.inject_relu_bug_TESTING_ONLY"),
-        (["--backend", "inductor", "--backend-opt", "max_autotune=maybe"], EXIT_WORKER,
+        (["--backend", "inductor", "--backend-opt", "max_autotune=maybe"], EXIT_USAGE,
          "max_autotune=maybe: expected true or false"),
         (["--backend", "tpu"], EXIT_USAGE, "unknown backend 'tpu'"),
     ]
