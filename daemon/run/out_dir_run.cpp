@@ -2,6 +2,7 @@
 #include "daemon/run/out_dir_run.h"
 
 #include <algorithm>
+#include <functional>
 #include <optional>
 
 #include "common/graph_codec.h"
@@ -61,10 +62,14 @@ Expected<RunSettings> for_backend(const RunSettings& settings, const EvaluationS
   return found;
 }
 
-// A session's progress, speculation and python (found by for_backend()), from the settings.
+// The python for_backend() found, for the plain check and repro.py.
+std::function<Expected<std::string>()> python_of(const RunSettings& settings) {
+  return [python = settings.workers.python] { return Expected<std::string>(python); };
+}
+
+// A session's progress, speculation and python, from the settings.
 SessionHooks session_hooks(const RunSettings& settings, const EvaluationSpec& spec) {
-  return SessionHooks{settings.observer, nullptr, speculation_of(settings, spec),
-                      [python = settings.workers.python] { return Expected<std::string>(python); }};
+  return SessionHooks{settings.observer, nullptr, speculation_of(settings, spec), python_of(settings)};
 }
 
 // The outputs of a run that minimized something (a failing original), its best graph so far when
@@ -72,8 +77,7 @@ SessionHooks session_hooks(const RunSettings& settings, const EvaluationSpec& sp
 Expected<RunResult> with_outputs(RunResult result, const RunSettings& settings) {
   if (search::nothing_to_minimize(result.stop)) return result;
   std::string report = render_report(result.checkpoint, result, settings.slots.size());
-  OutputPlace place{settings.out_dir, settings.minify_executable,
-                    [python = settings.workers.python] { return Expected<std::string>(python); }};
+  OutputPlace place{settings.out_dir, settings.minify_executable, python_of(settings)};
   if (auto written = write_outputs(result.checkpoint, report, place); !written)
     return written.error();
   return result;
