@@ -6,6 +6,8 @@
 #include <iterator>
 #include <unordered_set>
 
+#include "common/graph_targets.h"
+
 namespace minifyd {
 namespace {
 
@@ -234,10 +236,13 @@ std::vector<LintError> Graph::lint() const {
           if (node->args().size() != 2 || !node->args()[0].is<NodeRef>() ||
               !node->args()[1].is<std::int64_t>() || !node->kwargs().empty())
             fail("getitem takes exactly (node, int index)");
-        } else if (!is_operator_name(node->target()) && !symint_op(node->target())) {
-          fail("target '" + node->target() +
-               "' is not an operator overload such as aten::add.Tensor, nor getitem, nor SymInt arithmetic "
-               "such as operator.mul");
+        } else if (!symint_op(node->target())) {
+          if (!is_operator_name(node->target()))
+            fail("target '" + node->target() +
+                 "' is not an operator overload such as aten::add.Tensor, nor getitem, nor SymInt arithmetic "
+                 "such as operator.mul");
+          else if (auto refusal = operator_refusal(node->target()))
+            fail(std::move(*refusal));
         }
         break;
       case OpCode::output:

@@ -1,12 +1,14 @@
 # Writes the C++ header that carries repro.py's sources into `minify`, cut where repro_script.cpp
 # fills them in, so the C++ side knows no marker and a template without them fails the build:
 #   before_loader    worker/python/minifyd/repro_template.py up to its `from minifyd.graph_format import` line
-#   loader           worker/python/minifyd/graph_format.py up to its "# ---- end of the loader:" line
+#   loader           worker/python/minifyd/graph_format.py up to its "# ---- end of the loader:" line,
+#                    its "GRAPH_TARGETS_JSON = " line holding graph_targets.json as a raw string
 #   before_settings  the template after that line, up to and with the "SETTINGS_JSON = " that
 #                    starts its settings line
 #   after_settings   the template from the end of that line on
 # minifyd/repro_writer.py fills in the same two lines. Run by daemon/CMakeLists.txt:
-#   cmake -DGRAPH_FORMAT=graph_format.py -DTEMPLATE=repro_template.py -DOUTPUT=header.h -P embed_repro_template.cmake
+#   cmake -DGRAPH_FORMAT=graph_format.py -DGRAPH_TARGETS=graph_targets.json -DTEMPLATE=repro_template.py
+#         -DOUTPUT=header.h -P embed_repro_template.cmake
 cmake_minimum_required(VERSION 3.18)
 
 # The position of the one line of text that starts with prefix (in out_start) and of its end (out_end).
@@ -31,6 +33,18 @@ if(loader_end EQUAL -1)
 endif()
 math(EXPR loader_end "${loader_end} + 1")
 string(SUBSTRING "${graph_format}" 0 ${loader_end} loader)
+
+file(READ "${GRAPH_TARGETS}" graph_targets)
+string(FIND "${graph_targets}" "'''" quotes)
+string(FIND "${graph_targets}" "\\" backslash)
+if(NOT quotes EQUAL -1 OR NOT backslash EQUAL -1)
+  message(FATAL_ERROR "${GRAPH_TARGETS} holds ''' or a backslash, which a Python raw string cannot")
+endif()
+set(targets_prefix "GRAPH_TARGETS_JSON = ")
+find_line("${loader}" "${targets_prefix}" "${GRAPH_FORMAT}" targets_start targets_end)
+string(SUBSTRING "${loader}" 0 ${targets_start} loader_head)
+string(SUBSTRING "${loader}" ${targets_end} -1 loader_tail)
+set(loader "${loader_head}${targets_prefix}r'''${graph_targets}'''${loader_tail}")
 
 file(READ "${TEMPLATE}" template)
 set(settings_prefix "SETTINGS_JSON = ")

@@ -6,6 +6,7 @@ import json
 import math
 import operator
 import os
+import pathlib
 import re
 import tempfile
 
@@ -30,6 +31,10 @@ NON_FINITE = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
 # SymInts, as FX records it: Python's operator functions.
 SYMINT_ARITHMETIC = {f"operator.{name}": getattr(operator, name)
                      for name in ("add", "sub", "mul", "floordiv", "mod", "neg")}
+# What a graph may call (docs/security.md): minifyd/graph_targets.json, which the C++ side compiles in
+# and every repro.py carries in place of this line.
+GRAPH_TARGETS_JSON = pathlib.Path(__file__).resolve().with_name("graph_targets.json").read_text()
+GRAPH_TARGETS = json.loads(GRAPH_TARGETS_JSON)
 
 
 class FormatError(Exception):
@@ -72,8 +77,24 @@ def decode_value(raw, resolve, where):
     raise FormatError(f"{where}: unknown value encoding {tag!r}")
 
 
+def operator_refusal(name):
+    """Why a graph may not call the operator 'ns::op[.overload]', or None when the rule lets it."""
+    op = name.split(".", 1)[0]
+    namespace = op.split("::", 1)[0]
+    if op in GRAPH_TARGETS["refused"]:
+        return f"target {name!r} is refused: {GRAPH_TARGETS['refused'][op]} (docs/security.md)"
+    if namespace in GRAPH_TARGETS["namespaces"] or op in GRAPH_TARGETS["operators"]:
+        return None
+    return (f"target {name!r} is refused: a graph calls operators of the namespaces "
+            f"{', '.join(GRAPH_TARGETS['namespaces'])} only, not of {namespace!r} (docs/security.md)")
+
+
 def resolve_target(name, where):
-    """A call_function target as the callable: 'aten::add.Tensor' -> torch.ops.aten.add.Tensor."""
+    """A call_function target as the callable: 'aten::add.Tensor' -> torch.ops.aten.add.Tensor.
+
+    Only what the rule lets a graph call, and only operators the dispatcher has: torch.ops also
+    resolves TorchScript builtins (aten::save) and attributes of its own objects, which a graph
+    document must never reach."""
     if name == "getitem":
         return operator.getitem
     if name in SYMINT_ARITHMETIC:
@@ -82,11 +103,21 @@ def resolve_target(name, where):
     if not match:
         raise FormatError(f"{where}: target {name!r} is neither 'getitem', 'namespace::name[.overload]' nor "
                           f"SymInt arithmetic ({', '.join(SYMINT_ARITHMETIC)})")
+    refusal = operator_refusal(name)
+    if refusal:
+        raise FormatError(f"{where}: {refusal}")
     namespace, op, overload = match.groups()
+    qualified = f"{namespace}::{op}" + (f".{overload}" if overload else "")
     try:
-        return getattr(getattr(getattr(torch.ops, namespace), op), overload or "default")
+        registered = torch._C._dispatch_has_kernel(qualified)
+        resolved = registered and getattr(getattr(getattr(torch.ops, namespace), op), overload or "default")
     except (AttributeError, RuntimeError) as error:
         raise FormatError(f"{where}: target {name!r} is not an operator this PyTorch knows ({error})") from None
+    if not registered:
+        raise FormatError(f"{where}: target {name!r} is not an operator this PyTorch's dispatcher knows")
+    if not isinstance(resolved, torch._ops.OpOverload):
+        raise FormatError(f"{where}: target {name!r} is not an operator overload")
+    return resolved
 
 
 def read_blob(store_dir, digest):

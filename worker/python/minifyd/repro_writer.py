@@ -12,6 +12,7 @@ TEMPLATE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "repro_templ
 LOADER_END = "# ---- end of the loader:"
 LOADER_LINE = "from minifyd.graph_format import"
 SETTINGS_LINE = "SETTINGS_JSON = "
+TARGETS_LINE = "GRAPH_TARGETS_JSON = "
 
 
 def _replace_line(text, prefix, replacement):
@@ -22,6 +23,13 @@ def _replace_line(text, prefix, replacement):
         raise SystemExit(f"repro_from_graph: {TEMPLATE} has {len(found)} lines starting {prefix!r}, expected 1")
     lines[found[0]] = replacement
     return "".join(lines)
+
+
+def loader_source(loader):
+    """The loader with the graph-target rule written in, as daemon/run/embed_repro_template.cmake writes it."""
+    if "'''" in gf.GRAPH_TARGETS_JSON or "\\" in gf.GRAPH_TARGETS_JSON:
+        raise SystemExit("repro_from_graph: graph_targets.json holds ''' or a backslash, which a raw string cannot")
+    return _replace_line(loader, TARGETS_LINE, TARGETS_LINE + "r'''" + gf.GRAPH_TARGETS_JSON + "'''\n")
 
 
 def repro_source(graph_dir):
@@ -38,7 +46,7 @@ def repro_source(graph_dir):
     settings["graph_dir"] = os.path.abspath(graph_dir)
     # JSON inside a JSON string: a valid Python string literal, whatever the path holds.
     filled = _replace_line(template, SETTINGS_LINE, SETTINGS_LINE + json.dumps(json.dumps(settings)) + "\n")
-    return _replace_line(filled, LOADER_LINE, source.split(LOADER_END)[0])
+    return _replace_line(filled, LOADER_LINE, loader_source(source.split(LOADER_END)[0]))
 
 
 def main():
