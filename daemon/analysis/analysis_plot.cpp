@@ -17,7 +17,8 @@ Expected<std::filesystem::path> draw_analysis_plot(const std::filesystem::path& 
   std::filesystem::path svg = dir / analysis_plot_name;
   std::string why;
   for (const std::string& python : pythons) {
-    auto drawn = run_python_main(python, "analysis_plot", {(dir / analysis_json_name).string(), svg.string()});
+    auto drawn = run_python_main(python, "analysis_plot", {(dir / analysis_json_name).string(), svg.string()},
+                                 helper_timeout_seconds);
     if (drawn) return svg;
     why += (why.empty() ? "" : "; ") + python + ": " + drawn.error().message;
   }

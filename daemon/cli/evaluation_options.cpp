@@ -25,11 +25,20 @@ void EvaluationOptions::add_to(CLI::App& command, bool backend_required, bool wi
                      "seconds before a query counts as hung (default 60; 600 for the torch.compile backends, whose "
                      "cold compile of a large graph takes minutes on a loaded machine)")
       ->check(CLI::PositiveNumber);
+  add_import_timeout(command);
   command.add_option("--worker", worker, "the minify-worker executable (default: beside minify)");
   command.add_option("--python", python,
                      "the python3 whose PyTorch 2.x compiles for the torch.compile backends (default: the first of "
                      "$MINIFYD_PYTHON, python3, /usr/bin/python3 and scripts/torch2_env.sh's whose torch has Inductor)");
   add_sandbox_options(command, sandbox);
+}
+
+void EvaluationOptions::add_import_timeout(CLI::App& command) {
+  command.add_option("--import-timeout", import_timeout_seconds,
+                     "seconds a repro file's import (its definitions run, its graph traced) may take before it is "
+                     "killed with every process it started")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
 }
 
 void add_sandbox_options(CLI::App& command, SandboxLimits& limits) {

@@ -27,6 +27,8 @@ struct EvaluationOptions {
   std::string check_str;
   // nullopt: the backend's default (default_timeout_seconds()).
   std::optional<double> timeout_seconds;
+  // How long importing a repro file (its definitions run, its graph traced) may take.
+  double import_timeout_seconds = 600;
   std::string worker;  // minify-worker path; default: found beside minify
   std::string python;  // the python whose torch serves the torch.compile backends; default: found
   SandboxLimits sandbox;  // --cpu-limit, --memory-limit
@@ -36,6 +38,8 @@ struct EvaluationOptions {
   // `with_checks`: also what counts as a failure (--accuracy, --strict-accuracy, --nan, --check-str),
   // which a command that judges nothing (analyze) does without.
   void add_to(CLI::App& command, bool backend_required = true, bool with_checks = true);
+  // --import-timeout alone, for `minify import`; add_to registers it too.
+  void add_import_timeout(CLI::App& command);
 
   // The evaluation the options describe: a relative plugin:PATH made absolute (the worker runs in
   // a scratch directory of its own), KEY=VALUE pairs and the --check-str regex validated.

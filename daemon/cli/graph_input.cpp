@@ -2,6 +2,7 @@
 #include "daemon/cli/graph_input.h"
 
 #include <iostream>
+#include <set>
 
 #include "common/file_util.h"
 #include "common/json_view.h"
@@ -15,17 +16,67 @@ bool is_repro_file(const std::string& argument) {
   return path.extension() == ".py" && std::filesystem::is_regular_file(path, error);
 }
 
+namespace {
+
+// The staging directories minifyd/atomic_directory.py makes beside out_dir (.NAME.XXXX.partial).
+std::set<std::filesystem::path> partial_dirs_of(const std::filesystem::path& out_dir) {
+  std::set<std::filesystem::path> partials;
+  std::string prefix = "." + out_dir.filename().string() + ".";
+  std::error_code error;
+  for (std::filesystem::directory_iterator it(out_dir.parent_path(), error), end; !error && it != end;
+       it.increment(error)) {
+    std::string name = it->path().filename().string();
+    if (name.rfind(prefix, 0) == 0 && name.size() > prefix.size() + 8 &&
+        name.compare(name.size() - 8, 8, ".partial") == 0)
+      partials.insert(it->path());
+  }
+  return partials;
+}
+
+bool absent_or_empty(const std::filesystem::path& dir) {
+  std::error_code error;
+  return !std::filesystem::exists(dir, error) || (std::filesystem::is_directory(dir, error) &&
+                                                  std::filesystem::is_empty(dir, error));
+}
+
+// What a failed import left: its staging directory (a killed import cannot remove it), and out_dir
+// itself where it was absent or empty before (an import killed after writing it, before its summary).
+void remove_failed_import(const std::filesystem::path& out_dir, const std::set<std::filesystem::path>& partials_before) {
+  std::error_code error;
+  for (const std::filesystem::path& partial : partial_dirs_of(out_dir))
+    if (partials_before.count(partial) == 0) std::filesystem::remove_all(partial, error);
+  bool existed = std::filesystem::is_directory(out_dir, error);
+  std::filesystem::remove_all(out_dir, error);
+  if (existed) std::filesystem::create_directory(out_dir, error);
+}
+
+}  // namespace
+
 Expected<nlohmann::json> import_repro_file(const EvaluationOptions& evaluation, const std::filesystem::path& file,
                                            const std::filesystem::path& out_dir) {
   // A repro file is PyTorch 2.x code whatever the backend: the python is the one Inductor needs.
   auto python = find_python(evaluation.python);
   if (!python) return python.error();
-  auto output = run_python_main(*python, "repro_file",
-                                {std::filesystem::absolute(file).string(), "--out", std::filesystem::absolute(out_dir).string()});
-  if (!output) return make_error(ErrorKind::invalid_input, output.error().message);
+  std::filesystem::path out = std::filesystem::absolute(out_dir);
+  bool out_was_free = absent_or_empty(out);
+  std::set<std::filesystem::path> partials_before = partial_dirs_of(out);
+  // An import refuses a directory holding something: that one is the user's, never cleaned here.
+  auto clean_up = [&] {
+    if (out_was_free) remove_failed_import(out, partials_before);
+  };
+  auto fail = [&](std::string message) {
+    clean_up();
+    return make_error(ErrorKind::invalid_input, std::move(message));
+  };
+  auto output = run_python_main(*python, "repro_file", {std::filesystem::absolute(file).string(), "--out", out.string()},
+                                evaluation.import_timeout_seconds, clean_up);
+  if (!output) return fail(output.error().message);
   nlohmann::json summary = nlohmann::json::parse(*output, nullptr, /*allow_exceptions=*/false);
   if (!summary.is_object())
-    return make_error(ErrorKind::io, "importing " + file.string() + ": the import printed no JSON summary: " + *output);
+    return fail("importing " + file.string() + ": " +
+                (output->empty() ? "the import ended (exit 0) before printing its summary: did the file's code end "
+                                   "the process (os._exit)?"
+                                 : "the import printed no JSON summary: " + output->substr(0, 2000)));
   // What the import had to decide (a module PyTorch 2.x no longer has, a config key it dropped) is
   // the user's to know; its stderr is not shown on success.
   nlohmann::json notes = summary.value("notes", nlohmann::json::array());

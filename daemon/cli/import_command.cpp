@@ -14,7 +14,7 @@ namespace {
 struct ImportOptions {
   std::string file;
   std::string out;
-  EvaluationOptions evaluation;  // its --python only
+  EvaluationOptions evaluation;  // its --python and --import-timeout only
   bool json = false;
 };
 
@@ -53,6 +53,7 @@ void add_import_command(CLI::App& app, Action& action) {
   command->add_option("--out", options->out, "the graph directory to write (absent or empty)")->required();
   command->add_option("--python", options->evaluation.python,
                       "the python3 whose PyTorch 2.x runs the file's definitions (default: as for --backend inductor)");
+  options->evaluation.add_import_timeout(*command);
   command->add_flag("--json", options->json, "print the import's summary as JSON");
   command->callback([options, &action] { action = [options] { return import_file(*options); }; });
 }

@@ -10,13 +10,9 @@
 #include <set>
 #include <sstream>
 
-#include <boost/asio/io_context.hpp>
-#include <boost/process/args.hpp>
-#include <boost/process/async.hpp>
-#include <boost/process/child.hpp>
-#include <boost/process/io.hpp>
 #include <boost/process/search_path.hpp>
 
+#include "daemon/pool/helper_process.h"
 #include "daemon/pool/worker_executable.h"
 
 namespace minifyd {
@@ -32,7 +28,6 @@ std::string known_backends() {
   return names;
 }
 
-// Runs `python SCRIPT --check`: empty when its torch serves the backends, else what it said.
 std::string last_line(const std::string& text) {
   std::istringstream lines(text);
   std::string last, line;
@@ -41,8 +36,9 @@ std::string last_line(const std::string& text) {
   return last;
 }
 
+// Runs `python SCRIPT --check`: empty when its torch serves the backends, else what it said.
 std::string check_python(const std::string& python) {
-  auto checked = run_python(python, {python_worker_script(), "--check"});
+  auto checked = run_python(python, {python_worker_script(), "--check"}, helper_timeout_seconds);
   return checked ? "" : checked.error().message;
 }
 
@@ -54,33 +50,35 @@ std::string torch2_env_launcher() {
 
 }  // namespace
 
-Expected<std::string> run_python(const std::string& python, const std::vector<std::string>& arguments) {
-  try {
-    boost::asio::io_context io;
-    std::future<std::string> output, errors;
-    bp::child child(python, bp::args(arguments), bp::std_out > output, bp::std_err > errors, bp::std_in < bp::null, io);
-    io.run();
-    child.wait();
-    std::string out = output.get();
-    if (child.exit_code() == 0) return out;
-    std::string last = last_line(errors.get());
-    if (last.empty()) last = last_line(out);
-    return make_error(ErrorKind::io, last.empty() ? "exited with code " + std::to_string(child.exit_code()) : last);
-  } catch (const std::exception& error) {
-    return make_error(ErrorKind::io, std::string("cannot run it (") + error.what() + ")");
+Expected<std::string> run_python(const std::string& python, const std::vector<std::string>& arguments,
+                                 double timeout_seconds, const std::function<void()>& clean_up) {
+  std::vector<std::string> command = {python};
+  command.insert(command.end(), arguments.begin(), arguments.end());
+  auto ran = run_helper(command, timeout_seconds, clean_up);
+  if (!ran) return ran.error().with_context("running " + python);
+  if (ran->timed_out) {
+    std::ostringstream limit;
+    limit << timeout_seconds;
+    return make_error(ErrorKind::io, "did not end within " + limit.str() +
+                                         " s: killed, with every process it started");
   }
+  if (!ran->status.signaled && ran->status.code == 0) return ran->out;
+  std::string last = last_line(ran->err);
+  if (last.empty()) last = last_line(ran->out);
+  return make_error(ErrorKind::io, last.empty() ? minifyd::describe(ran->status) : last);
 }
 
 std::string python_package_dir() { return std::filesystem::path(python_worker_script()).parent_path().string(); }
 
 Expected<std::string> run_python_main(const std::string& python, const std::string& module,
-                                      const std::vector<std::string>& arguments) {
+                                      const std::vector<std::string>& arguments, double timeout_seconds,
+                                      const std::function<void()>& clean_up) {
   std::vector<std::string> command = {
       "-c", "import sys; sys.path.insert(0, sys.argv[1]); del sys.argv[1]; "
             "from minifyd." + module + " import main; sys.exit(main())",
       python_package_dir()};
   command.insert(command.end(), arguments.begin(), arguments.end());
-  return run_python(python, command);
+  return run_python(python, command, timeout_seconds, clean_up);
 }
 
 Expected<WorkerProgram> worker_program_for(const std::string& backend) {

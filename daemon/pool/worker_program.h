@@ -3,6 +3,7 @@
 // 2.x for the torch.compile backends. A backend no worker serves is refused here, before any start.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -49,15 +50,21 @@ std::string python_worker_script();
 // torch has Inductor, asked by running the worker with --check. The error says what each lacked.
 Expected<std::string> find_python(const std::string& requested);
 
-// Runs `python ARGUMENTS...` to its end: what it wrote to standard output; an error holds the last
-// line it wrote to standard error (to standard output when it wrote none there).
-Expected<std::string> run_python(const std::string& python, const std::vector<std::string>& arguments);
+// How long a helper of ours (minifyd.MODULE: a repro writer, the plot, the worker's --check) may take.
+inline constexpr double helper_timeout_seconds = 600;
+
+// Runs `python ARGUMENTS...` to its end as a bounded helper (helper_process.h): what it wrote to
+// standard output; an error holds the last line it wrote to standard error (to standard output when
+// it wrote none there), or how it ended, or that it ran past timeout_seconds.
+Expected<std::string> run_python(const std::string& python, const std::vector<std::string>& arguments,
+                                 double timeout_seconds, const std::function<void()>& clean_up = {});
 
 // The directory holding the minifyd Python package: the worker script's.
 std::string python_package_dir();
 
 // Runs minifyd.MODULE's main() with ARGUMENTS in `python`, the package importable: as run_python.
 Expected<std::string> run_python_main(const std::string& python, const std::string& module,
-                                      const std::vector<std::string>& arguments);
+                                      const std::vector<std::string>& arguments, double timeout_seconds,
+                                      const std::function<void()>& clean_up = {});
 
 }  // namespace minifyd

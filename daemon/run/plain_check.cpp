@@ -115,7 +115,9 @@ protocol::PlainCheck check_under_plain_pytorch(const PlainCheckInput& input, con
     arguments.push_back(key + "=" + value);
   }
   if (input.evaluation->accuracy != protocol::AccuracyMode::off) arguments.push_back("--accuracy");
-  Expected<std::string> output = written ? run_python_main(input.python, "plain_check", arguments)
+  // plain_check.py keeps the repro to input.timeout itself; this bounds the python around it.
+  double helper_limit = std::chrono::duration<double>(input.timeout).count() + 60;
+  Expected<std::string> output = written ? run_python_main(input.python, "plain_check", arguments, helper_limit)
                                          : Expected<std::string>(written.error());
   std::filesystem::remove_all(*scratch, error);
   if (!output) return plain_check_skipped("could not run it: " + output.error().message);

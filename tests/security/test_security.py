@@ -4,11 +4,18 @@
 #                  ran code, and aten::from_file writing a file, refused by `minify validate`, `query`
 #                  on both workers, `run` and a minifyd job, naming the node; every entry of the
 #                  rule's refused list refused by the Python worker's own loader on its pipe.
+#   repro_files    repro files whose module-level code loops forever, forks a child that keeps
+#                  stdout open, starts one in a session of its own, prints thousands of lines, or
+#                  ends the process: each import ends within its --import-timeout, with a clear
+#                  error or the directory written, no process of the file's left and nothing half
+#                  written; a SIGTERM to `minify` mid-import takes the file's processes with it.
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "inductor"))
@@ -125,7 +132,115 @@ def graph_targets(env):
         expect(f.read() == b"A" * 64, "the victim file was written")
 
 
-SCENARIOS = {"graph_targets": graph_targets}
+# A repro file in after_aot's shape (2.x) around one relu, its module-level code led by `prelude`.
+REPRO_TEMPLATE = """import os, sys, time
+import torch
+PIDS = {pids!r}
+def record(pid):
+    with open(PIDS, "a") as f:
+        f.write(f"{{pid}}\\n")
+record(os.getpid())
+{prelude}
+
+class Repro(torch.nn.Module):
+    def forward(self, arg0_1):
+        relu = torch.ops.aten.relu.default(arg0_1)
+        return (relu,)
+
+
+def load_args(reader):
+    buf0 = reader.storage(None, 64)
+    reader.tensor(buf0, (4, 4), is_leaf=True)  # arg0_1
+load_args._version = 0
+mod = Repro()
+if __name__ == '__main__':
+    from torch._dynamo.repro.after_aot import run_repro
+    with torch.no_grad():
+        run_repro(mod, load_args, accuracy=False, command='run', save_dir=None, tracing_mode='real', check_str=None)
+"""
+SLEEPING_CHILD = "if os.fork() == 0:\n    {setsid}record(os.getpid())\n    time.sleep(3600)\n    os._exit(0)\n"
+HOSTILE_PRELUDES = {
+    "loops_forever": "while True:\n    pass\n",
+    "child_keeps_stdout": SLEEPING_CHILD.format(setsid=""),
+    "child_in_own_session": SLEEPING_CHILD.format(setsid="os.setsid()\n    "),
+    "prints_thousands": "for line in range(20000):\n    print('chatty line', line)\n",
+    "exits_itself": "os._exit(0)\n",
+}
+# What `minify import` must end with: (exit status, words its output holds).
+IMPORT_ENDS = {"loops_forever": (EXIT_USAGE, "did not end within 15 s: killed, with every process it started"),
+               "child_keeps_stdout": (0, '"nodes":3'), "child_in_own_session": (0, '"nodes":3'),
+               "prints_thousands": (0, '"nodes":3'), "exits_itself": (EXIT_USAGE, "os._exit")}
+IMPORT_TIMEOUT = 15
+
+
+def hostile_repro(env, name, prelude):
+    pids = os.path.join(env.work, f"{name}.pids")
+    if os.path.exists(pids):
+        os.remove(pids)
+    return write_file(env.work, f"{name}.py", REPRO_TEMPLATE.format(pids=pids, prelude=prelude)), pids
+
+
+def left_running(pids_file):
+    """The recorded processes still alive (zombies count as gone)."""
+    alive = []
+    with open(pids_file) as f:
+        for pid in map(int, f.read().split()):
+            try:
+                with open(f"/proc/{pid}/stat") as stat:
+                    if stat.read().rsplit(")", 1)[1].split()[0] != "Z":
+                        alive.append(pid)
+            except FileNotFoundError:
+                pass
+    return alive
+
+
+def leftovers(parent, name):
+    return [entry for entry in os.listdir(parent) if entry == name or entry.startswith(f".{name}.")]
+
+
+def repro_files(env):
+    for name, prelude in HOSTILE_PRELUDES.items():
+        repro, pids = hostile_repro(env, name, prelude)
+        out = os.path.join(env.work, f"{name}-out")
+        shutil.rmtree(out, ignore_errors=True)
+        started = time.monotonic()
+        done = subprocess.run([env.minify, "import", repro, "--out", out, "--python", env.python, "--json",
+                               "--import-timeout", str(IMPORT_TIMEOUT)], capture_output=True, text=True, timeout=300)
+        took = time.monotonic() - started
+        code, words = IMPORT_ENDS[name]
+        expect(done.returncode == code and words in done.stdout,
+               f"{name}: exit {done.returncode}, wanted {code} and {words!r}: {done.stdout}{done.stderr[-2000:]}")
+        expect(took < IMPORT_TIMEOUT + 60, f"{name}: the import took {took:.0f} s")
+        time.sleep(0.5)
+        expect(not left_running(pids), f"{name}: processes {left_running(pids)} outlived the import")
+        left = leftovers(env.work, f"{name}-out")
+        expect(left == ([f"{name}-out"] if code == 0 else []), f"{name}: left {left}")
+        if code == 0:
+            validated = subprocess.run([env.minify, "validate", "--check-store", out], capture_output=True, text=True)
+            expect(validated.returncode == 0, f"{name}: the directory written is not valid: {validated.stderr}")
+        print(f"{name}: exit {done.returncode} in {took:.1f} s, nothing left running")
+    # SIGTERM to minify while the file loops, its child in a session of its own: both go with minify.
+    prelude = SLEEPING_CHILD.format(setsid="os.setsid()\n    ") + HOSTILE_PRELUDES["loops_forever"]
+    repro, pids = hostile_repro(env, "terminated", prelude)
+    out = os.path.join(env.work, "terminated-out")
+    shutil.rmtree(out, ignore_errors=True)
+    minify = subprocess.Popen([env.minify, "run", repro, "--out", out, "--backend", "inductor", "--python", env.python],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while not (os.path.exists(pids) and len(open(pids).read().split()) >= 2):
+        expect(time.monotonic() < deadline and minify.poll() is None, "the file's code did not start")
+        time.sleep(0.1)
+    minify.send_signal(signal.SIGTERM)
+    code = minify.wait(timeout=30)
+    time.sleep(0.5)
+    expect(code == -signal.SIGTERM, f"minify ended with {code}, not by its SIGTERM")
+    expect(not left_running(pids), f"processes {left_running(pids)} outlived minify's SIGTERM")
+    left = [entry for entry in os.listdir(out) if entry.endswith('.partial')] if os.path.isdir(out) else []
+    expect(not left, f"minify's SIGTERM left {left} in {out}")
+    print("SIGTERM to minify mid-import: ended by it, nothing left running or half written")
+
+
+SCENARIOS = {"graph_targets": graph_targets, "repro_files": repro_files}
 
 if __name__ == "__main__":
     run_scenarios(SCENARIOS, label="security")

@@ -228,6 +228,11 @@ def main():
     parser.add_argument("file", metavar="FILE.py")
     parser.add_argument("--out", required=True, metavar="DIR", help="graph directory to write (absent or empty)")
     args = parser.parse_args()
+    # The file's code may print: what it writes to stdout goes to stderr, and stdout carries the
+    # summary alone.
+    sys.stdout.flush()
+    summary_stream = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
     try:
         summary = import_file(args.file, args.out)
     except (ReproFileError, OutputDirectoryError, OSError) as error:
@@ -238,7 +243,7 @@ def main():
     if summary["random_storages"]:
         print(f"import: {path}: {summary['random_storages']} storages had no stored data and were filled with random "
               "values: a failure that depends on values may not reproduce", file=sys.stderr)
-    print(json.dumps(summary))
+    print(json.dumps(summary), file=summary_stream, flush=True)
     return 0
 
 

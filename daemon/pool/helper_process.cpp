@@ -1,0 +1,240 @@
+// Running a helper program bounded: fork/exec into its own group, a poll loop that drains its pipes
+// while waiting for it (bounded buffers, a deadline), then the group and the token's carriers killed.
+#include "daemon/pool/helper_process.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <linux/close_range.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <random>
+
+#include <boost/process/search_path.hpp>
+
+#include "common/file_util.h"
+
+extern char** environ;
+
+namespace minifyd {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr const char* token_variable = "MINIFYD_HELPER_RUN";
+constexpr std::size_t out_limit = 64u << 20;  // a summary is kilobytes; more is not one
+constexpr std::size_t err_limit = 1u << 20;   // the tail, where the reason is
+constexpr int poll_interval_ms = 20;
+constexpr int sweep_rounds = 20;
+
+// The process groups of the helpers running now, for the termination handler (lock-free: it runs
+// in a signal handler). A helper beyond the slots still dies by its deadline and with this process.
+constexpr std::size_t max_helpers = 64;
+std::atomic<pid_t> running_groups[max_helpers];
+std::atomic<int> termination_signal{0};
+std::atomic<bool> forwarding{false};
+
+extern "C" void on_termination(int signal_number) {
+  termination_signal.store(signal_number);
+  bool any = false;
+  for (auto& group : running_groups) {
+    pid_t pgid = group.load();
+    if (pgid > 0) {
+      ::kill(-pgid, SIGKILL);
+      any = true;
+    }
+  }
+  // No helper to wait for: end as the signal's default action would.
+  if (!any) {
+    ::signal(signal_number, SIG_DFL);
+    ::raise(signal_number);
+  }
+}
+
+std::atomic<pid_t>* register_group(pid_t pgid) {
+  for (auto& slot : running_groups) {
+    pid_t free = 0;
+    if (slot.compare_exchange_strong(free, pgid)) return &slot;
+  }
+  return nullptr;
+}
+
+bool helpers_running() {
+  for (auto& slot : running_groups)
+    if (slot.load() > 0) return true;
+  return false;
+}
+
+std::string new_token() {
+  static std::atomic<unsigned> counter{0};
+  std::random_device random;
+  return std::to_string(::getpid()) + "-" + std::to_string(counter++) + "-" + std::to_string(random());
+}
+
+// Appends what fd has now; false at end of file. keep_tail: a full buffer drops its oldest bytes.
+bool drain(int fd, std::string& buffer, std::size_t limit, bool keep_tail) {
+  char chunk[65536];
+  for (;;) {
+    ssize_t got = ::read(fd, chunk, sizeof chunk);
+    if (got == 0) return false;
+    if (got < 0) return errno == EINTR || errno == EAGAIN;
+    if (buffer.size() + static_cast<std::size_t>(got) <= limit) {
+      buffer.append(chunk, static_cast<std::size_t>(got));
+    } else if (keep_tail) {
+      buffer.append(chunk, static_cast<std::size_t>(got));
+      buffer.erase(0, buffer.size() - limit);
+    } else {
+      buffer.append(chunk, limit - buffer.size());
+    }
+  }
+}
+
+// Kills every process whose environment carries the run's token, until a scan finds none (one may
+// fork between a scan and its kill). Processes of another user, or gone, are skipped.
+void kill_token_carriers(const std::string& marker) {
+  for (int round = 0; round < sweep_rounds; ++round) {
+    bool found = false;
+    std::error_code error;
+    for (std::filesystem::directory_iterator it("/proc", error), end; !error && it != end; it.increment(error)) {
+      std::string name = it->path().filename().string();
+      if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+      pid_t pid = static_cast<pid_t>(std::stol(name));
+      if (pid == ::getpid()) continue;
+      std::ifstream environment(it->path() / "environ", std::ios::binary);
+      std::string variables((std::istreambuf_iterator<char>(environment)), std::istreambuf_iterator<char>());
+      if (variables.find(marker) == std::string::npos) continue;
+      found = ::kill(pid, SIGKILL) == 0 || found;
+    }
+    if (!found) return;
+    ::usleep(10'000);
+  }
+}
+
+struct Pipe {
+  int read = -1, write = -1;
+  ~Pipe() {
+    if (read >= 0) ::close(read);
+    if (write >= 0) ::close(write);
+  }
+};
+
+Expected<void> open_pipe(Pipe& pipe) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return errno_error("pipe", errno);
+  pipe.read = fds[0];
+  pipe.write = fds[1];
+  ::fcntl(pipe.read, F_SETFL, O_NONBLOCK);
+  return {};
+}
+
+// In the child between fork and exec: async-signal-safe calls only.
+[[noreturn]] void exec_child(pid_t parent, int out, int err, const char* path, char* const* argv, char* const* envp) {
+  ::setpgid(0, 0);
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != parent) ::_exit(127);
+  for (int signal_number : {SIGTERM, SIGINT, SIGHUP, SIGPIPE}) ::signal(signal_number, SIG_DFL);
+  sigset_t none;
+  ::sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  int null = ::open("/dev/null", O_RDONLY);
+  if (null < 0 || ::dup2(null, 0) < 0 || ::dup2(out, 1) < 0 || ::dup2(err, 2) < 0) ::_exit(127);
+  if (::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
+    struct rlimit files {};
+    ::getrlimit(RLIMIT_NOFILE, &files);
+    for (rlim_t fd = 3; fd < files.rlim_cur; ++fd) ::fcntl(static_cast<int>(fd), F_SETFD, FD_CLOEXEC);
+  }
+  ::execve(path, argv, envp);
+  const char message[] = "cannot execute the helper program\n";
+  [[maybe_unused]] ssize_t ignored = ::write(2, message, sizeof message - 1);
+  ::_exit(127);
+}
+
+}  // namespace
+
+Expected<HelperResult> run_helper(const std::vector<std::string>& command, double timeout_seconds,
+                                  const std::function<void()>& clean_up) {
+  std::string path = command.front();
+  if (path.find('/') == std::string::npos) path = boost::process::search_path(path).string();
+  if (path.empty()) return make_error(ErrorKind::not_found, command.front() + ": not found on PATH");
+  std::vector<char*> argv;
+  for (const std::string& argument : command) argv.push_back(const_cast<char*>(argument.c_str()));
+  argv.push_back(nullptr);
+  std::string marker = std::string(token_variable) + "=" + new_token();
+  std::vector<char*> envp;
+  for (char** variable = environ; *variable != nullptr; ++variable)
+    if (std::strncmp(*variable, token_variable, std::strlen(token_variable)) != 0) envp.push_back(*variable);
+  envp.push_back(marker.data());
+  envp.push_back(nullptr);
+
+  Pipe out, err;
+  for (Pipe* pipe : {&out, &err})
+    if (auto opened = open_pipe(*pipe); !opened) return opened.error();
+  pid_t parent = ::getpid();
+  pid_t pid = ::fork();
+  if (pid < 0) return errno_error("fork", errno);
+  if (pid == 0) exec_child(parent, out.write, err.write, path.c_str(), argv.data(), envp.data());
+  ::setpgid(pid, pid);  // as the child does: whichever runs first, the group exists before any kill
+  ::close(out.write);
+  ::close(err.write);
+  out.write = err.write = -1;
+  std::atomic<pid_t>* slot = register_group(pid);
+
+  HelperResult result;
+  auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
+                                     timeout_seconds > 0 ? timeout_seconds : 1e9));
+  int status = 0;
+  bool out_open = true, err_open = true;
+  for (;;) {
+    struct pollfd fds[2] = {{out.read, POLLIN, 0}, {err.read, POLLIN, 0}};
+    ::poll(fds, 2, poll_interval_ms);
+    if (out_open) out_open = drain(out.read, result.out, out_limit, false);
+    if (err_open) err_open = drain(err.read, result.err, err_limit, true);
+    pid_t waited = ::waitpid(pid, &status, WNOHANG);
+    if (waited == pid) break;
+    if (waited < 0 && errno != EINTR) return errno_error("waiting for " + command.front(), errno);
+    if (termination_signal.load() != 0 || Clock::now() >= deadline) {
+      result.timed_out = termination_signal.load() == 0;
+      ::kill(-pid, SIGKILL);
+      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      break;
+    }
+  }
+  ::kill(-pid, SIGKILL);
+  if (slot) slot->store(0);
+  kill_token_carriers(marker);
+  drain(out.read, result.out, out_limit, false);
+  drain(err.read, result.err, err_limit, true);
+  result.status = decode_wait_status(status);
+
+  int signal_number = termination_signal.load();
+  if (signal_number != 0 && forwarding.load()) {
+    if (clean_up) clean_up();
+    // The last helper to end takes the process with it, as the signal would have.
+    if (helpers_running()) return result;
+    ::signal(signal_number, SIG_DFL);
+    ::raise(signal_number);
+  }
+  return result;
+}
+
+void end_helpers_with_this_process() {
+  forwarding.store(true);
+  struct sigaction action {};
+  action.sa_handler = on_termination;
+  ::sigemptyset(&action.sa_mask);
+  for (int signal_number : {SIGTERM, SIGINT, SIGHUP}) ::sigaction(signal_number, &action, nullptr);
+}
+
+}  // namespace minifyd
