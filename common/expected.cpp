@@ -10,6 +10,7 @@ const char* to_string(ErrorKind kind) {
     case ErrorKind::corrupt: return "corrupt";
     case ErrorKind::not_found: return "not_found";
     case ErrorKind::unsupported: return "unsupported";
+    case ErrorKind::no_space: return "no_space";
   }
   return "unknown";
 }

@@ -16,6 +16,7 @@ enum class ErrorKind {
   corrupt,        // stored data does not match its hash or format
   not_found,      // a named thing (blob, file, job) does not exist
   unsupported,    // valid, but beyond what this version handles
+  no_space,       // the disk is full (ENOSPC, EDQUOT, SQLITE_FULL): worth waiting for room, not a failure
 };
 
 const char* to_string(ErrorKind kind);

@@ -12,6 +12,8 @@
 namespace minifyd {
 
 Error errno_error(const std::string& what, int error_number) {
+  if (error_number == ENOSPC || error_number == EDQUOT)
+    return make_error(ErrorKind::no_space, what + ": " + std::strerror(error_number) + " (the disk is full)");
   return make_error(error_number == ENOENT ? ErrorKind::not_found : ErrorKind::io,
                     what + ": " + std::strerror(error_number));
 }

@@ -15,7 +15,7 @@ constexpr const char* greeting_role = "daemon";  // the value of the greeting's 
 
 ErrorKind parse_error_kind(const std::string& text) {
   for (ErrorKind kind : {ErrorKind::invalid_input, ErrorKind::io, ErrorKind::corrupt, ErrorKind::not_found,
-                         ErrorKind::unsupported})
+                         ErrorKind::unsupported, ErrorKind::no_space})
     if (text == to_string(kind)) return kind;
   return ErrorKind::io;
 }

@@ -10,7 +10,10 @@
 
 namespace minifyd::cli {
 
-int exit_code_of(const Error& error) { return error.kind == ErrorKind::io ? exit_worker_error : exit_usage; }
+int exit_code_of(const Error& error) {
+  if (error.kind == ErrorKind::no_space) return exit_no_space;
+  return error.kind == ErrorKind::io ? exit_worker_error : exit_usage;
+}
 
 int run(int argc, char** argv) {
   CLI::App app{"minify: shrink a PyTorch FX graph that breaks a compiler to the smallest graph that "

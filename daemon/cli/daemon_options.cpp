@@ -24,8 +24,9 @@ Expected<transport::DaemonClient> DaemonOptions::connect() const {
 int DaemonOptions::fail(const std::string& command, const Error& error) const {
   if (json) std::cout << nlohmann::json{{"error", {{"kind", to_string(error.kind)}, {"message", error.message}}}}.dump() << "\n";
   else std::cerr << "minify " << command << ": " << error.message << "\n";
-  // Usage errors are the user's to fix; an unreachable daemon or a failed job is not.
-  return error.kind == ErrorKind::invalid_input ? exit_usage : exit_failed;
+  // As every command says it: the daemon unreachable (or its reply broken) is 3, a request it
+  // refuses as bad input 2, a full disk 5.
+  return exit_code_of(error);
 }
 
 Expected<std::int64_t> submit_job(transport::DaemonClient& client, const run::RunSpec& spec, int priority) {

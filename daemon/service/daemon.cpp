@@ -57,9 +57,14 @@ Expected<std::unique_ptr<Daemon>> Daemon::open(DaemonConfig config) {
   if (!store) return store.error();
   auto jobs = JobStore::open(config.state_dir / job_database_name);
   if (!jobs) return jobs.error();
+  // On a full disk the daemon starts all the same: status, list and results are reads.
   auto requeued = jobs->requeue_interrupted();
-  if (!requeued) return requeued.error();
-  if (*requeued > 0) log::info("resuming " + std::to_string(*requeued) + " job(s) a previous daemon left running");
+  bool requeue_pending = !requeued && requeued.error().kind == ErrorKind::no_space;
+  if (!requeued && !requeue_pending) return requeued.error();
+  if (requeue_pending)
+    log::warn(requeued.error().message + ": the jobs a previous daemon left running resume once there is room");
+  else if (*requeued > 0)
+    log::info("resuming " + std::to_string(*requeued) + " job(s) a previous daemon left running");
   auto listed = jobs->list();
   if (!listed) return listed.error();
   for (const JobSummary& job : *listed)
@@ -69,6 +74,7 @@ Expected<std::unique_ptr<Daemon>> Daemon::open(DaemonConfig config) {
   if (!swept) return swept.error().with_context("sweeping the store");
 
   std::unique_ptr<Daemon> daemon(new Daemon(std::move(config), std::move(*store), std::move(*jobs)));
+  daemon->requeue_pending_ = requeue_pending;
   if (auto listening = daemon->server_->listen(); !listening) return listening.error();
   return daemon;
 }
@@ -79,7 +85,8 @@ Daemon::Daemon(DaemonConfig config, ContentStore store, JobStore jobs)
       jobs_(std::move(jobs)),
       pools_(io_, config_.pool, config_.python),
       server_(std::make_unique<transport::SocketServer>(io_, config_.socket_path, *this, transport::ServerLimits{})),
-      signals_(io_, SIGTERM, SIGINT) {}
+      signals_(io_, SIGTERM, SIGINT),
+      room_timer_(io_) {}
 
 Daemon::~Daemon() { blocking_.join(); }
 
@@ -90,7 +97,8 @@ void Daemon::serve() {
   });
   log::info("minifyd serving " + config_.socket_path.string() + " with " + std::to_string(config_.pool.slots.size()) +
             " worker(s), at most " + std::to_string(config_.max_running_jobs) + " running job(s)");
-  start_jobs();
+  if (requeue_pending_) start_jobs_when_room();
+  else start_jobs();
   io_.run();
   log::info("minifyd stopped");
 }
@@ -100,6 +108,7 @@ void Daemon::start_jobs() {
     auto claimed = jobs_.claim_next();
     if (!claimed) {
       log::error("claiming the next job: " + claimed.error().message);
+      if (claimed.error().kind == ErrorKind::no_space) start_jobs_when_room();
       return;
     }
     if (!*claimed) return;
@@ -117,6 +126,20 @@ void Daemon::start_jobs() {
                                                  on_job_event(job, std::move(event));
                                                });
   }
+}
+
+void Daemon::start_jobs_when_room() {
+  room_timer_.expires_after(std::chrono::seconds(2));
+  room_timer_.async_wait([this](const boost::system::error_code& error) {
+    if (error || stopping_) return;
+    if (requeue_pending_) {
+      auto requeued = jobs_.requeue_interrupted();
+      if (!requeued) return start_jobs_when_room();
+      requeue_pending_ = false;
+      log::info("room again: resuming " + std::to_string(*requeued) + " job(s) a previous daemon left running");
+    }
+    start_jobs();
+  });
 }
 
 void Daemon::fail_unstarted_job(std::int64_t id, const std::string& message) {
@@ -178,6 +201,7 @@ void Daemon::finish_shutdown_when_idle() {
   if (!stopping_ || !runners_.empty() || pool_stopped_) return;
   pool_stopped_ = true;
   signals_.cancel();
+  room_timer_.cancel();
   pools_.stop([this] {
     server_->stop();
     io_.stop();

@@ -18,6 +18,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <nlohmann/json.hpp>
 
@@ -93,6 +94,9 @@ class Daemon final : public transport::RequestHandler {
 
   // Jobs (daemon.cpp).
   void start_jobs();
+  // On a full disk, the jobs a previous daemon left running, and the queued ones, wait: tried again
+  // every few seconds until the job store can be written.
+  void start_jobs_when_room();
   // Records the end of a claimed job that could not start (no worker serves its backend).
   void fail_unstarted_job(std::int64_t id, const std::string& message);
   void on_job_event(std::int64_t id, protocol::JobEvent event);
@@ -106,6 +110,8 @@ class Daemon final : public transport::RequestHandler {
   ProgramPools pools_;
   std::unique_ptr<transport::SocketServer> server_;
   boost::asio::signal_set signals_;
+  boost::asio::steady_timer room_timer_;
+  bool requeue_pending_ = false;  // the requeue of interrupted jobs at start found the disk full
   boost::asio::thread_pool blocking_{2};
   std::map<std::int64_t, std::unique_ptr<JobRunner>> runners_;
   std::map<std::int64_t, protocol::ProgressEvent> progress_;  // the latest of each running job

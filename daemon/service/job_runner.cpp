@@ -2,6 +2,8 @@
 #include "daemon/service/job_runner.h"
 
 #include <chrono>
+#include <filesystem>
+#include <thread>
 
 #include <boost/asio/post.hpp>
 
@@ -86,45 +88,89 @@ void JobRunner::stop(StopCause cause) {
   interrupt_ = true;
 }
 
+Expected<run::RunResult> JobRunner::attempt(const JobRecord& job) {
+  auto spec = decode_job_spec(job.spec_json);
+  if (!spec) return spec.error();
+  run::RunPlace place = job_place(context_, id_, spec->store_prefix);
+  SharedPoolClient pool(context_.daemon_io, context_.scheduler, context_.parallelism);
+  Expected<run::Checkpoint> checkpoint = make_error(ErrorKind::not_found, "no checkpoint");
+  if (job.checkpoint_json) {
+    nlohmann::json json = nlohmann::json::parse(*job.checkpoint_json, nullptr, false);
+    if (json.is_discarded()) return make_error(ErrorKind::corrupt, "the job's checkpoint is not JSON");
+    checkpoint = run::decode_checkpoint(json);
+    if (!checkpoint) return checkpoint.error().with_context("the job's checkpoint");
+    log::info("job " + std::to_string(id_) + ": resuming at " +
+              std::to_string(checkpoint->state.document.graph.size()) + " nodes after " +
+              std::to_string(checkpoint->totals.queries) + " queries");
+  } else {
+    auto original = parse_graph_document(job.graph_json);
+    if (!original) return original.error().with_context("the job's graph");
+    checkpoint = run::begin_run(spec->run, std::move(*original), place, pool.access());
+    if (!checkpoint) return checkpoint.error();
+  }
+  if (checkpoint->finished) {
+    // The previous daemon finished the search but died before recording the end.
+    run::RunResult ended;
+    ended.stop = stop_of(checkpoint->stop);
+    ended.checkpoint = std::move(*checkpoint);
+    return ended;
+  }
+  ProgressForwarder progress(context_.daemon_io, id_, on_event_);
+  return run::continue_run(std::move(*checkpoint), place, pool.access(),
+                           run::SessionHooks{&progress, &interrupt_, std::nullopt, context_.python});
+}
+
+bool JobRunner::wait_for_room(const Error& error) {
+  log::warn("job " + std::to_string(id_) + ": " + error.message + ": it waits for room, then goes on");
+  constexpr std::uint64_t room_bytes = 1u << 20;
+  for (;;) {
+    for (int tick = 0; tick < 10; ++tick) {
+      if (interrupt_) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    std::error_code ignored;
+    if (std::filesystem::space(context_.store.root(), ignored).available >= room_bytes) return true;
+  }
+}
+
 void JobRunner::run(JobRecord job) {
-  auto result = [&]() -> Expected<run::RunResult> {
-    auto spec = decode_job_spec(job.spec_json);
-    if (!spec) return spec.error();
-    run::RunPlace place = job_place(context_, id_, spec->store_prefix);
-    SharedPoolClient pool(context_.daemon_io, context_.scheduler, context_.parallelism);
-    Expected<run::Checkpoint> checkpoint = make_error(ErrorKind::not_found, "no checkpoint");
-    if (job.checkpoint_json) {
-      nlohmann::json json = nlohmann::json::parse(*job.checkpoint_json, nullptr, false);
-      if (json.is_discarded()) return make_error(ErrorKind::corrupt, "the job's checkpoint is not JSON");
-      checkpoint = run::decode_checkpoint(json);
-      if (!checkpoint) return checkpoint.error().with_context("the job's checkpoint");
-      log::info("job " + std::to_string(id_) + ": resuming at " +
-                std::to_string(checkpoint->state.document.graph.size()) + " nodes after " +
-                std::to_string(checkpoint->totals.queries) + " queries");
-    } else {
-      auto original = parse_graph_document(job.graph_json);
-      if (!original) return original.error().with_context("the job's graph");
-      checkpoint = run::begin_run(spec->run, std::move(*original), place, pool.access());
-      if (!checkpoint) return checkpoint.error();
-    }
-    if (checkpoint->finished) {
-      // The previous daemon finished the search but died before recording the end.
-      run::RunResult ended;
-      ended.stop = stop_of(checkpoint->stop);
-      ended.checkpoint = std::move(*checkpoint);
-      return ended;
-    }
-    ProgressForwarder progress(context_.daemon_io, id_, on_event_);
-    return run::continue_run(std::move(*checkpoint), place, pool.access(), run::SessionHooks{&progress, &interrupt_, std::nullopt, context_.python});
-  }();
-  protocol::EndEvent end = record_end(result);
+  Expected<run::RunResult> result = attempt(job);
+  // A full disk is not the job's failure: it waits for room and resumes from its last checkpoint
+  // the job store holds, as a restarted daemon would.
+  while (!result && result.error().kind == ErrorKind::no_space && wait_for_room(result.error())) {
+    auto stored = context_.jobs.get(id_);
+    result = stored ? attempt(*stored) : Expected<run::RunResult>(stored.error());
+  }
+  protocol::EndEvent end = !result && result.error().kind == ErrorKind::no_space ? left_to_resume() : record_end(result);
   boost::asio::post(context_.daemon_io, [sink = on_event_, id = id_, end = std::move(end)] { sink(id, end); });
+}
+
+protocol::EndEvent JobRunner::left_to_resume() {
+  if (cancelled_) {
+    if (auto recorded = context_.jobs.finish(id_, JobState::cancelled, "cancelled"); !recorded)
+      log::error("job " + std::to_string(id_) + ": " + recorded.error().message);
+    protocol::EndEvent event;
+    event.job = id_;
+    event.state = to_string(JobState::cancelled);
+    return event;
+  }
+  protocol::EndEvent event;
+  event.job = id_;
+  event.state = protocol::job_state_interrupted;
+  event.message = "the daemon is stopping; the job resumes from its checkpoint when it starts again";
+  return event;
 }
 
 protocol::EndEvent JobRunner::record_end(const Expected<run::RunResult>& result) {
   auto finish = [&](JobState state, const std::string& text, protocol::EndEvent event) {
-    if (auto recorded = context_.jobs.finish(id_, state, text); !recorded)
-      log::error("job " + std::to_string(id_) + ": " + recorded.error().message);
+    // An end the disk has no room for is recorded once it has; stopped meanwhile, the job stays
+    // running in the store and its next start records it from the checkpoint.
+    auto recorded = context_.jobs.finish(id_, state, text);
+    while (!recorded && recorded.error().kind == ErrorKind::no_space) {
+      if (!wait_for_room(recorded.error())) return left_to_resume();
+      recorded = context_.jobs.finish(id_, state, text);
+    }
+    if (!recorded) log::error("job " + std::to_string(id_) + ": " + recorded.error().message);
     event.job = id_;
     event.state = to_string(state);
     return event;
@@ -139,15 +185,9 @@ protocol::EndEvent JobRunner::record_end(const Expected<run::RunResult>& result)
     return failed(result.error().message);
   }
   switch (result->stop) {
-    case search::StopReason::interrupted: {
-      if (cancelled_) return finish(JobState::cancelled, "cancelled", protocol::EndEvent{});
+    case search::StopReason::interrupted:
       // A shutdown: the job stays running in the store and resumes at the next start.
-      protocol::EndEvent event;
-      event.job = id_;
-      event.state = protocol::job_state_interrupted;
-      event.message = "the daemon is stopping; the job resumes from its checkpoint when it starts again";
-      return event;
-    }
+      return left_to_resume();
     case search::StopReason::original_passes:
     case search::StopReason::unconfirmed:
       return failed(run::why_nothing_minimized(*result));

@@ -58,8 +58,16 @@ class JobRunner {
 
  private:
   void run(JobRecord job);
+  // One session of the job's run, from the checkpoint the record holds (or from its start).
+  Expected<run::RunResult> attempt(const JobRecord& job);
+  // After a write the disk had no room for: waits until the state directory's file system has some
+  // again (true), or the job is stopped meanwhile (false).
+  bool wait_for_room(const Error& error);
   // The job's final state in the job store, and its end event.
   protocol::EndEvent record_end(const Expected<run::RunResult>& result);
+  // The end event of a job stopped before its end: cancelled (and recorded so), or left running in
+  // the job store for the next start to resume.
+  protocol::EndEvent left_to_resume();
 
   JobContext context_;
   std::int64_t id_;

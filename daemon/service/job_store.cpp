@@ -84,7 +84,8 @@ struct JobStore::Connection {
   ~Connection() { sqlite3_close(db); }
 
   Error error(const std::string& doing) const {
-    return make_error(ErrorKind::io, path.string() + ": " + doing + ": " + sqlite3_errmsg(db));
+    bool full = (sqlite3_extended_errcode(db) & 0xff) == SQLITE_FULL;
+    return make_error(full ? ErrorKind::no_space : ErrorKind::io, path.string() + ": " + doing + ": " + sqlite3_errmsg(db));
   }
 };
 
@@ -204,6 +205,8 @@ Expected<JobStore> JobStore::open(const std::filesystem::path& database) {
       return done.error();
     }
   }
+  // A database at the current version is only read here, so minifyd starts on a full disk.
+  if (found == schema_version) return JobStore(std::move(connection));
   if (auto done = execute(db, schema, error, "creating the schema"); !done) return done.error();
   std::string set_version = "PRAGMA user_version = " + std::to_string(schema_version);
   if (auto done = execute(db, set_version.c_str(), error, "setting the schema version"); !done) return done.error();

@@ -5,6 +5,9 @@
 #   hostile   1,000 malformed or hostile requests over many connections; the daemon stays up and small
 #   other_uid a peer of another uid is refused (as root; skipped with the reason otherwise)
 #   client    the client commands: no daemon, --wait, status, watch, cancel, query --daemon, shutdown
+#   full_disk the state directory on a small tmpfs, filled mid-job and given room again: the daemon
+#             starts on the full disk, refuses new jobs saying why, and the job ends with `minify
+#             run`'s graph (as root, for the mount; skipped with the reason otherwise)
 import json
 import os
 import random
@@ -18,6 +21,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from daemon_harness import (Daemon, check_results, expect, export_graphs, parse_command_line,  # noqa: E402
                             job_args, reference_graphs, submit_twenty, wait_all_final, JOB_KINDS)
+from cases import CASES, export_case  # noqa: E402
 
 MAX_RUNNING = 3
 SKIP = 77  # ctest's SKIP_RETURN_CODE
@@ -199,7 +203,7 @@ def scenario_client(tools, work):
     state = os.path.join(work, "state")
     nobody = Daemon(tools, state)
     code, reply, stderr = nobody.client("status")
-    expect(code == 1 and "no minifyd is running" in json.dumps(reply) + stderr, f"no daemon: exit {code} {reply} {stderr}")
+    expect(code == 3 and "no minifyd is running" in json.dumps(reply) + stderr, f"no daemon: exit {code} {reply} {stderr}")
 
     daemon = Daemon(tools, state, "--workers", "2", "--max-running-jobs", "1").start()
     try:
@@ -289,8 +293,71 @@ def scenario_client(tools, work):
         daemon.stop()
 
 
+def fill(directory):
+    """Fills the file system holding directory to its last byte; the filler's path."""
+    filler = os.path.join(directory, "filler")
+    with open(filler, "wb") as f:
+        try:
+            while True:
+                f.write(b"\0" * (1 << 16))
+                f.flush()
+        except OSError:
+            pass
+    return filler
+
+
+def scenario_full_disk(tools, work):
+    if os.geteuid() != 0:
+        print("skipped: mounting a small tmpfs needs root; run the suite as root to test a full disk")
+        return SKIP
+    graphs = {"chain1000_segfault": os.path.join(work, "graphs", "chain1000_segfault")}
+    export_case(CASES["chain1000_segfault"], graphs["chain1000_segfault"])
+    args = job_args(CASES["chain1000_segfault"].args, tools)
+    reference = os.path.join(work, "reference")
+    done = subprocess.run([tools.minify, "run", graphs["chain1000_segfault"], "--out", reference, *args,
+                           "--workers", "2", "--json"], capture_output=True, text=True, timeout=600)
+    expect(done.returncode == 0, f"minify run: exit {done.returncode}\n{done.stderr[-2000:]}")
+    disk = os.path.join(work, "disk")
+    os.makedirs(disk)
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=48m", "tmpfs", disk], capture_output=True, text=True)
+    if mounted.returncode != 0:
+        print(f"skipped: cannot mount a tmpfs here: {mounted.stderr.strip()}")
+        return SKIP
+    daemon = Daemon(tools, os.path.join(disk, "state"), "--workers", "2")
+    try:
+        daemon.start()
+        job = daemon.submit(graphs["chain1000_segfault"], args)
+        deadline = time.monotonic() + 300
+        while daemon.jobs()[0].get("progress", {}).get("queries", 0) < 4:
+            expect(time.monotonic() < deadline, f"the job did not get going: {daemon.jobs()}\n{daemon.log()}")
+            time.sleep(0.05)
+        filler = fill(disk)
+        daemon.stop()
+        daemon.start()  # on the full disk
+        code, reply, stderr = daemon.client("submit", graphs["chain1000_segfault"], *args)
+        expect(code == 5 and "the disk is full" in (stderr + json.dumps(reply)).lower(),
+               f"a job submitted on the full disk: exit {code}, {reply}, {stderr}")
+        run_out = os.path.join(disk, "run-out")
+        ran = subprocess.run([tools.minify, "run", graphs["chain1000_segfault"], "--out", run_out, *args, "--json"],
+                             capture_output=True, text=True, timeout=300)
+        expect(ran.returncode == 5 and "the disk is full" in ran.stdout + ran.stderr,
+               f"minify run on the full disk: exit {ran.returncode}: {ran.stdout}{ran.stderr[-2000:]}")
+        time.sleep(3)
+        os.remove(filler)
+        finished = wait_all_final(daemon, [job], 600)
+        expect(finished[job]["state"] == "done", f"the job after the disk was full: {finished[job]}\n{daemon.log()}")
+        with open(os.path.join(reference, "graph.json"), "rb") as f:
+            expect(daemon.result_graph(job, os.path.join(work, "result")) == f.read(),
+                   "the job's graph differs from minify run's")
+        print(f"job {job}: filled mid-job, daemon restarted on the full disk, a submit refused "
+              f"({(stderr.strip() or json.dumps(reply))[:300]}), then done with minify run's graph")
+    finally:
+        daemon.stop()
+        subprocess.run(["umount", "-l", disk])
+
+
 SCENARIOS = {"jobs": scenario_jobs, "sigkill": scenario_sigkill, "hostile": scenario_hostile,
-             "other_uid": scenario_other_uid, "client": scenario_client}
+             "other_uid": scenario_other_uid, "client": scenario_client, "full_disk": scenario_full_disk}
 
 
 def main():
