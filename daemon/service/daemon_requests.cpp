@@ -5,6 +5,7 @@
 #include "common/graph_codec.h"
 #include "common/json_view.h"
 #include "common/log.h"
+#include "common/owner_lock.h"
 #include "daemon/analysis/analysis_files.h"
 #include "daemon/run/output_writer.h"
 #include "daemon/search/strategy_registry.h"
@@ -75,6 +76,9 @@ Expected<protocol::ResultReply> export_result(const JobRecord& job, const Conten
   std::error_code error;
   std::filesystem::create_directories(out, error);
   if (error) return make_error(ErrorKind::io, "creating " + out.string() + ": " + error.message());
+  // One writer per directory: a `minify run` or another result writing there is refused, named.
+  auto owner = OwnerLock::acquire(out);
+  if (!owner) return owner.error();
   auto target = ContentStore::open(out / store_dir_name, true);
   if (!target) return target.error();
   run::RunPlace place{*target, "result", {}, {}};

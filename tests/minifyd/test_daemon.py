@@ -8,6 +8,7 @@
 #   full_disk the state directory on a small tmpfs, filled mid-job and given room again: the daemon
 #             starts on the full disk, refuses new jobs saying why, and the job ends with `minify
 #             run`'s graph (as root, for the mount; skipped with the reason otherwise)
+import fcntl
 import json
 import os
 import random
@@ -237,6 +238,18 @@ def scenario_client(tools, work):
                f"priority 5 started after priority 0: {jobs[high]} {jobs[low]}")
         code, reply, stderr = daemon.client("result", str(queued), "--out", os.path.join(work, "nothing"))
         expect(code != 0 and "cancelled" in json.dumps(reply), f"result of a cancelled job: {code} {reply}")
+        # One writer per directory: a result into a directory another process owns is refused, naming it.
+        owned = os.path.join(work, "owned")
+        os.makedirs(owned)
+        with open(os.path.join(owned, ".owner"), "w") as owner:
+            fcntl.flock(owner, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            owner.write(f"{os.getpid()}\n")
+            owner.flush()
+            code, reply, stderr = daemon.client("result", str(first), "--out", owned)
+            expect(code == 2 and f"(pid {os.getpid()})" in json.dumps(reply),
+                   f"result into a directory another process writes: {code} {reply}")
+        code, reply, stderr = daemon.client("result", str(first), "--out", owned)
+        expect(code == 0, f"result once its owner let go: {code} {reply} {stderr}")
 
         # watch follows a job to its end.
         watched = daemon.submit(graphs[case], job_args(args, tools))
