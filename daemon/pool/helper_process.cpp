@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <random>
 
 #include <boost/process/search_path.hpp>
@@ -195,14 +196,19 @@ Expected<HelperResult> run_helper(const std::vector<std::string>& command, doubl
                                      timeout_seconds > 0 ? timeout_seconds : 1e9));
   int status = 0;
   bool out_open = true, err_open = true;
+  std::optional<Error> failed;
   for (;;) {
-    struct pollfd fds[2] = {{out.read, POLLIN, 0}, {err.read, POLLIN, 0}};
+    // A pipe at its end is left out (poll ignores a negative fd), or its hang-up would spin the loop.
+    struct pollfd fds[2] = {{out_open ? out.read : -1, POLLIN, 0}, {err_open ? err.read : -1, POLLIN, 0}};
     ::poll(fds, 2, poll_interval_ms);
     if (out_open) out_open = drain(out.read, result.out, out_limit, false);
     if (err_open) err_open = drain(err.read, result.err, err_limit, true);
     pid_t waited = ::waitpid(pid, &status, WNOHANG);
     if (waited == pid) break;
-    if (waited < 0 && errno != EINTR) return errno_error("waiting for " + command.front(), errno);
+    if (waited < 0 && errno != EINTR) {
+      failed = errno_error("waiting for " + command.front(), errno);
+      break;
+    }
     if (termination_signal.load() != 0 || Clock::now() >= deadline) {
       result.timed_out = termination_signal.load() == 0;
       ::kill(-pid, SIGKILL);
@@ -226,6 +232,7 @@ Expected<HelperResult> run_helper(const std::vector<std::string>& command, doubl
     ::signal(signal_number, SIG_DFL);
     ::raise(signal_number);
   }
+  if (failed) return *failed;
   return result;
 }
 
