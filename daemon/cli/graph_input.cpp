@@ -64,13 +64,16 @@ Expected<nlohmann::json> import_repro_file(const EvaluationOptions& evaluation, 
   auto clean_up = [&] {
     if (out_was_free) remove_failed_import(out, partials_before);
   };
-  auto fail = [&](std::string message) {
+  auto fail = [&](std::string message, ErrorKind kind = ErrorKind::invalid_input) {
     clean_up();
-    return make_error(ErrorKind::invalid_input, std::move(message));
+    return make_error(kind, std::move(message));
   };
   auto output = run_python_main(*python, "repro_file", {std::filesystem::absolute(file).string(), "--out", out.string()},
                                 evaluation.import_timeout_seconds, clean_up);
-  if (!output) return fail(output.error().message);
+  // A file that cannot be imported is bad input, whatever way it failed; a full disk is not the file's.
+  if (!output)
+    return fail(output.error().message,
+                output.error().kind == ErrorKind::no_space ? ErrorKind::no_space : ErrorKind::invalid_input);
   nlohmann::json summary = nlohmann::json::parse(*output, nullptr, /*allow_exceptions=*/false);
   if (!summary.is_object())
     return fail("importing " + file.string() + ": " +

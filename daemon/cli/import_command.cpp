@@ -29,7 +29,7 @@ int import_file(const ImportOptions& options) {
   if (!summary) {
     if (options.json) std::cout << nlohmann::json{{"error", summary.error().message}}.dump() << "\n";
     else std::cerr << "minify import: " << summary.error().message << "\n";
-    return exit_usage;
+    return exit_code_of(summary.error());
   }
   if (options.json) {
     std::cout << summary->dump() << "\n";

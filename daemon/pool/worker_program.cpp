@@ -65,7 +65,8 @@ Expected<std::string> run_python(const std::string& python, const std::vector<st
   if (!ran->status.signaled && ran->status.code == 0) return ran->out;
   std::string last = last_line(ran->err);
   if (last.empty()) last = last_line(ran->out);
-  return make_error(ErrorKind::io, last.empty() ? minifyd::describe(ran->status) : last);
+  bool full = !ran->status.signaled && ran->status.code == helper_no_space_exit;
+  return make_error(full ? ErrorKind::no_space : ErrorKind::io, last.empty() ? minifyd::describe(ran->status) : last);
 }
 
 std::string python_package_dir() { return std::filesystem::path(python_worker_script()).parent_path().string(); }

@@ -50,6 +50,9 @@ std::string python_worker_script();
 // torch has Inductor, asked by running the worker with --check. The error says what each lacked.
 Expected<std::string> find_python(const std::string& requested);
 
+// The exit status of a helper of ours that found the disk full (minifyd/repro_file.py's NO_SPACE_EXIT).
+inline constexpr int helper_no_space_exit = 73;
+
 // How long a helper of ours (minifyd.MODULE: a repro writer, the plot, the worker's --check) may take.
 inline constexpr double helper_timeout_seconds = 600;
 

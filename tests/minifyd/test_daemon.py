@@ -309,11 +309,10 @@ def scenario_client(tools, work):
 def fill(directory):
     """Fills the file system holding directory to its last byte; the filler's path."""
     filler = os.path.join(directory, "filler")
-    with open(filler, "wb") as f:
+    with open(filler, "wb", buffering=0) as f:
         try:
             while True:
                 f.write(b"\0" * (1 << 16))
-                f.flush()
         except OSError:
             pass
     return filler

@@ -8,7 +8,8 @@
 #                  stdout open, starts one in a session of its own, prints thousands of lines, or
 #                  ends the process: each import ends within its --import-timeout, with a clear
 #                  error or the directory written, no process of the file's left and nothing half
-#                  written; a SIGTERM to `minify` mid-import takes the file's processes with it.
+#                  written; a SIGTERM to `minify` mid-import takes the file's processes with it;
+#                  an import onto a full disk (a small tmpfs, as root) exits 5 saying so.
 import json
 import os
 import shutil
@@ -238,6 +239,37 @@ def repro_files(env):
     left = [entry for entry in os.listdir(out) if entry.endswith('.partial')] if os.path.isdir(out) else []
     expect(not left, f"minify's SIGTERM left {left} in {out}")
     print("SIGTERM to minify mid-import: ended by it, nothing left running or half written")
+    import_onto_full_disk(env)
+
+
+def import_onto_full_disk(env):
+    """`minify import` of a good file into a full file system: exit 5, saying so, nothing left there."""
+    if os.geteuid() != 0:
+        print("import onto a full disk: skipped (mounting a tmpfs needs root)")
+        return
+    disk = os.path.join(env.work, "full-disk")
+    os.makedirs(disk, exist_ok=True)
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", disk], capture_output=True, text=True)
+    if mounted.returncode != 0:
+        print(f"import onto a full disk: skipped (cannot mount a tmpfs: {mounted.stderr.strip()})")
+        return
+    try:
+        with open(os.path.join(disk, "filler"), "wb", buffering=0) as f:
+            try:
+                while True:
+                    f.write(b"\0" * 4096)
+            except OSError:
+                pass
+        repro, _ = hostile_repro(env, "quiet", "")
+        out = os.path.join(disk, "imported")
+        done = subprocess.run([env.minify, "import", repro, "--out", out, "--python", env.python],
+                              capture_output=True, text=True, timeout=300)
+        expect(done.returncode == 5 and "the disk is full" in done.stderr,
+               f"import onto a full disk: exit {done.returncode}: {done.stdout}{done.stderr[-2000:]}")
+        expect(leftovers(disk, "imported") == [], f"import onto a full disk left {leftovers(disk, 'imported')}")
+        print(f"import onto a full disk: exit 5, {done.stderr.strip().splitlines()[-1][:200]}")
+    finally:
+        subprocess.run(["umount", "-l", disk])
 
 
 SCENARIOS = {"graph_targets": graph_targets, "repro_files": repro_files}

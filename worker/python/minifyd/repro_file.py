@@ -8,6 +8,7 @@
 #   python3 -m minifyd.repro_file FILE.py --out DIR
 import argparse
 import ast
+import errno
 import importlib.util
 import inspect
 import json
@@ -24,6 +25,10 @@ from minifyd.atomic_directory import OutputDirectoryError, write_directory_atomi
 from minifyd.config_options import changed_options as _changed_options, configs as _configs
 from minifyd.repro_errors import USER_CODE_ERRORS, ReproFileError, failure
 from minifyd.repro_shape import FORMAT_20, shape
+
+# The exit status of an import that found the disk full (sysexits' EX_CANTCREAT), which `minify`
+# (helper_no_space_exit, daemon/pool/worker_program.h) tells from a file that cannot be imported.
+NO_SPACE_EXIT = 73
 
 
 
@@ -236,6 +241,9 @@ def main():
     try:
         summary = import_file(args.file, args.out)
     except (ReproFileError, OutputDirectoryError, OSError) as error:
+        if isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT):
+            print(f"{error} (the disk is full)", file=sys.stderr)
+            return NO_SPACE_EXIT
         sys.exit(str(error))
     path = os.path.abspath(args.file)
     for note in summary["notes"]:
