@@ -2,6 +2,8 @@
 #include "common/file_util.h"
 
 #include <fcntl.h>
+#include <linux/close_range.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -10,6 +12,13 @@
 #include <cstring>
 
 namespace minifyd {
+
+void close_descriptors_on_exec() {
+  if (::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) == 0) return;
+  struct rlimit files {};
+  ::getrlimit(RLIMIT_NOFILE, &files);
+  for (rlim_t fd = 3; fd < files.rlim_cur; ++fd) ::fcntl(static_cast<int>(fd), F_SETFD, FD_CLOEXEC);
+}
 
 Error errno_error(const std::string& what, int error_number) {
   if (error_number == ENOSPC || error_number == EDQUOT)

@@ -19,7 +19,11 @@ Expected<void> write_file_atomic(const std::filesystem::path& path, std::string_
 // A new directory parent/PREFIXxxxxxx (mkdtemp), readable by its owner only.
 Expected<std::filesystem::path> create_unique_directory(const std::filesystem::path& parent, const std::string& prefix);
 
-// "PATH: strerror(errno)" as an io error (not_found for ENOENT).
+// Between fork and exec (async-signal-safe): every descriptor from 3 up marked close-on-exec, so a
+// child program inherits only stdin, stdout and stderr.
+void close_descriptors_on_exec();
+
+// "PATH: strerror(errno)" as an io error (not_found for ENOENT, no_space for ENOSPC and EDQUOT).
 Error errno_error(const std::string& what, int error_number);
 
 }  // namespace minifyd

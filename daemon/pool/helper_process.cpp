@@ -6,9 +6,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
-#include <linux/close_range.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -150,11 +148,7 @@ Expected<void> open_pipe(Pipe& pipe) {
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
   int null = ::open("/dev/null", O_RDONLY);
   if (null < 0 || ::dup2(null, 0) < 0 || ::dup2(out, 1) < 0 || ::dup2(err, 2) < 0) ::_exit(127);
-  if (::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
-    struct rlimit files {};
-    ::getrlimit(RLIMIT_NOFILE, &files);
-    for (rlim_t fd = 3; fd < files.rlim_cur; ++fd) ::fcntl(static_cast<int>(fd), F_SETFD, FD_CLOEXEC);
-  }
+  close_descriptors_on_exec();
   ::execve(path, argv, envp);
   const char message[] = "cannot execute the helper program\n";
   [[maybe_unused]] ssize_t ignored = ::write(2, message, sizeof message - 1);

@@ -7,7 +7,6 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
-#include <linux/close_range.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -51,11 +50,7 @@ struct Sandbox : bp::extend::handler {
     if (::getppid() != parent) ::_exit(127);
     // Nothing inherited beyond stdin/stdout/stderr: mark every other descriptor close-on-exec
     // (Boost's own exec-error pipe already is, and must stay open until exec).
-    if (::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
-      struct rlimit files {};
-      ::getrlimit(RLIMIT_NOFILE, &files);
-      for (rlim_t fd = 3; fd < files.rlim_cur; ++fd) ::fcntl(static_cast<int>(fd), F_SETFD, FD_CLOEXEC);
-    }
+    close_descriptors_on_exec();
     struct rlimit no_core {0, 0};
     if (::setrlimit(RLIMIT_CORE, &no_core) != 0) return fail("setrlimit(RLIMIT_CORE)");
     if (limits.cpu_seconds > 0) {

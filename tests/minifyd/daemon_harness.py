@@ -83,6 +83,19 @@ def reference_graphs(tools, graphs, work):
     return references
 
 
+def fill(directory, name="filler"):
+    """Fills the file system holding directory to its last byte (unbuffered, so closing the file
+    raises nothing); the filler's path, whose removal gives the room back."""
+    filler = os.path.join(directory, name)
+    with open(filler, "wb", buffering=0) as f:
+        try:
+            while True:
+                f.write(b"\0" * (1 << 16))
+        except OSError:
+            pass
+    return filler
+
+
 class Daemon:
     """A minifyd process on a state directory; restartable, killable."""
 

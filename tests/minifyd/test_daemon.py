@@ -20,7 +20,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from daemon_harness import (Daemon, check_results, expect, export_graphs, parse_command_line,  # noqa: E402
+from daemon_harness import (Daemon, check_results, expect, export_graphs, fill, parse_command_line,  # noqa: E402
                             job_args, reference_graphs, submit_twenty, wait_all_final, JOB_KINDS)
 from cases import CASES, export_case  # noqa: E402
 
@@ -306,18 +306,6 @@ def scenario_client(tools, work):
         daemon.stop()
 
 
-def fill(directory):
-    """Fills the file system holding directory to its last byte; the filler's path."""
-    filler = os.path.join(directory, "filler")
-    with open(filler, "wb", buffering=0) as f:
-        try:
-            while True:
-                f.write(b"\0" * (1 << 16))
-        except OSError:
-            pass
-    return filler
-
-
 def scenario_full_disk(tools, work):
     if os.geteuid() != 0:
         print("skipped: mounting a small tmpfs needs root; run the suite as root to test a full disk")
@@ -346,6 +334,8 @@ def scenario_full_disk(tools, work):
         filler = fill(disk)
         daemon.stop()
         daemon.start()  # on the full disk
+        # Stopping may have given some back (SQLite truncates its WAL): full again before the submit.
+        topped_up = fill(disk, "filler-2")
         code, reply, stderr = daemon.client("submit", graphs["chain1000_segfault"], *args)
         expect(code == 5 and "the disk is full" in (stderr + json.dumps(reply)).lower(),
                f"a job submitted on the full disk: exit {code}, {reply}, {stderr}")
@@ -356,6 +346,7 @@ def scenario_full_disk(tools, work):
                f"minify run on the full disk: exit {ran.returncode}: {ran.stdout}{ran.stderr[-2000:]}")
         time.sleep(3)
         os.remove(filler)
+        os.remove(topped_up)
         finished = wait_all_final(daemon, [job], 600)
         expect(finished[job]["state"] == "done", f"the job after the disk was full: {finished[job]}\n{daemon.log()}")
         with open(os.path.join(reference, "graph.json"), "rb") as f:

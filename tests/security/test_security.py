@@ -244,6 +244,7 @@ def repro_files(env):
 
 def import_onto_full_disk(env):
     """`minify import` of a good file into a full file system: exit 5, saying so, nothing left there."""
+    from daemon_harness import fill
     if os.geteuid() != 0:
         print("import onto a full disk: skipped (mounting a tmpfs needs root)")
         return
@@ -254,12 +255,7 @@ def import_onto_full_disk(env):
         print(f"import onto a full disk: skipped (cannot mount a tmpfs: {mounted.stderr.strip()})")
         return
     try:
-        with open(os.path.join(disk, "filler"), "wb", buffering=0) as f:
-            try:
-                while True:
-                    f.write(b"\0" * 4096)
-            except OSError:
-                pass
+        fill(disk)
         repro, _ = hostile_repro(env, "quiet", "")
         out = os.path.join(disk, "imported")
         done = subprocess.run([env.minify, "import", repro, "--out", out, "--python", env.python],
