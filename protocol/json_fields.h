@@ -9,13 +9,14 @@
 //
 // Members may be strings, ints, bools, doubles (non-finite ones as graph.json writes them), raw
 // JSON (nlohmann::json: checked by whoever interprets it), other messages (with encode(const T&)
-// and decode(const JsonView&, T&) beside them), vectors of those, and std::optional of any of
-// these (absent or null when unset). A member with a default, field(key, member, fallback), is
+// and decode(const JsonView&, T&) beside them), vectors of those, maps from strings to those (as
+// JSON objects), and std::optional of any of these (absent or null when unset). A member with a default, field(key, member, fallback), is
 // absent from the JSON when it equals fallback and reads as fallback when absent. Decoding ignores
 // keys it does not know and names the path of the first bad or missing field.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -37,6 +38,10 @@ template <class T>
 struct is_vector : std::false_type {};
 template <class T>
 struct is_vector<std::vector<T>> : std::true_type {};
+template <class T>
+struct is_string_map : std::false_type {};
+template <class T>
+struct is_string_map<std::map<std::string, T>> : std::true_type {};
 
 // Scalars JsonView reads itself; anything else is a message with encode/decode of its own.
 template <class T>
@@ -54,6 +59,10 @@ nlohmann::json to_json(const T& value) {
     nlohmann::json array = nlohmann::json::array();
     for (const auto& item : value) array.push_back(to_json(item));
     return array;
+  } else if constexpr (is_string_map<T>::value) {
+    nlohmann::json object = nlohmann::json::object();
+    for (const auto& [key, item] : value) object[key] = to_json(item);
+    return object;
   } else {
     return encode(value);
   }
@@ -97,6 +106,16 @@ Expected<void> from_json(const JsonView& view, T& out) {
       typename T::value_type item{};
       if (auto read = from_json(view.item(i), item); !read) return read.error();
       out.push_back(std::move(item));
+    }
+    return {};
+  } else if constexpr (is_string_map<T>::value) {
+    auto object = view.as_object();
+    if (!object) return object.error();
+    out.clear();
+    for (const auto& [key, unused] : **object) {
+      auto member = view.field(key);
+      if (!member) return member.error();
+      if (auto read = from_json(*member, out[key]); !read) return read.error();
     }
     return {};
   } else {

@@ -76,6 +76,13 @@ Expected<EvaluateRequest> decode_evaluate(const JsonView& view) {
   if (!mode) return view.error("accuracy: unknown mode '" + accuracy + "' (off, accuracy, strict-accuracy)");
   request->accuracy = *mode;
   if (auto read = view.read_optional("nan_check", request->nan_check); !read) return read.error();
+  auto bisect = view.optional_field("bisect");
+  if (!bisect) return bisect.error();
+  if (*bisect) {
+    auto probe = decode_message<BisectProbe>(**bisect);
+    if (!probe) return probe.error();
+    request->bisect = std::move(*probe);
+  }
   return request;
 }
 
@@ -117,6 +124,13 @@ Expected<EvaluateReply> decode_evaluate_reply(const JsonView& view, std::uint64_
   if (auto read = view.read_optional("compile_ms", reply.compile_ms); !read) return read.error();
   if (auto read = view.read_optional("run_ms", reply.run_ms); !read) return read.error();
   if (auto read = view.read_optional("retiring", reply.retiring); !read) return read.error();
+  auto bisect = view.optional_field("bisect");
+  if (!bisect) return bisect.error();
+  if (*bisect) {
+    auto observation = decode_message<BisectObservation>(**bisect);
+    if (!observation) return observation.error();
+    reply.bisect = std::move(*observation);
+  }
   return reply;
 }
 
@@ -193,11 +207,13 @@ json encode(const WorkerRequest& request) {
   return std::visit(
       [](const auto& r) -> json {
         using T = std::decay_t<decltype(r)>;
-        if constexpr (std::is_same_v<T, EvaluateRequest>)
-          return {{"type", "evaluate"}, {"id", r.id},           {"graph", r.graph},
-                  {"store", r.store},   {"backend", r.backend}, {"backend_options", r.backend_options},
-                  {"accuracy", to_string(r.accuracy)}, {"nan_check", r.nan_check}};
-        else if constexpr (std::is_same_v<T, PropagateRequest>)
+        if constexpr (std::is_same_v<T, EvaluateRequest>) {
+          json message{{"type", "evaluate"}, {"id", r.id},           {"graph", r.graph},
+                       {"store", r.store},   {"backend", r.backend}, {"backend_options", r.backend_options},
+                       {"accuracy", to_string(r.accuracy)}, {"nan_check", r.nan_check}};
+          if (r.bisect) message["bisect"] = encode(*r.bisect);
+          return message;
+        } else if constexpr (std::is_same_v<T, PropagateRequest>)
           return {{"type", "propagate"}, {"id", r.id}, {"graph", r.graph}, {"store", r.store}, {"for_analysis", r.for_analysis}};
         else if constexpr (std::is_same_v<T, AnalyzeRequest>)
           return {{"type", "analyze"}, {"id", r.id},           {"graph", r.graph},
@@ -219,6 +235,7 @@ json encode(const WorkerReply& reply) {
           json message{{"type", "verdict"}, {"id", r.id}, {"verdict", encode(r.verdict)},
                        {"compile_ms", r.compile_ms}, {"run_ms", r.run_ms}};
           if (r.retiring) message["retiring"] = true;
+          if (r.bisect) message["bisect"] = encode(*r.bisect);
           return message;
         } else if constexpr (std::is_same_v<T, PropagateReply>) {
           json values = json::array();

@@ -17,6 +17,7 @@
 #include "common/expected.h"
 #include "common/graph_document.h"
 #include "common/json_view.h"
+#include "protocol/bisect_messages.h"
 #include "protocol/value_measurement.h"
 #include "protocol/verdict.h"
 
@@ -67,6 +68,8 @@ struct EvaluateRequest {
   AccuracyMode accuracy = AccuracyMode::off;
   // Also fail when the compiled output holds NaN or Inf while no input does (checked before accuracy).
   bool nan_check = false;
+  // A probe of `minify bisect` (torch.compile backends only): the backend is the stage probed.
+  std::optional<BisectProbe> bisect{};
 };
 
 // Run eagerly and write every intermediate tensor into the store (fx_minifier's ConcreteProp).
@@ -116,6 +119,8 @@ struct EvaluateReply {
   // The worker exits after this reply (the Python worker serving in its own process, after a
   // failure, so that no candidate runs where another failed): it must be sent nothing more.
   bool retiring = false;
+  // What a bisect probe observed (the request's bisect was set).
+  std::optional<BisectObservation> bisect{};
 };
 
 // One intermediate value written by propagate: the node's tensor, by storage hash and metadata.

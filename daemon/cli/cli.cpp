@@ -26,6 +26,7 @@ int run(int argc, char** argv) {
   add_validate_command(app, action);
   add_store_commands(app, action);
   add_query_command(app, action);
+  add_bisect_command(app, action);
   add_run_command(app, action);
   add_analyze_command(app, action);
   add_daemon_commands(app, action);

@@ -14,6 +14,7 @@ using Action = std::function<int()>;
 void add_validate_command(CLI::App& app, Action& action);
 void add_store_commands(CLI::App& app, Action& action);
 void add_query_command(CLI::App& app, Action& action);
+void add_bisect_command(CLI::App& app, Action& action);
 void add_run_command(CLI::App& app, Action& action);
 void add_analyze_command(CLI::App& app, Action& action);
 void add_daemon_commands(CLI::App& app, Action& action);

@@ -3,6 +3,7 @@
 
 #include <filesystem>
 
+#include "daemon/bisect/bisectable.h"
 #include "daemon/cli/graph_input.h"
 
 namespace minifyd::cli {
@@ -25,6 +26,9 @@ void SearchSpecOptions::add_to(CLI::App& command, bool backend_required) {
   registered.push_back(command.add_flag("--analyze-first", analyze_first,
                                         "first try the graph cut after the node where the compiled values first "
                                         "diverge (an in-place analysis, for --accuracy bugs)"));
+  registered.push_back(command.add_flag("--bisect", bisect,
+                                        "after the search, bisect the minimized graph's failure to the compiler's "
+                                        "stage and subsystem (torch.compile backends; bisect.json, docs/bisect.md)"));
   for (const char* name : {"--backend", "--backend-opt", "--accuracy", "--strict-accuracy", "--nan", "--check-str",
                            "--timeout", "--cpu-limit", "--memory-limit"})
     registered.push_back(command.get_option(name));
@@ -45,6 +49,10 @@ Expected<run::RunSpec> SearchSpecOptions::spec(const std::string& graph_dir) con
   spec.skip_sanity = skip_sanity;
   spec.analyze = analyze;
   spec.analyze_first = analyze_first;
+  if (bisect)
+    if (auto bisectable = bisect::bisectable_backend(spec.evaluation.backend); !bisectable)
+      return bisectable.error().with_context("--bisect");
+  spec.bisect = bisect;
   spec.timeout_follows_original = !evaluation.timeout_seconds.has_value();
   if (max_queries > 0) spec.max_queries = max_queries;
   if (max_time_seconds > 0) spec.max_time_seconds = max_time_seconds;

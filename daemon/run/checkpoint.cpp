@@ -96,6 +96,13 @@ Expected<Checkpoint> decode_fields(const nlohmann::json& json) {
     return {};
   });
   if (!steps) return steps.error();
+  auto bisect_view = view.optional_field("bisect");
+  if (!bisect_view) return bisect_view.error();
+  if (bisect_view->has_value()) {
+    auto found = protocol::decode_message<bisect::BisectResult>(**bisect_view);
+    if (!found) return found.error();
+    checkpoint.bisect = std::move(*found);
+  }
   auto plain_check_view = view.optional_field("plain_check");
   if (!plain_check_view) return plain_check_view.error();
   if (plain_check_view->has_value()) {
@@ -150,6 +157,7 @@ nlohmann::json encode(const Checkpoint& checkpoint) {
                       {"eager", std::move(eager)},
                       {"analysis", analysis},
                       {"plain_check", checkpoint.plain_check ? protocol::encode(*checkpoint.plain_check) : nlohmann::json()},
+                      {"bisect", checkpoint.bisect ? bisect::encode(*checkpoint.bisect) : nlohmann::json()},
                       {"verdicts_key", checkpoint.verdicts_key},
                       {"verdicts", std::move(verdicts)},
                       {"steps", std::move(steps)},

@@ -17,6 +17,7 @@
 
 #include "common/expected.h"
 #include "common/graph_document.h"
+#include "daemon/bisect/bisect_result.h"
 #include "daemon/run/run_spec.h"
 #include "daemon/search/search_state.h"
 #include "daemon/verdict/failure_signature.h"
@@ -59,6 +60,8 @@ struct Checkpoint {
   std::optional<OriginalAnalysis> analysis;
   // The original under plain PyTorch (run/plain_check.h), for the torch.compile backends once checked.
   std::optional<protocol::PlainCheck> plain_check;
+  // What the bisect of the minimized graph found (RunSpec::bisect), once the search has finished.
+  std::optional<bisect::BisectResult> bisect;
   // The verdict cache, by candidate hash, valid for the evaluation key it was made under.
   std::string verdicts_key;
   std::vector<std::pair<std::string, bool>> verdicts;

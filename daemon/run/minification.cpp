@@ -8,6 +8,7 @@
 #include "common/log.h"
 #include "daemon/analysis/analysis_plot.h"
 #include "daemon/analysis/analysis_runner.h"
+#include "daemon/bisect/bisector.h"
 #include "daemon/run/plain_check.h"
 #include "daemon/run/propagation.h"
 #include "daemon/search/minifier.h"
@@ -163,6 +164,21 @@ std::optional<std::size_t> remaining(std::optional<std::size_t> limit, std::uint
   return used >= *limit ? 0 : *limit - static_cast<std::size_t>(used);
 }
 
+// The bisect of the minimized graph (RunSpec::bisect); one that cannot finish says why, and the
+// run's result stands.
+bisect::BisectResult bisect_result(const Checkpoint& checkpoint, const RunPlace& place, const PoolAccess& pool,
+                                   FailureJudge& judge) {
+  auto found = bisect::bisect(pool, checkpoint.spec.evaluation, checkpoint.state.document, place.store.root(), judge);
+  if (found) {
+    log::info("bisect: " + bisect::describe(*found) + " (" + std::to_string(found->probes.size()) + " probes)");
+    return std::move(*found);
+  }
+  log::warn("bisect: " + found.error().message);
+  bisect::BisectResult failed;
+  failed.error = found.error().message;
+  return failed;
+}
+
 // Drops what only the search needed from the store: the result's blobs stay.
 Expected<void> keep_only_result(const RunPlace& place, const GraphDocument& result) {
   const ContentStore& store = place.store;
@@ -271,6 +287,8 @@ Expected<RunResult> continue_run(Checkpoint checkpoint, const RunPlace& place, c
   bool minimized = !search::nothing_to_minimize(searched->stop);
   if (minimized) checkpoint.state = std::move(searched->best);
   checkpoint.finished = searched->stop != search::StopReason::error && searched->stop != search::StopReason::interrupted;
+  if (checkpoint.finished && minimized && spec.bisect)
+    checkpoint.bisect = bisect_result(checkpoint, place, pool, judge);
   if (checkpoint.finished && minimized)
     if (auto kept = keep_only_result(place, checkpoint.state.document); !kept) return kept.error();
   if (auto saved = place.save_checkpoint(checkpoint); !saved) return saved.error();

@@ -37,6 +37,10 @@ Expected<void> write_outputs(const Checkpoint& checkpoint, const std::string& re
   if (auto written = write_graph_json(document, place.out_dir); !written) return written.error();
   if (auto written = write_file_atomic(place.out_dir / dot_file_name, graph_to_dot(document)); !written)
     return written.error();
+  if (checkpoint.bisect)
+    if (auto written = write_file_atomic(place.out_dir / bisect::bisect_file_name, bisect::encode(*checkpoint.bisect).dump(2) + "\n");
+        !written)
+      return written.error();
 
   const EvaluationSpec& evaluation = checkpoint.spec.evaluation;
   auto program = worker_program_for(evaluation.backend);

@@ -89,6 +89,7 @@ std::string render_report(const Checkpoint& checkpoint, const RunResult& result,
           << " | " << step.shape.inputs << " | " << step.shape.outputs << " | " << step.queries << " |\n";
     }
   }
+  if (checkpoint.bisect) out << "\n" << bisect::render_markdown(*checkpoint.bisect);
   const RunTotals& totals = checkpoint.totals;
   out << "\n## Totals\n\n";
   out << "| queries | cache hits | crashes contained | timeouts | wall time | sessions | workers |\n";
@@ -118,6 +119,7 @@ std::string render_report(const Checkpoint& checkpoint, const RunResult& result,
   out << "- `repro.py`: `python3 repro.py` reproduces the failure; exit code 1 when it does.\n";
   out << "- `graph.dot`: `dot -Tsvg graph.dot -o graph.svg` draws it.\n";
   out << "- `checkpoint.json`: the search's state, for `minify run --resume`.\n";
+  if (checkpoint.bisect) out << "- `bisect.json`: the bisect's finding and every probe (docs/bisect.md).\n";
   if (spec.analyze)
     out << "- `analysis.md`, `analysis.json`, `analysis.svg`: the original's analysis (docs/analyze.md).\n";
   return out.str();

@@ -32,6 +32,9 @@ struct RunSpec {
   // The search first tries the original cut after the analysis's first divergence (--analyze-first);
   // without `analyze`, the analysis reads the values in place only: one worker request.
   bool analyze_first = false;
+  // After the search, the minimized graph is bisected (bisect/bisector.h, --bisect): the stage and
+  // subsystem of the compiler its failure comes from.
+  bool bisect = false;
   // No --timeout was given: candidates after the original get a limit that follows its measured
   // time (candidate_timeout.h), evaluation.timeout being the ceiling.
   bool timeout_follows_original = true;

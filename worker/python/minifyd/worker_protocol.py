@@ -33,6 +33,9 @@ class EvaluateRequest:
     backend_options: dict
     accuracy: str = "off"
     nan_check: bool = False
+    # A probe of `minify bisect` (bisect_probe.py): {} counts the subsystems' applications;
+    # {"subsystem": S, "enabled": N} also switches S off from its N-th application on. None: no probe.
+    bisect: dict = None
 
 
 @dataclasses.dataclass
@@ -133,7 +136,16 @@ def decode_request(line):
     if accuracy not in ACCURACY_MODES:
         raise RequestError(rid, f"accuracy: unknown mode '{accuracy}' ({', '.join(ACCURACY_MODES)})")
     nan_check = _field(message, "nan_check", (bool,), "a boolean", rid, False)
-    return EvaluateRequest(rid, graph, store, backend, options, accuracy, nan_check)
+    bisect = _field(message, "bisect", (dict,), "an object", rid, None)
+    if bisect is not None:
+        _field(bisect, "subsystem", (str,), "a string", rid, None)
+        enabled = _field(bisect, "enabled", (int,), "an integer", rid, None)
+        if enabled is not None and (enabled < 0 or "subsystem" not in bisect):
+            raise RequestError(rid, "bisect.enabled: a count of applications (0 or more) of the subsystem named")
+        unknown = sorted(set(bisect) - {"subsystem", "enabled"})
+        if unknown:
+            raise RequestError(rid, f"bisect: unknown field '{unknown[0]}'")
+    return EvaluateRequest(rid, graph, store, backend, options, accuracy, nan_check, bisect)
 
 
 def _float(value):
@@ -172,13 +184,14 @@ def hello_line(pid, torch_version, devices, concurrency, backends, sandbox):
                   "backends": backends, "sandbox": sandbox})
 
 
-def verdict_line(request_id, verdict, compile_ms=0.0, run_ms=0.0, retiring=False):
-    """retiring: the worker exits after this reply, and the coordinator sends it nothing more."""
+def verdict_line(request_id, verdict, compile_ms=0.0, run_ms=0.0, retiring=False, bisect=None):
+    """retiring: the worker exits after this reply, and the coordinator sends it nothing more;
+    bisect: what a bisect probe observed (bisect_probe.Probe.report)."""
     message = {"type": "verdict", "id": request_id, "verdict": verdict,
                "compile_ms": _float(compile_ms), "run_ms": _float(run_ms)}
     if retiring:
         message["retiring"] = True
-    return _line(message)
+    return _line(_with_given(message, bisect=bisect))
 
 
 def propagated_line(request_id, root, values, eager_failure=None):

@@ -3,13 +3,14 @@
 # against eager and fp64), propagate (eager intermediates into the store, ConcreteProp's rule) and
 # analyze (chosen nodes' values measured, value_analysis.py).
 import collections
+import contextlib
 import hashlib
 import json
 import time
 
 import torch
 
-from minifyd import compile_backends, exception_verdict, repro_template, value_analysis
+from minifyd import bisect_probe, compile_backends, exception_verdict, repro_template, value_analysis
 from minifyd import graph_format as gf
 from minifyd import worker_protocol as wp
 
@@ -82,13 +83,17 @@ class RequestHandler:
         load = self._loader(request)
         gm, inputs = load()
         check_nan = request.nan_check and not any(repro_template._non_finite(t) for t in inputs)
+        probe = None if request.bisect is None else bisect_probe.Probe(request.backend, **request.bisect)
+        observed = (lambda: probe.report(compile_backends.BACKENDS)) if probe else (lambda: None)
         compile_ms = run_ms = 0.0
-        with torch.no_grad(), compile_backends.patched_config(patches):
+        with torch.no_grad(), compile_backends.patched_config(patches), \
+                probe.installed() if probe else contextlib.nullcontext():
             started = time.perf_counter()
             try:
                 compiled = compile_backends.compile_graph(request.backend, gm, inputs, entry)
             except Exception as error:  # noqa: BLE001  (a compile error is the candidate's verdict)
-                return self._reply(request.id, self._failure_of(error), (time.perf_counter() - started) * 1e3, 0.0)
+                return self._reply(request.id, self._failure_of(error), (time.perf_counter() - started) * 1e3, 0.0,
+                                   observed())
             compile_ms = (time.perf_counter() - started) * 1e3
             started = time.perf_counter()
             try:
@@ -96,10 +101,10 @@ class RequestHandler:
                 self.synchronize()
             except Exception as error:  # noqa: BLE001  (so is a run error)
                 return self._reply(request.id, self._failure_of(error), compile_ms,
-                                   (time.perf_counter() - started) * 1e3)
+                                   (time.perf_counter() - started) * 1e3, observed())
             run_ms = (time.perf_counter() - started) * 1e3
             verdict = self._judge(request, load, outputs, inputs, check_nan)
-        return self._reply(request.id, verdict, compile_ms, run_ms)
+        return self._reply(request.id, verdict, compile_ms, run_ms, observed())
 
     def _failure_of(self, error):
         """The verdict of an exception that a compile or a run raised. On a GPU a kernel's fault is
@@ -115,9 +120,9 @@ class RequestHandler:
                 return verdict
         return _exception_verdict(error)
 
-    def _reply(self, request_id, verdict, compile_ms, run_ms):
+    def _reply(self, request_id, verdict, compile_ms, run_ms, bisect=None):
         retiring = self.retire_after_failure and verdict["status"] == "fail"
-        return wp.verdict_line(request_id, verdict, compile_ms, run_ms, retiring)
+        return wp.verdict_line(request_id, verdict, compile_ms, run_ms, retiring, bisect)
 
     def _judge(self, request, load, outputs, inputs, check_nan):
         if check_nan:

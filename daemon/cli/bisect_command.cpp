@@ -1,0 +1,103 @@
+// `minify bisect GRAPH --backend inductor`: which stage and subsystem of the compiler a failing
+// graph's failure comes from (bisect/bisector.h), on a pool of warm, sandboxed workers.
+#include <cstdio>
+#include <iostream>
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
+#include "common/graph_codec.h"
+#include "common/temporary_directory.h"
+#include "daemon/bisect/bisectable.h"
+#include "daemon/bisect/bisector.h"
+#include "daemon/cli/cli.h"
+#include "daemon/cli/commands.h"
+#include "daemon/cli/evaluation_options.h"
+#include "daemon/cli/graph_input.h"
+#include "daemon/cli/pool_options.h"
+#include "daemon/pool/gpu_visibility.h"
+#include "daemon/pool/pool_runner.h"
+
+namespace minifyd::cli {
+namespace {
+
+struct BisectOptions {
+  std::string dir;
+  EvaluationOptions evaluation;
+  PoolOptions pool;
+  std::string match = "same";
+  bool json = false;
+};
+
+int fail(const std::string& message, int code, bool json) {
+  if (json) std::cout << nlohmann::json{{"error", message}}.dump() << "\n";
+  else std::cerr << "minify bisect: " << message << "\n";
+  return code;
+}
+
+void print_result(const bisect::BisectResult& result) {
+  std::printf("stage: %s\n", result.stage.c_str());
+  if (!result.subsystem.empty()) std::printf("subsystem: %s\n", result.subsystem.c_str());
+  if (result.application) std::printf("application: %llu\n", static_cast<unsigned long long>(*result.application));
+  if (!result.debug_info.empty()) std::printf("debug info: %s\n", result.debug_info.c_str());
+  if (!result.target.empty()) std::printf("operator: %s\n", result.target.c_str());
+  for (const std::string& toggle : result.fixed_by) std::printf("gone with: %s\n", toggle.c_str());
+  for (const std::string& note : result.notes) std::printf("note: %s\n", note.c_str());
+  std::printf("%zu probes, %.1f s\n", result.probes.size(), result.wall_seconds);
+}
+
+int bisect_command(BisectOptions& options) {
+  std::optional<TemporaryDirectory> imported;
+  auto dir = graph_dir_importing_to_temporary(options.dir, options.evaluation, imported);
+  if (!dir) return fail(dir.error().message, exit_usage, options.json);
+  auto document = load_graph_dir(*dir);
+  if (!document) return fail(document.error().message, exit_usage, options.json);
+  auto spec = options.evaluation.spec();
+  if (!spec) return fail(spec.error().message, exit_usage, options.json);
+  if (auto bisectable = bisect::bisectable_backend(spec->backend); !bisectable)
+    return fail(bisectable.error().message, exit_usage, options.json);
+  if (auto added = add_origin_options(*spec, *dir); !added) return fail(added.error().message, exit_usage, options.json);
+  auto check = failure_check_of(*spec);
+  if (!check) return fail(check.error().message, exit_usage, options.json);
+  auto match = parse_match_mode(options.match);
+  if (!match) return fail(match.error().message, exit_usage, options.json);
+  auto slots = options.pool.slots();
+  if (!slots) return fail(slots.error().message, exit_usage, options.json);
+  auto worker = worker_config_for(spec->backend, options.evaluation.worker_programs());
+  if (!worker) return fail(worker.error().message, exit_usage, options.json);
+  worker->limits = options.evaluation.sandbox;
+  hide_gpus_unless_used(*worker, *document);
+
+  PoolConfig pool_config;
+  pool_config.worker = std::move(*worker);
+  pool_config.slots = std::move(*slots);
+  PoolRunner runner(std::move(pool_config));
+  FailureJudge judge(std::move(*check), *match);
+  auto result = bisect::bisect(runner.access(), *spec, *document, std::filesystem::absolute(*dir / store_dir_name), judge);
+  if (!result) {
+    int code = result.error().kind == ErrorKind::invalid_input ? exit_does_not_fail : exit_code_of(result.error());
+    return fail(result.error().message, code, options.json);
+  }
+  if (options.json) std::cout << bisect::encode(*result).dump() << "\n";
+  else print_result(*result);
+  return exit_ok;
+}
+
+}  // namespace
+
+void add_bisect_command(CLI::App& app, Action& action) {
+  auto options = std::make_shared<BisectOptions>();
+  CLI::App* command = app.add_subcommand(
+      "bisect", "Find the compiler stage and subsystem a failing graph's failure comes from (torch.compile backends)");
+  command->add_option("dir", options->dir, "graph directory (graph.json + store/), or an after_aot repro file (FILE.py)")
+      ->required();
+  options->evaluation.add_to(*command);
+  options->pool.add_to(*command);
+  command->add_option("--match", options->match, "same: a probe shows the failure only with the graph's signature; "
+                                                  "any: every failure counts")
+      ->check(CLI::IsMember({"same", "any"}));
+  command->add_flag("--json", options->json, "print bisect.json's content");
+  command->callback([options, &action] { action = [options] { return bisect_command(*options); }; });
+}
+
+}  // namespace minifyd::cli
