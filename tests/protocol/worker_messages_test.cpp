@@ -316,3 +316,63 @@ TEST_CASE("a request line nested deeper than the limit is refused before it is p
   REQUIRE_FALSE(not_json.has_value());
   CHECK(not_json.error().message.find("invalid JSON") != std::string::npos);
 }
+
+TEST_CASE("a bisect probe and what it observed round-trip; a bad one is refused naming the field", "[worker_messages]") {
+  EvaluateRequest evaluate;
+  evaluate.id = 5;
+  evaluate.graph = json::object();
+  evaluate.store = "/tmp/store";
+  evaluate.backend = "inductor";
+  evaluate.bisect = BisectProbe{"lowerings", 3};
+  auto decoded = decode_request(encode(WorkerRequest(evaluate)));
+  REQUIRE(decoded.has_value());
+  const auto& probe = std::get<EvaluateRequest>(*decoded).bisect;
+  REQUIRE(probe.has_value());
+  CHECK(probe->subsystem == "lowerings");
+  CHECK(probe->enabled == 3u);
+
+  json counting = encode(WorkerRequest(evaluate));
+  counting["bisect"] = json::object();
+  auto counted = decode_request(counting);
+  REQUIRE(counted.has_value());
+  CHECK_FALSE(std::get<EvaluateRequest>(*counted).bisect->subsystem.has_value());
+
+  json bad = encode(WorkerRequest(evaluate));
+  bad["bisect"] = json{{"enabled", 2u}};
+  CHECK(refusal_of_request(bad) == "bisect: enabled: only with a subsystem");
+  bad["bisect"] = json{{"subsystem", "lowerings"}, {"enabled", -1}};
+  CHECK(refusal_of_request(bad).rfind("bisect.enabled", 0) == 0);
+
+  EvaluateReply reply{6, Verdict{}, 1, 2};
+  BisectObservation observation;
+  observation.plan.stages = {"aot_eager", "inductor"};
+  observation.plan.subsystems["inductor"] = {BisectSubsystem{"lowerings", bisect_kind_applications, {}, "CompilerBisector"},
+                                             BisectSubsystem{"inductor_fallback_random", bisect_kind_config,
+                                                             {{"fallback_random", "true"}}, "CompilerBisector"}};
+  observation.applications = {{"lowerings", 4}, {"post_grad_passes", 11}};
+  observation.debug_info = {"sin", "relu"};
+  reply.bisect = observation;
+  auto back = decode_reply(encode(WorkerReply(reply)));
+  REQUIRE(back.has_value());
+  const auto& seen = std::get<EvaluateReply>(*back).bisect;
+  REQUIRE(seen.has_value());
+  CHECK(seen->plan.subsystems.at("inductor") == observation.plan.subsystems.at("inductor"));
+  CHECK(seen->applications.at("post_grad_passes") == 11u);
+  CHECK(seen->debug_info == observation.debug_info);
+
+  json unknown_kind = encode(WorkerReply(reply));
+  unknown_kind["bisect"]["plan"]["subsystems"]["inductor"][0]["kind"] = "sometimes";
+  auto refused = decode_reply(unknown_kind);
+  REQUIRE_FALSE(refused.has_value());
+  CHECK(refused.error().message.find("unknown kind 'sometimes'") != std::string::npos);
+}
+
+TEST_CASE("docs/protocol.md's bisect reply decodes", "[worker_messages]") {
+  auto decoded = decode_reply(json::parse(
+      R"({"type":"verdict","id":3,"verdict":{"status":"pass"},"compile_ms":310.2,"run_ms":0.4,"bisect":{"plan":{"stages":["aot_eager","aot_eager_decomp_partition","inductor"],"skipped":["eager","aot_eager_decomp_partition_crossref"],"subsystems":{"inductor":[{"name":"lowerings","kind":"applications","source":"CompilerBisector"}]}},"applications":{"lowerings":2,"post_grad_passes":11},"debug_info":["sin","relu"]}})"));
+  REQUIRE(decoded.has_value());
+  const auto& bisect = std::get<EvaluateReply>(*decoded).bisect;
+  REQUIRE(bisect.has_value());
+  CHECK(bisect->plan.subsystems.at("inductor").at(0).name == "lowerings");
+  CHECK(bisect->debug_info == std::vector<std::string>{"sin", "relu"});
+}

@@ -130,7 +130,7 @@ def main():
     sys.stdout = sys.stderr
 
     torch = _torch_or_exit(sys.executable)
-    from minifyd import compile_backends
+    from minifyd import bisect_probe, compile_backends
     from minifyd import worker_protocol as wp
     from minifyd.worker_requests import RequestHandler
     if args.check:
@@ -149,6 +149,7 @@ def main():
     # time; and Inductor uses its pool only once the pool is ready, so a compile error's text would
     # depend on how far the pool had started.
     torch._inductor.config.compile_threads = 1
+    bisect_probe.isolate()
     started = time.perf_counter()
     if not args.no_warm_up:
         compile_backends.warm_up("inductor", "cuda" if devices else "cpu")

@@ -83,7 +83,8 @@ class RequestHandler:
         load = self._loader(request)
         gm, inputs = load()
         check_nan = request.nan_check and not any(repro_template._non_finite(t) for t in inputs)
-        probe = None if request.bisect is None else bisect_probe.Probe(request.backend, **request.bisect)
+        probe = None if request.bisect is None else bisect_probe.Probe(request.backend, bisect_probe.graph_facts(gm, inputs),
+                                                                          **request.bisect)
         observed = (lambda: probe.report(compile_backends.BACKENDS)) if probe else (lambda: None)
         compile_ms = run_ms = 0.0
         with torch.no_grad(), compile_backends.patched_config(patches), \
@@ -104,7 +105,7 @@ class RequestHandler:
                                    (time.perf_counter() - started) * 1e3, observed())
             run_ms = (time.perf_counter() - started) * 1e3
             verdict = self._judge(request, load, outputs, inputs, check_nan)
-        return self._reply(request.id, verdict, compile_ms, run_ms, observed())
+            return self._reply(request.id, verdict, compile_ms, run_ms, observed())
 
     def _failure_of(self, error):
         """The verdict of an exception that a compile or a run raised. On a GPU a kernel's fault is
