@@ -26,7 +26,7 @@ constexpr auto plan_fields = [](auto& plan, auto&& field) {
 };
 
 constexpr auto observation_fields = [](auto& observation, auto&& field) {
-  field("plan", observation.plan);
+  field("plan", observation.plan);  // optional
   field("applications", observation.applications, std::map<std::string, std::uint64_t>{});
   field("debug_info", observation.debug_info, std::vector<std::string>{});
 };

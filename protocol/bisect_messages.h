@@ -47,9 +47,9 @@ struct BisectPlan {
   std::string unsupported;
 };
 
-// What one probe saw while the candidate compiled.
+// What one probe saw while the candidate compiled; the plan comes with a probe of a stage alone.
 struct BisectObservation {
-  BisectPlan plan;
+  std::optional<BisectPlan> plan;
   std::map<std::string, std::uint64_t> applications;  // by subsystem, of the probe's stage
   std::vector<std::string> debug_info;  // each application of the probed subsystem (the node lowered, the pass)
 };

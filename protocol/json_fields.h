@@ -199,6 +199,15 @@ Expected<void> decode_fields(const JsonView& view, T& message, Fields fields) {
   return reader.status();
 }
 
+// Reads the member `key` of the object `view` into `out`: set when present, reset when absent or null
+// (a message, a scalar or a vector, as a field list reads it).
+template <class T>
+Expected<void> decode_optional_member(const JsonView& view, const char* key, std::optional<T>& out) {
+  json_fields::Reader reader(view);
+  reader(key, out);
+  return reader.status();
+}
+
 // Decodes a whole message: T{} filled by decode(view, T&).
 template <class T>
 Expected<T> decode_message(const JsonView& view) {

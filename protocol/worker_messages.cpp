@@ -76,13 +76,7 @@ Expected<EvaluateRequest> decode_evaluate(const JsonView& view) {
   if (!mode) return view.error("accuracy: unknown mode '" + accuracy + "' (off, accuracy, strict-accuracy)");
   request->accuracy = *mode;
   if (auto read = view.read_optional("nan_check", request->nan_check); !read) return read.error();
-  auto bisect = view.optional_field("bisect");
-  if (!bisect) return bisect.error();
-  if (*bisect) {
-    auto probe = decode_message<BisectProbe>(**bisect);
-    if (!probe) return probe.error();
-    request->bisect = std::move(*probe);
-  }
+  if (auto read = decode_optional_member(view, "bisect", request->bisect); !read) return read.error();
   return request;
 }
 
@@ -124,13 +118,7 @@ Expected<EvaluateReply> decode_evaluate_reply(const JsonView& view, std::uint64_
   if (auto read = view.read_optional("compile_ms", reply.compile_ms); !read) return read.error();
   if (auto read = view.read_optional("run_ms", reply.run_ms); !read) return read.error();
   if (auto read = view.read_optional("retiring", reply.retiring); !read) return read.error();
-  auto bisect = view.optional_field("bisect");
-  if (!bisect) return bisect.error();
-  if (*bisect) {
-    auto observation = decode_message<BisectObservation>(**bisect);
-    if (!observation) return observation.error();
-    reply.bisect = std::move(*observation);
-  }
+  if (auto read = decode_optional_member(view, "bisect", reply.bisect); !read) return read.error();
   return reply;
 }
 

@@ -136,7 +136,7 @@ ProbeRecord Bisection::judged(const Probe& probe, const protocol::Verdict& verdi
 
 void Bisection::learn(const ProbeAnswer& answer) {
   if (!answer.observation) return;
-  if (!plan_) plan_ = answer.observation->plan;
+  if (!plan_) plan_ = answer.observation->plan;  // the stages' probes bring it
   if (answer.record.subsystem.empty()) return;
   auto& known = debug_info_[answer.record.subsystem];
   if (answer.observation->debug_info.size() > known.size()) known = answer.observation->debug_info;

@@ -122,8 +122,7 @@ void add_analyze_command(CLI::App& app, Action& action) {
   auto options = std::make_shared<AnalyzeOptions>();
   CLI::App* command = app.add_subcommand(
       "analyze", "Find where the compiled graph's values first diverge from eager's, and whether they are deterministic");
-  command->add_option("dir", options->dir, "graph directory (graph.json + store/), or an after_aot repro file (FILE.py)")
-      ->required();
+  add_graph_argument(*command, options->dir)->required();
   options->evaluation.add_to(*command, /*backend_required=*/true, /*with_checks=*/false);
   options->pool.add_to(*command);
   command->add_option("--out", options->out, "directory for analysis.md, analysis.json and analysis.svg (default: analysis)");

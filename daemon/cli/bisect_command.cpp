@@ -89,8 +89,7 @@ void add_bisect_command(CLI::App& app, Action& action) {
   auto options = std::make_shared<BisectOptions>();
   CLI::App* command = app.add_subcommand(
       "bisect", "Find the compiler stage and subsystem a failing graph's failure comes from (torch.compile backends)");
-  command->add_option("dir", options->dir, "graph directory (graph.json + store/), or an after_aot repro file (FILE.py)")
-      ->required();
+  add_graph_argument(*command, options->dir)->required();
   options->evaluation.add_to(*command);
   options->pool.add_to(*command);
   command->add_option("--match", options->match, "same: a probe shows the failure only with the graph's signature; "

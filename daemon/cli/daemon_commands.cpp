@@ -227,7 +227,7 @@ void job_command(CLI::App& app, Action& action, const std::string& name, const s
 void add_daemon_commands(CLI::App& app, Action& action) {
   auto submit_options = std::make_shared<SubmitOptions>();
   CLI::App* submit_command = app.add_subcommand("submit", "Queue a minification job on the daemon; prints its id");
-  submit_command->add_option("dir", submit_options->dir, "graph directory (graph.json + store/), or an after_aot repro file (FILE.py)")->required();
+  add_graph_argument(*submit_command, submit_options->dir)->required();
   submit_options->search.add_to(*submit_command, /*backend_required=*/true);
   submit_command->add_option("--priority", submit_options->priority, "higher runs first (default 0)");
   submit_command->add_flag("--wait", submit_options->wait, "follow the job until it ends");

@@ -144,4 +144,8 @@ Expected<void> add_origin_options(EvaluationSpec& spec, const std::filesystem::p
   return {};
 }
 
+CLI::Option* add_graph_argument(CLI::App& command, std::string& dir) {
+  return command.add_option("dir", dir, "graph directory (graph.json + store/), or an after_aot repro file (FILE.py)");
+}
+
 }  // namespace minifyd::cli

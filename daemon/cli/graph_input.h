@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "common/expected.h"
@@ -19,6 +20,9 @@
 namespace minifyd::cli {
 
 inline constexpr const char* origin_file_name = "origin.json";
+
+// Registers the command's graph argument ("dir"): a graph directory or a repro file.
+CLI::Option* add_graph_argument(CLI::App& command, std::string& dir);
 
 // A regular file whose name ends in .py: a repro file to import, not a graph directory.
 bool is_repro_file(const std::string& argument);

@@ -88,7 +88,7 @@ int query(QueryOptions options) {
 void add_query_command(CLI::App& app, Action& action) {
   auto options = std::make_shared<QueryOptions>();
   CLI::App* command = app.add_subcommand("query", "Run a graph once in an isolated worker and report whether it fails");
-  command->add_option("dir", options->dir, "graph directory (graph.json + store/), or an after_aot repro file (FILE.py)")->required();
+  add_graph_argument(*command, options->dir)->required();
   options->evaluation.add_to(*command);
   command->add_flag("--json", options->json, "print the verdict as JSON");
   command->add_flag("--daemon", options->through_daemon, "run it on a worker of the running minifyd");

@@ -133,7 +133,7 @@ int run_command(RunOptions& options) {
 void add_run_command(CLI::App& app, Action& action) {
   auto options = std::make_shared<RunOptions>();
   CLI::App* command = app.add_subcommand("run", "Minimize a graph that fails, keeping the failure the same");
-  command->add_option("dir", options->dir, "graph directory (graph.json + store/), or an after_aot repro file (FILE.py)");
+  add_graph_argument(*command, options->dir);
   command->add_option("--out", options->out, "output directory: graph.json, store/, repro.py, report.md, graph.dot");
   command->add_option("--resume", options->resume, "continue the run whose output directory this is");
   options->search.add_to(*command, /*backend_required=*/false);

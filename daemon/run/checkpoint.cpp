@@ -96,20 +96,9 @@ Expected<Checkpoint> decode_fields(const nlohmann::json& json) {
     return {};
   });
   if (!steps) return steps.error();
-  auto bisect_view = view.optional_field("bisect");
-  if (!bisect_view) return bisect_view.error();
-  if (bisect_view->has_value()) {
-    auto found = protocol::decode_message<bisect::BisectResult>(**bisect_view);
-    if (!found) return found.error();
-    checkpoint.bisect = std::move(*found);
-  }
-  auto plain_check_view = view.optional_field("plain_check");
-  if (!plain_check_view) return plain_check_view.error();
-  if (plain_check_view->has_value()) {
-    auto plain_check = protocol::decode_message<protocol::PlainCheck>(**plain_check_view);
-    if (!plain_check) return plain_check.error();
-    checkpoint.plain_check = std::move(*plain_check);
-  }
+  if (auto read = protocol::decode_optional_member(view, "bisect", checkpoint.bisect); !read) return read.error();
+  if (auto read = protocol::decode_optional_member(view, "plain_check", checkpoint.plain_check); !read)
+    return read.error();
   auto totals_view = view.field("totals");
   if (!totals_view) return totals_view.error();
   auto totals = protocol::decode_message<RunTotals>(*totals_view);

@@ -345,8 +345,9 @@ TEST_CASE("a bisect probe and what it observed round-trip; a bad one is refused 
 
   EvaluateReply reply{6, Verdict{}, 1, 2};
   BisectObservation observation;
-  observation.plan.stages = {"aot_eager", "inductor"};
-  observation.plan.subsystems["inductor"] = {BisectSubsystem{"lowerings", bisect_kind_applications, {}, "CompilerBisector"},
+  observation.plan.emplace();
+  observation.plan->stages = {"aot_eager", "inductor"};
+  observation.plan->subsystems["inductor"] = {BisectSubsystem{"lowerings", bisect_kind_applications, {}, "CompilerBisector"},
                                              BisectSubsystem{"inductor_fallback_random", bisect_kind_config,
                                                              {{"fallback_random", "true"}}, "CompilerBisector"}};
   observation.applications = {{"lowerings", 4}, {"post_grad_passes", 11}};
@@ -356,7 +357,7 @@ TEST_CASE("a bisect probe and what it observed round-trip; a bad one is refused 
   REQUIRE(back.has_value());
   const auto& seen = std::get<EvaluateReply>(*back).bisect;
   REQUIRE(seen.has_value());
-  CHECK(seen->plan.subsystems.at("inductor") == observation.plan.subsystems.at("inductor"));
+  CHECK(seen->plan->subsystems.at("inductor") == observation.plan->subsystems.at("inductor"));
   CHECK(seen->applications.at("post_grad_passes") == 11u);
   CHECK(seen->debug_info == observation.debug_info);
 
@@ -367,12 +368,18 @@ TEST_CASE("a bisect probe and what it observed round-trip; a bad one is refused 
   CHECK(refused.error().message.find("unknown kind 'sometimes'") != std::string::npos);
 }
 
-TEST_CASE("docs/protocol.md's bisect reply decodes", "[worker_messages]") {
-  auto decoded = decode_reply(json::parse(
-      R"({"type":"verdict","id":3,"verdict":{"status":"pass"},"compile_ms":310.2,"run_ms":0.4,"bisect":{"plan":{"stages":["aot_eager","aot_eager_decomp_partition","inductor"],"skipped":["eager","aot_eager_decomp_partition_crossref"],"subsystems":{"inductor":[{"name":"lowerings","kind":"applications","source":"CompilerBisector"}]}},"applications":{"lowerings":2,"post_grad_passes":11},"debug_info":["sin","relu"]}})"));
-  REQUIRE(decoded.has_value());
-  const auto& bisect = std::get<EvaluateReply>(*decoded).bisect;
-  REQUIRE(bisect.has_value());
-  CHECK(bisect->plan.subsystems.at("inductor").at(0).name == "lowerings");
-  CHECK(bisect->debug_info == std::vector<std::string>{"sin", "relu"});
+TEST_CASE("docs/protocol.md's bisect replies decode", "[worker_messages]") {
+  auto stage = decode_reply(json::parse(
+      R"({"type":"verdict","id":3,"verdict":{"status":"fail","kind":"exception","exception_type":"torch._inductor.exc.CppCompileError","message":"C++ compile error"},"compile_ms":1310.2,"run_ms":0,"bisect":{"plan":{"stages":["aot_eager","aot_eager_decomp_partition","inductor"],"skipped":["eager","aot_eager_decomp_partition_crossref"],"subsystems":{"inductor":[{"name":"lowerings","kind":"applications","source":"CompilerBisector"}]}},"applications":{"lowerings":2,"post_grad_passes":11}}})"));
+  REQUIRE(stage.has_value());
+  const auto& planned = std::get<EvaluateReply>(*stage).bisect;
+  REQUIRE(planned.has_value());
+  CHECK(planned->plan->subsystems.at("inductor").at(0).name == "lowerings");
+  auto subsystem = decode_reply(json::parse(
+      R"({"type":"verdict","id":4,"verdict":{"status":"pass"},"compile_ms":310.2,"run_ms":0.4,"bisect":{"applications":{"lowerings":2,"post_grad_passes":11},"debug_info":["sin","relu"]}})"));
+  REQUIRE(subsystem.has_value());
+  const auto& probed = std::get<EvaluateReply>(*subsystem).bisect;
+  REQUIRE(probed.has_value());
+  CHECK_FALSE(probed->plan.has_value());
+  CHECK(probed->debug_info == std::vector<std::string>{"sin", "relu"});
 }

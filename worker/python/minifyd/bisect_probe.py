@@ -164,7 +164,10 @@ class Probe:
             cls.bisection_enabled = saved_enabled
 
     def report(self, served_backends):
-        observed = {"plan": plan(served_backends, self.facts), "applications": dict(sorted(self.applications.items()))}
-        if self.subsystem is not None:
+        """What the probe saw; the plan only from a probe of a stage alone, the one the coordinator reads it from."""
+        observed = {"applications": dict(sorted(self.applications.items()))}
+        if self.subsystem is None:
+            observed["plan"] = plan(served_backends, self.facts)
+        else:
             observed["debug_info"] = list(self.debug_info)
         return observed
