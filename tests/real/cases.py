@@ -8,8 +8,8 @@ import os
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-Case = collections.namedtuple("Case", "model kind check graph exception_type raised_at peer_nodes ci device",
-                              defaults=("cpu",))
+Case = collections.namedtuple("Case", "model kind check graph exception_type raised_at peer_nodes ci device bisect",
+                              defaults=("cpu", None))
 # kind: the failure's kind in minify's verdicts: exception, crash (a signal), cuda_error or accuracy.
 # check: minify's option for an accuracy bug (--accuracy; --strict-accuracy where an integer output is
 #   the wrong one, which --accuracy ignores), None for the others.
@@ -19,25 +19,34 @@ Case = collections.namedtuple("Case", "model kind check graph exception_type rai
 #   minifier ends at from the same minifier_launcher.py: the most a minimized graph may have.
 # ci: the routes (test_real.py) that `ctest` runs on every build (README command B), chosen by cost so
 #   that CI stays under 50 minutes while covering every kind; the others run with -DMINIFYD_REAL_BUGS_ALL=ON.
+# bisect: (stage, subsystem) that `minify run --bisect` must name for the minimized graph (docs/bisect.md): what
+#   PyTorch's CompilerBisector names on the user's script (bench/bisect_comparison.py, docs/benchmarks.md
+#   "Bisect"); None where it was not measured. The capture and launcher routes check it.
 # device: where the script's model runs: cpu (its test sees no GPU), or cuda (PyTorch 2.11's Triton bugs on
 #   the GPU machine, docs/gpu.md; the test skips where torch sees no GPU). A cuda case's script runs on the
 #   CPU where there is no GPU, as a user's would, and its bug does not show there unless the case says so.
 ROUTES = ("capture", "launcher", "export")
+LOWERINGS, POST_GRAD = ("inductor", "lowerings"), ("inductor", "post_grad_passes")
 BOTH = ("capture", "launcher")
 CASES = {
     "outer_loop_keyerror": Case("outer_loop_keyerror_188228.py", "exception", None, "forward", "KeyError",
-                                "torch/_inductor/loop_body.py:get_read_expr", 12, BOTH),
-    "heap_overflow": Case("heap_overflow_local_buffer_159154.py", "crash", None, "forward", None, None, 16, BOTH),
+                                "torch/_inductor/loop_body.py:get_read_expr", 12, BOTH, bisect=LOWERINGS),
+    # CompilerBisector dies of it (its probes run in the user's process): the bisect is ours alone.
+    "heap_overflow": Case("heap_overflow_local_buffer_159154.py", "crash", None, "forward", None, None, 16, BOTH,
+                          bisect=LOWERINGS),
+    # CompilerBisector: post_grad_passes, the pass reinplace_inplaceable_ops.
     "index_put_inplace": Case("index_put_repeated_inplace_138908.py", "accuracy", "--accuracy", "forward", None, None,
-                              12, ("capture", "export")),
+                              12, ("capture", "export"), bisect=POST_GRAD),
     "slice_scatter_backward": Case("b_slice_scatter_sum_bw.py", "accuracy", "--accuracy", "backward", None, None,
-                                   5, ("capture",)),
+                                   5, ("capture",), bisect=LOWERINGS),
     # PyTorch's minifier cannot start on it: its accuracy check ignores the wrong integer output
     # ("Input graph did not fail the tester").
-    "argmin_transposed": Case("b_argmin_transposed.py", "accuracy", "--strict-accuracy", "forward", None, None, None, ()),
+    "argmin_transposed": Case("b_argmin_transposed.py", "accuracy", "--strict-accuracy", "forward", None, None, None, (),
+                              bisect=LOWERINGS),
     # PyTorch's minifier ends at 2 nodes of no bug: a NaN constant, which its accuracy check, comparing
     # NaN with NaN, counts as wrong.
-    "sin_atan_nan": Case("b_sin_atan_nan.py", "accuracy", "--accuracy", "forward", None, None, None, ()),
+    "sin_atan_nan": Case("b_sin_atan_nan.py", "accuracy", "--accuracy", "forward", None, None, None, (),
+                         bisect=LOWERINGS),
     "lppool_inf": Case("b_lppool_inf.py", "exception", None, "forward", "OverflowError",
                        "torch/_inductor/lowering.py:pow", 3, ()),
     "pdist_transposed": Case("b_pdist_transposed.py", "exception", None, "forward", "RuntimeError",

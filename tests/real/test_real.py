@@ -5,7 +5,9 @@
 #   CASE.launcher  the minifier_launcher.py PyTorch writes for the script's run under
 #                  TORCHDYNAMO_REPRO_AFTER=aot, given to `minify run`.
 # Either way the minimized graph fails as the case says (its signature), keeps no more nodes than
-# PyTorch's own minifier does on the case, and its repro.py fails under plain PyTorch. And
+# PyTorch's own minifier does on the case, and its repro.py fails under plain PyTorch; with --bisect (a
+# case whose cases.py names a bisect) the minimized graph's bisect names CompilerBisector's stage and
+# subsystem. And
 #   CASE.export    the graph `scripts/export_fx.py --aot` writes for the script's model and the graph
 #                  `minify capture` takes from the script's run get the same verdict from `minify query`:
 #                  the case's failure (a training step's bug: the exported forward graph passes, and the
@@ -70,6 +72,20 @@ def check_minimized(env, case, out, summary):
           f"{summary['queries']} queries, {summary['wall_seconds']:.1f} s, {signature}")
 
 
+def check_bisect(case, out):
+    """The bisect of the minimized graph (--bisect) names the stage and subsystem CompilerBisector names."""
+    with open(os.path.join(out, "bisect.json")) as f:
+        found = json.load(f)
+    expect(not found.get("error") and (found["stage"], found["subsystem"]) == case.bisect,
+           f"{out}: the bisect found {found.get('error') or (found['stage'], found['subsystem'])}, not {case.bisect}")
+    print(f"{out}: bisect {found['stage']} / {found['subsystem']} ({found.get('debug_info')}), "
+          f"{len(found['probes'])} probes, {found['wall_seconds']:.1f} s")
+
+
+def bisect_option(case):
+    return ["--bisect"] if case.bisect else []
+
+
 def read_summary(out):
     """The figures of `minify run --json`'s summary that check_minimized reads, from out's checkpoint."""
     with open(os.path.join(out, "checkpoint.json")) as f:
@@ -90,7 +106,7 @@ def run_capture(env, case, work, *run):
 def capture(env, name):
     case = CASES[name]
     work = fresh_dir(env, f"{name}-capture")
-    stderr = run_capture(env, case, work, "--run")
+    stderr = run_capture(env, case, work, "--run", *bisect_option(case))
     minimized = re.findall(r"minify capture: (\S+): minimized to (\d+) nodes in (\d+) queries, repro (\S+)", stderr)
     expect(len(minimized) == 1, f"not one graph captured and minimized:\n{stderr[-3000:]}")
     graph = minimized[0][0]
@@ -99,6 +115,8 @@ def capture(env, name):
     expect(origin["backward"] == (case.graph == "backward"), f"{graph}: origin.json {origin}, not a {case.graph} graph")
     out = os.path.join(graph, "minified")
     check_minimized(env, case, out, read_summary(out))
+    if case.bisect:
+        check_bisect(case, out)
 
 
 def launcher(env, name):
@@ -111,9 +129,12 @@ def launcher(env, name):
     expect(len(launchers) == 1, f"the script's run wrote {len(launchers)} minifier_launcher.py:\n{script.stderr[-3000:]}")
     out = os.path.join(work, "minified")
     done = subprocess.run([env.minify, "run", launchers[0], "--out", out, "--backend", "inductor", "--python",
-                           env.python, *options, "--json"], capture_output=True, text=True, timeout=1700)
+                           env.python, *options, *bisect_option(case), "--json"], capture_output=True, text=True,
+                          timeout=1700)
     expect(done.returncode == 0, f"minify run exits {done.returncode}: {done.stdout}\n{done.stderr[-3000:]}")
     check_minimized(env, case, out, json.loads(done.stdout))
+    if case.bisect:
+        check_bisect(case, out)
 
 
 def query(env, case, graph):
