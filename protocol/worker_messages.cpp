@@ -77,6 +77,9 @@ Expected<EvaluateRequest> decode_evaluate(const JsonView& view) {
   request->accuracy = *mode;
   if (auto read = view.read_optional("nan_check", request->nan_check); !read) return read.error();
   if (auto read = decode_optional_member(view, "bisect", request->bisect); !read) return read.error();
+  if (auto read = decode_optional_member(view, "output_code", request->output_code); !read) return read.error();
+  if (request->output_code && *request->output_code != output_code_run && *request->output_code != output_code_compile)
+    return view.error("output_code: unknown mode '" + *request->output_code + "' (run, compile)");
   return request;
 }
 
@@ -119,6 +122,7 @@ Expected<EvaluateReply> decode_evaluate_reply(const JsonView& view, std::uint64_
   if (auto read = view.read_optional("run_ms", reply.run_ms); !read) return read.error();
   if (auto read = view.read_optional("retiring", reply.retiring); !read) return read.error();
   if (auto read = decode_optional_member(view, "bisect", reply.bisect); !read) return read.error();
+  if (auto read = decode_optional_member(view, "output_code", reply.output_code); !read) return read.error();
   return reply;
 }
 
@@ -200,6 +204,7 @@ json encode(const WorkerRequest& request) {
                        {"store", r.store},   {"backend", r.backend}, {"backend_options", r.backend_options},
                        {"accuracy", to_string(r.accuracy)}, {"nan_check", r.nan_check}};
           if (r.bisect) message["bisect"] = encode(*r.bisect);
+          if (r.output_code) message["output_code"] = *r.output_code;
           return message;
         } else if constexpr (std::is_same_v<T, PropagateRequest>)
           return {{"type", "propagate"}, {"id", r.id}, {"graph", r.graph}, {"store", r.store}, {"for_analysis", r.for_analysis}};
@@ -224,6 +229,7 @@ json encode(const WorkerReply& reply) {
                        {"compile_ms", r.compile_ms}, {"run_ms", r.run_ms}};
           if (r.retiring) message["retiring"] = true;
           if (r.bisect) message["bisect"] = encode(*r.bisect);
+          if (r.output_code) message["output_code"] = encode(*r.output_code);
           return message;
         } else if constexpr (std::is_same_v<T, PropagateReply>) {
           json values = json::array();

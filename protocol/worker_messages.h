@@ -18,6 +18,7 @@
 #include "common/graph_document.h"
 #include "common/json_view.h"
 #include "protocol/bisect_messages.h"
+#include "protocol/output_code.h"
 #include "protocol/value_measurement.h"
 #include "protocol/verdict.h"
 
@@ -70,6 +71,8 @@ struct EvaluateRequest {
   bool nan_check = false;
   // A probe of `minify bisect` (torch.compile backends only): the backend is the stage probed.
   std::optional<BisectProbe> bisect{};
+  // output_code_run or output_code_compile (protocol/output_code.h): the reply carries the generated code.
+  std::optional<std::string> output_code{};
 };
 
 // Run eagerly and write every intermediate tensor into the store (fx_minifier's ConcreteProp).
@@ -121,6 +124,8 @@ struct EvaluateReply {
   bool retiring = false;
   // What a bisect probe observed (the request's bisect was set).
   std::optional<BisectObservation> bisect{};
+  // The generated code and the failing kernel (the request's output_code was set).
+  std::optional<OutputCode> output_code{};
 };
 
 // One intermediate value written by propagate: the node's tensor, by storage hash and metadata.

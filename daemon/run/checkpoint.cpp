@@ -97,6 +97,8 @@ Expected<Checkpoint> decode_fields(const nlohmann::json& json) {
   });
   if (!steps) return steps.error();
   if (auto read = protocol::decode_optional_member(view, "bisect", checkpoint.bisect); !read) return read.error();
+  if (auto read = protocol::decode_optional_member(view, "generated_code", checkpoint.generated_code); !read)
+    return read.error();
   if (auto read = protocol::decode_optional_member(view, "plain_check", checkpoint.plain_check); !read)
     return read.error();
   auto totals_view = view.field("totals");
@@ -147,6 +149,7 @@ nlohmann::json encode(const Checkpoint& checkpoint) {
                       {"analysis", analysis},
                       {"plain_check", checkpoint.plain_check ? protocol::encode(*checkpoint.plain_check) : nlohmann::json()},
                       {"bisect", checkpoint.bisect ? bisect::encode(*checkpoint.bisect) : nlohmann::json()},
+                      {"generated_code", checkpoint.generated_code ? encode(*checkpoint.generated_code) : nlohmann::json()},
                       {"verdicts_key", checkpoint.verdicts_key},
                       {"verdicts", std::move(verdicts)},
                       {"steps", std::move(steps)},

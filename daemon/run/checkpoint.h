@@ -18,6 +18,7 @@
 #include "common/expected.h"
 #include "common/graph_document.h"
 #include "daemon/bisect/bisect_result.h"
+#include "daemon/run/generated_code.h"
 #include "daemon/run/run_spec.h"
 #include "daemon/search/search_state.h"
 #include "daemon/verdict/failure_signature.h"
@@ -62,6 +63,8 @@ struct Checkpoint {
   std::optional<protocol::PlainCheck> plain_check;
   // What the bisect of the minimized graph found (RunSpec::bisect), once the search has finished.
   std::optional<bisect::BisectResult> bisect;
+  // Inductor's code for the minimized graph and its failing kernel, once the search has finished.
+  std::optional<GeneratedCode> generated_code;
   // The verdict cache, by candidate hash, valid for the evaluation key it was made under.
   std::string verdicts_key;
   std::vector<std::pair<std::string, bool>> verdicts;

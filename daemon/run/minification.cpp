@@ -164,11 +164,11 @@ std::optional<std::size_t> remaining(std::optional<std::size_t> limit, std::uint
   return used >= *limit ? 0 : *limit - static_cast<std::size_t>(used);
 }
 
-// The bisect of the minimized graph (RunSpec::bisect); one that cannot finish says why, and the
-// run's result stands.
-bisect::BisectResult bisect_result(const Checkpoint& checkpoint, const RunPlace& place, const PoolAccess& pool,
-                                   FailureJudge& judge) {
-  auto found = bisect::bisect(pool, checkpoint.spec.evaluation, checkpoint.state.document, place.store.root(), judge);
+// The bisect of the minimized graph (RunSpec::bisect), under the candidates' evaluation; one that
+// cannot finish says why, and the run's result stands.
+bisect::BisectResult bisect_result(const Checkpoint& checkpoint, const EvaluationSpec& evaluation, const RunPlace& place,
+                                   const PoolAccess& pool, FailureJudge& judge) {
+  auto found = bisect::bisect(pool, evaluation, checkpoint.state.document, place.store.root(), judge);
   if (found) {
     log::info("bisect: " + bisect::describe(*found) + " (" + std::to_string(found->probes.size()) + " probes)");
     return std::move(*found);
@@ -287,8 +287,14 @@ Expected<RunResult> continue_run(Checkpoint checkpoint, const RunPlace& place, c
   bool minimized = !search::nothing_to_minimize(searched->stop);
   if (minimized) checkpoint.state = std::move(searched->best);
   checkpoint.finished = searched->stop != search::StopReason::error && searched->stop != search::StopReason::interrupted;
-  if (checkpoint.finished && minimized && spec.bisect)
-    checkpoint.bisect = bisect_result(checkpoint, place, pool, judge);
+  if (checkpoint.finished && minimized) {
+    // After the search, the minimized graph's questions, each request limited as its candidates were.
+    EvaluationSpec candidates = spec.evaluation;
+    candidates.timeout = evaluator.timeout();
+    if (spec.bisect) checkpoint.bisect = bisect_result(checkpoint, candidates, place, pool, judge);
+    if (generates_code(candidates))
+      checkpoint.generated_code = generated_code(pool, candidates, checkpoint.state.document, place.store.root());
+  }
   if (checkpoint.finished && minimized)
     if (auto kept = keep_only_result(place, checkpoint.state.document); !kept) return kept.error();
   if (auto saved = place.save_checkpoint(checkpoint); !saved) return saved.error();

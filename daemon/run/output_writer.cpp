@@ -37,6 +37,8 @@ Expected<void> write_outputs(const Checkpoint& checkpoint, const std::string& re
   if (auto written = write_graph_json(document, place.out_dir); !written) return written.error();
   if (auto written = write_file_atomic(place.out_dir / dot_file_name, graph_to_dot(document)); !written)
     return written.error();
+  if (checkpoint.generated_code)
+    if (auto written = write_generated_code(*checkpoint.generated_code, place.out_dir); !written) return written.error();
   if (checkpoint.bisect)
     if (auto written = write_file_atomic(place.out_dir / bisect::bisect_file_name, bisect::encode(*checkpoint.bisect).dump(2) + "\n");
         !written)

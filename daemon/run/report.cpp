@@ -89,6 +89,7 @@ std::string render_report(const Checkpoint& checkpoint, const RunResult& result,
           << " | " << step.shape.inputs << " | " << step.shape.outputs << " | " << step.queries << " |\n";
     }
   }
+  if (checkpoint.generated_code) out << "\n" << render_markdown(*checkpoint.generated_code);
   if (checkpoint.bisect) out << "\n" << bisect::render_markdown(*checkpoint.bisect);
   const RunTotals& totals = checkpoint.totals;
   out << "\n## Totals\n\n";
@@ -119,6 +120,8 @@ std::string render_report(const Checkpoint& checkpoint, const RunResult& result,
   out << "- `repro.py`: `python3 repro.py` reproduces the failure; exit code 1 when it does.\n";
   out << "- `graph.dot`: `dot -Tsvg graph.dot -o graph.svg` draws it.\n";
   out << "- `checkpoint.json`: the search's state, for `minify run --resume`.\n";
+  if (checkpoint.generated_code && !checkpoint.generated_code->modules.empty())
+    out << "- `output_code/`: Inductor's output code for the minimized graph, a module per file.\n";
   if (checkpoint.bisect) out << "- `bisect.json`: the bisect's finding and every probe (docs/bisect.md).\n";
   if (spec.analyze)
     out << "- `analysis.md`, `analysis.json`, `analysis.svg`: the original's analysis (docs/analyze.md).\n";

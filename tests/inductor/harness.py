@@ -101,6 +101,25 @@ def check_at_relu(env, out, summary, bug):
            and "def load_args(reader)" in repro, f"repro.py is not after_aot's shape with the config line:\n{repro[:2000]}")
 
 
+def check_generated_code(out, bug):
+    """OUT holds Inductor's output code for the minimized relu, and report.md names the kernel that fails for
+    a compile error (its definition raised) and a runtime error (the kernel last called when the process
+    died, or whose call raised); an accuracy bug's kernel is not named."""
+    module = os.path.join(out, "output_code", "module_0.py")
+    expect(os.path.isfile(module), f"{out}: no output_code/module_0.py")
+    with open(module) as f:
+        code = f.read()
+    kernels = [line.split("=")[0].strip() for line in code.splitlines() if "= async_compile.cpp_pybinding(" in line]
+    expect(len(kernels) == 1 and "def call(args)" in code, f"{module}: not the one relu kernel's module: {kernels}")
+    with open(os.path.join(out, "report.md")) as f:
+        report = f.read()
+    named = f"The failing kernel: **`{kernels[0]}`**"
+    if bug == "accuracy":
+        expect(named not in report and "No kernel is named as failing" in report, f"{out}: report.md names a kernel")
+    else:
+        expect(named in report, f"{out}: report.md does not name {kernels[0]} as the failing kernel:\n{report}")
+
+
 def check_repro_reproduces(env, out, bug):
     """repro.py, after_aot's shape: plain PyTorch with the config line reproduces the bug."""
     done = subprocess.run([env.python, os.path.join(out, "repro.py")], capture_output=True, text=True, timeout=600,

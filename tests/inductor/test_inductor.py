@@ -11,8 +11,8 @@ import sys
 import time
 
 from harness import (EXIT_DOES_NOT_FAIL, EXIT_FAILS, EXIT_OK, EXIT_USAGE, EXIT_WORKER, EXPECTED, HERE,
-                     bug_args, call_nodes, check_at_relu, check_repro_reproduces, expect, require_cuda,
-                     run_scenarios, write_file)
+                     bug_args, call_nodes, check_at_relu, check_generated_code, check_repro_reproduces, expect,
+                     require_cuda, run_scenarios, write_file)
 
 
 def minimize(env, model, bug):
@@ -23,6 +23,7 @@ def minimize(env, model, bug):
     print(f"{model} {bug}: {summary['start_nodes']} -> {summary['nodes']} nodes, {summary['queries']} queries, "
           f"{summary['wall_seconds']:.1f} s")
     check_at_relu(env, out, summary, bug)
+    check_generated_code(out, bug)
     check_repro_reproduces(env, out, bug)
 
 

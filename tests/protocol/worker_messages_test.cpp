@@ -383,3 +383,30 @@ TEST_CASE("docs/protocol.md's bisect replies decode", "[worker_messages]") {
   CHECK_FALSE(probed->plan.has_value());
   CHECK(probed->debug_info == std::vector<std::string>{"sin", "relu"});
 }
+
+TEST_CASE("output code is asked for, reported, and a crash's last marked kernel read from stderr", "[worker_messages]") {
+  EvaluateRequest evaluate;
+  evaluate.graph = json::object();
+  evaluate.backend = "inductor";
+  evaluate.output_code = output_code_compile;
+  auto decoded = decode_request(encode(WorkerRequest(evaluate)));
+  REQUIRE(decoded.has_value());
+  CHECK(std::get<EvaluateRequest>(*decoded).output_code == std::optional<std::string>(output_code_compile));
+  json bad = encode(WorkerRequest(evaluate));
+  bad["output_code"] = "everything";
+  CHECK(refusal_of_request(bad) == "output_code: unknown mode 'everything' (run, compile)");
+
+  EvaluateReply reply{2, Verdict{}, 0, 0};
+  reply.output_code = OutputCode{{"def call(args):\n    cpp_fused_0(buf0)\n"}, "cpp_fused_0"};
+  auto back = decode_reply(encode(WorkerReply(reply)));
+  REQUIRE(back.has_value());
+  const auto& code = std::get<EvaluateReply>(*back).output_code;
+  REQUIRE(code.has_value());
+  CHECK(code->modules == reply.output_code->modules);
+  CHECK(code->failing_kernel == "cpp_fused_0");
+
+  CHECK(last_marked_kernel("minifyd-kernel: cpp_fused_0\nminifyd-kernel: cpp_fused_relu_1\nterminate called\n") ==
+        "cpp_fused_relu_1");
+  CHECK(last_marked_kernel("minifyd-kernel: triton_poi_fused_0") == "triton_poi_fused_0");
+  CHECK(last_marked_kernel("Segmentation fault\n").empty());
+}

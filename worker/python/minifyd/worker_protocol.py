@@ -7,6 +7,7 @@ import math
 PROTOCOL = "minifyd.worker"
 VERSION = 1
 ACCURACY_MODES = ("off", "accuracy", "strict-accuracy")
+OUTPUT_CODE_RUN, OUTPUT_CODE_COMPILE = "run", "compile"
 REQUEST_TYPES = ("evaluate", "propagate", "analyze", "shutdown", "cancel")
 # How an analyze read the values: added outputs of the compiled graph, or the compiler's hooks.
 EXPOSURE_OUTPUTS, EXPOSURE_HOOKS = "outputs", "hooks"
@@ -36,6 +37,10 @@ class EvaluateRequest:
     # A probe of `minify bisect` (bisect_probe.py): {} counts the subsystems' applications;
     # {"subsystem": S, "enabled": N} also switches S off from its N-th application on. None: no probe.
     bisect: dict = None
+    # OUTPUT_CODE_RUN: the reply carries the code Inductor generated and names the failing kernel, and
+    # the run marks each kernel call on stderr (output_code.py); OUTPUT_CODE_COMPILE: compiled only,
+    # for the code (a passing verdict when it compiles). None: neither.
+    output_code: str = None
 
 
 @dataclasses.dataclass
@@ -145,7 +150,10 @@ def decode_request(line):
         unknown = sorted(set(bisect) - {"subsystem", "enabled"})
         if unknown:
             raise RequestError(rid, f"bisect: unknown field '{unknown[0]}'")
-    return EvaluateRequest(rid, graph, store, backend, options, accuracy, nan_check, bisect)
+    code = _field(message, "output_code", (str,), "a string", rid, None)
+    if code not in (None, OUTPUT_CODE_RUN, OUTPUT_CODE_COMPILE):
+        raise RequestError(rid, f"output_code: unknown mode '{code}' ({OUTPUT_CODE_RUN}, {OUTPUT_CODE_COMPILE})")
+    return EvaluateRequest(rid, graph, store, backend, options, accuracy, nan_check, bisect, code)
 
 
 def _float(value):
@@ -184,14 +192,15 @@ def hello_line(pid, torch_version, devices, concurrency, backends, sandbox):
                   "backends": backends, "sandbox": sandbox})
 
 
-def verdict_line(request_id, verdict, compile_ms=0.0, run_ms=0.0, retiring=False, bisect=None):
+def verdict_line(request_id, verdict, compile_ms=0.0, run_ms=0.0, retiring=False, bisect=None, output_code=None):
     """retiring: the worker exits after this reply, and the coordinator sends it nothing more;
-    bisect: what a bisect probe observed (bisect_probe.Probe.report)."""
+    bisect: what a bisect probe observed (bisect_probe.Probe.report); output_code: the generated code
+    and the failing kernel (output_code.Capture.report)."""
     message = {"type": "verdict", "id": request_id, "verdict": verdict,
                "compile_ms": _float(compile_ms), "run_ms": _float(run_ms)}
     if retiring:
         message["retiring"] = True
-    return _line(_with_given(message, bisect=bisect))
+    return _line(_with_given(message, bisect=bisect, output_code=output_code))
 
 
 def propagated_line(request_id, root, values, eager_failure=None):

@@ -10,7 +10,7 @@ import time
 
 import torch
 
-from minifyd import bisect_probe, compile_backends, exception_verdict, repro_template, value_analysis
+from minifyd import bisect_probe, compile_backends, exception_verdict, output_code, repro_template, value_analysis
 from minifyd import graph_format as gf
 from minifyd import worker_protocol as wp
 
@@ -85,27 +85,37 @@ class RequestHandler:
         check_nan = request.nan_check and not any(repro_template._non_finite(t) for t in inputs)
         probe = None if request.bisect is None else bisect_probe.Probe(request.backend, bisect_probe.graph_facts(gm, inputs),
                                                                           **request.bisect)
-        observed = (lambda: probe.report(compile_backends.BACKENDS)) if probe else (lambda: None)
+        capture = None if request.output_code is None else output_code.Capture()
+
+        def observed(error=None):
+            """The reply's additions: what a bisect probe saw, the output code and the kernel that failed."""
+            return {"bisect": probe.report(compile_backends.BACKENDS) if probe else None,
+                    "output_code": capture.report(capture.failing_kernel(error) if error else "") if capture else None}
+
         compile_ms = run_ms = 0.0
         with torch.no_grad(), compile_backends.patched_config(patches), \
-                probe.installed() if probe else contextlib.nullcontext():
+                probe.installed() if probe else contextlib.nullcontext(), \
+                capture.installed() if capture else contextlib.nullcontext():
             started = time.perf_counter()
             try:
                 compiled = compile_backends.compile_graph(request.backend, gm, inputs, entry)
             except Exception as error:  # noqa: BLE001  (a compile error is the candidate's verdict)
                 return self._reply(request.id, self._failure_of(error), (time.perf_counter() - started) * 1e3, 0.0,
-                                   observed())
+                                   **observed(error))
             compile_ms = (time.perf_counter() - started) * 1e3
+            if request.output_code == wp.OUTPUT_CODE_COMPILE:
+                return self._reply(request.id, wp.passed(), compile_ms, 0.0, **observed())
             started = time.perf_counter()
             try:
-                outputs = compiled(list(inputs))
-                self.synchronize()
+                with capture.marking_kernels() if capture else contextlib.nullcontext():
+                    outputs = compiled(list(inputs))
+                    self.synchronize()
             except Exception as error:  # noqa: BLE001  (so is a run error)
                 return self._reply(request.id, self._failure_of(error), compile_ms,
-                                   (time.perf_counter() - started) * 1e3, observed())
+                                   (time.perf_counter() - started) * 1e3, **observed(error))
             run_ms = (time.perf_counter() - started) * 1e3
             verdict = self._judge(request, load, outputs, inputs, check_nan)
-            return self._reply(request.id, verdict, compile_ms, run_ms, observed())
+            return self._reply(request.id, verdict, compile_ms, run_ms, **observed())
 
     def _failure_of(self, error):
         """The verdict of an exception that a compile or a run raised. On a GPU a kernel's fault is
@@ -121,9 +131,9 @@ class RequestHandler:
                 return verdict
         return _exception_verdict(error)
 
-    def _reply(self, request_id, verdict, compile_ms, run_ms, bisect=None):
+    def _reply(self, request_id, verdict, compile_ms, run_ms, **additions):
         retiring = self.retire_after_failure and verdict["status"] == "fail"
-        return wp.verdict_line(request_id, verdict, compile_ms, run_ms, retiring, bisect)
+        return wp.verdict_line(request_id, verdict, compile_ms, run_ms, retiring, **additions)
 
     def _judge(self, request, load, outputs, inputs, check_nan):
         if check_nan:
