@@ -48,23 +48,27 @@ CASES = {
     "sin_atan_nan": Case("b_sin_atan_nan.py", "accuracy", "--accuracy", "forward", None, None, None, (),
                          bisect=LOWERINGS),
     "lppool_inf": Case("b_lppool_inf.py", "exception", None, "forward", "OverflowError",
-                       "torch/_inductor/lowering.py:pow", 3, ()),
+                       "torch/_inductor/lowering.py:pow", 3, (), bisect=LOWERINGS),
     "pdist_transposed": Case("b_pdist_transposed.py", "exception", None, "forward", "RuntimeError",
-                             "torch/__init__.py:_check_with", 4, ()),
+                             "torch/__init__.py:_check_with", 4, (), bisect=LOWERINGS),
     "gumbel_scatter": Case("b_gumbel_scatter.py", "exception", None, "forward", "AttributeError",
-                           "torch/_inductor/codegen/cpp.py:try_loop_split", 10, ()),
+                           "torch/_inductor/codegen/cpp.py:try_loop_split", 10, (), bisect=POST_GRAD),
     # PyTorch's minifier, which takes any failure, ends at 12 nodes of another bug (gumbel_scatter's
     # AttributeError, pytorch/pytorch#148058): no bound for the same bug.
     "ir_assert_simplify": Case("ir_assert_simplify_181624.py", "exception", None, "forward", "AssertionError",
-                               "torch/_inductor/ir.py:simplify_and_reorder", None, ()),
+                               "torch/_inductor/ir.py:simplify_and_reorder", None, (), bisect=LOWERINGS),
     "fractional_maxpool_unbatched": Case("fractional_maxpool_unbatched_156682.py", "exception", None, "forward",
-                                         "AssertionError", "torch/_inductor/ir.py:indexer", 5, ()),
-    "int64_shift": Case("int64_shift_wrap_143566.py", "accuracy", "--accuracy", "forward", None, None, 8, ()),
+                                         "AssertionError", "torch/_inductor/ir.py:indexer", 5, (), bisect=LOWERINGS),
+    "int64_shift": Case("int64_shift_wrap_143566.py", "accuracy", "--accuracy", "forward", None, None, 8, (),
+                        bisect=LOWERINGS),
     # PyTorch's minifier ends at 2 nodes of no bug: the NaN constant alone, a graph without inputs, whose
     # repro its generator writes with an empty load_args (an IndentationError, which it counts as the
-    # failure); with that fixed the graph passes. Ours keeps the amax that fails.
+    # failure); with that fixed the graph passes. Ours keeps the amax that fails. CompilerBisector names
+    # joint_graph_passes (constant_fold_uniform_value, which makes the NaN constant): in the graph captured after
+    # AOT autograd that pass has run already, and the bisect names the lowering it feeds (amax) instead.
     "constant_prior_nan": Case("constant_prior_nan_188225.py", "exception", None, "forward", "ValueError",
-                               "torch/_inductor/index_propagation.py:maximum", None, ("capture", "export")),
+                               "torch/_inductor/index_propagation.py:maximum", None, ("capture", "export"),
+                               bisect=LOWERINGS),
     # PyTorch 2.11's Triton bugs, on the GPU machine; every route in CI, where they skip without a GPU.
     "constant_prior_nan_cuda": Case("constant_prior_nan_188225.py", "exception", None, "forward", "ValueError",
                                     "torch/_inductor/index_propagation.py:maximum", None, ROUTES, "cuda"),
