@@ -68,15 +68,22 @@ GeneratedCode generated_code(const PoolAccess& pool, const EvaluationSpec& spec,
 }
 
 Expected<void> write_generated_code(const GeneratedCode& code, const std::filesystem::path& out_dir) {
+  // Written beside, then renamed over the last one: a run killed midway leaves no half of the modules.
   std::filesystem::path dir = out_dir / output_code_dir_name;
+  std::filesystem::path partial = out_dir / (std::string(output_code_dir_name) + ".partial");
   std::error_code error;
-  std::filesystem::remove_all(dir, error);
-  if (error) return make_error(ErrorKind::io, "removing " + dir.string() + ": " + error.message());
+  for (const auto& stale : {partial, dir}) {
+    std::filesystem::remove_all(stale, error);
+    if (error) return make_error(ErrorKind::io, "removing " + stale.string() + ": " + error.message());
+  }
   if (code.modules.empty()) return {};
-  std::filesystem::create_directories(dir, error);
-  if (error) return make_error(ErrorKind::io, "creating " + dir.string() + ": " + error.message());
+  std::filesystem::create_directories(partial, error);
+  if (error) return make_error(ErrorKind::io, "creating " + partial.string() + ": " + error.message());
   for (std::size_t i = 0; i < code.modules.size(); ++i)
-    if (auto written = write_file_atomic(dir / module_file_name(i), code.modules[i]); !written) return written.error();
+    if (auto written = write_file_atomic(partial / module_file_name(i), code.modules[i]); !written)
+      return written.error();
+  std::filesystem::rename(partial, dir, error);
+  if (error) return make_error(ErrorKind::io, "renaming " + partial.string() + ": " + error.message());
   return {};
 }
 

@@ -39,7 +39,7 @@ bool generates_code(const EvaluationSpec& spec);
 GeneratedCode generated_code(const PoolAccess& pool, const EvaluationSpec& spec, const GraphDocument& document,
                              const std::filesystem::path& store);
 
-// OUT/output_code/module_N.py, one per module (the directory replaced whole).
+// OUT/output_code/module_N.py, one per module: the directory replaced whole, by a rename.
 Expected<void> write_generated_code(const GeneratedCode& code, const std::filesystem::path& out_dir);
 // report.md's section (## Generated code).
 std::string render_markdown(const GeneratedCode& code);

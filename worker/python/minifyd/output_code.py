@@ -47,6 +47,8 @@ class Capture:
 
     def __init__(self):
         self.modules = []
+        self._generated = None
+        self._sources = {}  # by a frame's file: the captured module it holds, or None
 
     @contextlib.contextmanager
     def installed(self):
@@ -58,51 +60,45 @@ class Capture:
         finally:
             GraphLowering.save_output_code = saved
 
-    def _module_of(self, path):
-        """The captured module whose source the generated file at `path` holds."""
-        try:
-            with open(path) as f:
-                text = f.read()
-        except OSError:
-            return None
-        return next((source for source in self.modules if source == text), None)
+    def _source_of(self, path):
+        """The captured module whose source the generated file at `path` holds; None for any other file."""
+        if path not in self._sources:
+            if self._generated is None:
+                self._generated = _generated_dir()
+            source = None
+            if os.path.realpath(path).startswith(self._generated):
+                try:
+                    with open(path) as f:
+                        text = f.read()
+                except OSError:
+                    text = None
+                source = next((module for module in self.modules if module == text), None)
+            self._sources[path] = source
+        return self._sources[path]
+
+    def kernel_of(self, path, line_number):
+        """The kernel defined or called at a line of a generated module's file; "" elsewhere."""
+        source = self._source_of(path)
+        return kernel_at(source, line_number, kernel_names(source)) if source else ""
 
     def failing_kernel(self, error):
         """The kernel whose definition or call the exception passed through, innermost first; "" if none."""
-        generated = _generated_dir()
         frames = []
         traceback = error.__traceback__
         while traceback is not None:
             frames.append((traceback.tb_frame.f_code.co_filename, traceback.tb_lineno))
             traceback = traceback.tb_next
-        for path, line_number in reversed(frames):
-            if not os.path.realpath(path).startswith(generated):
-                continue
-            source = self._module_of(path)
-            if source is not None:
-                name = kernel_at(source, line_number, kernel_names(source))
-                if name:
-                    return name
-        return ""
+        return next(filter(None, (self.kernel_of(path, line) for path, line in reversed(frames))), "")
 
     @contextlib.contextmanager
     def marking_kernels(self):
         """While the compiled graph runs: a KERNEL_MARK line on stderr before each kernel call, so that a
         kernel that kills the process is named by the last line it left."""
-        generated = _generated_dir()
-        names = set().union(*map(kernel_names, self.modules)) if self.modules else set()
-        sources = {}
-
         def profile(frame, event, _arg):
             if event not in ("call", "c_call"):
                 return
             caller = frame if event == "c_call" else frame.f_back
-            if caller is None or not caller.f_code.co_filename.startswith(generated):
-                return
-            path = caller.f_code.co_filename
-            if path not in sources:
-                sources[path] = self._module_of(path) or ""
-            name = kernel_at(sources[path], caller.f_lineno, names)
+            name = self.kernel_of(caller.f_code.co_filename, caller.f_lineno) if caller is not None else ""
             if name:
                 sys.stderr.write(KERNEL_MARK + name + "\n")
                 sys.stderr.flush()
