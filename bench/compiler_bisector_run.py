@@ -68,6 +68,10 @@ def main():
     parser.add_argument("script")
     parser.add_argument("--backend-opt", action="append", default=[])
     args = parser.parse_args()
+    # Everything but the result goes to stderr: do_bisect prints its progress, and the cleanup of its
+    # state prints "Bisection status deleted." whenever it runs (at exit, in PyTorch 2.11).
+    result_file = os.fdopen(os.dup(sys.stdout.fileno()), "w")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     import torch._inductor.config as inductor_config
     from torch._inductor.compiler_bisector import CompilerBisector
     for pair in args.backend_opt:
@@ -75,12 +79,11 @@ def main():
         inductor_config.patch({key: config_value(value)}).__enter__()
     fn, calls = probe_function(args.script)
     started = time.perf_counter()
-    with contextlib.redirect_stdout(sys.stderr):  # do_bisect prints its progress
-        result = CompilerBisector.do_bisect(fn)
+    result = CompilerBisector.do_bisect(fn)
     wall = time.perf_counter() - started
     found = None if result is None else {"backend": result.backend, "subsystem": result.subsystem,
                                          "bisect_number": result.bisect_number, "debug_info": result.debug_info}
-    print(json.dumps({"result": found, "probes": len(calls), "wall_seconds": wall}))
+    print(json.dumps({"result": found, "probes": len(calls), "wall_seconds": wall}), file=result_file, flush=True)
 
 
 if __name__ == "__main__":

@@ -102,15 +102,17 @@ def check_at_relu(env, out, summary, bug):
 
 
 def check_generated_code(out, bug):
-    """OUT holds Inductor's output code for the minimized relu, and report.md names the kernel that fails for
-    a compile error (its definition raised) and a runtime error (the kernel last called when the process
-    died, or whose call raised); an accuracy bug's kernel is not named."""
+    """OUT holds Inductor's output code for the minimized relu (one C++ or Triton kernel), and report.md
+    names the kernel that fails for a compile error (its definition raised) and a runtime error (the kernel
+    last called when the process died or the device faulted, or whose call raised); an accuracy bug's
+    kernel is not named."""
     module = os.path.join(out, "output_code", "module_0.py")
     expect(os.path.isfile(module), f"{out}: no output_code/module_0.py")
     with open(module) as f:
         code = f.read()
-    kernels = [line.split("=")[0].strip() for line in code.splitlines() if "= async_compile.cpp_pybinding(" in line]
-    expect(len(kernels) == 1 and "def call(args)" in code, f"{module}: not the one relu kernel's module: {kernels}")
+    kernels = [line.split("=")[0].strip() for line in code.splitlines()
+               if "= async_compile.cpp_pybinding(" in line or "= async_compile.triton(" in line]
+    expect(len(kernels) == 1 and "def call(" in code, f"{module}: not the one relu kernel's module: {kernels}")
     with open(os.path.join(out, "report.md")) as f:
         report = f.read()
     named = f"The failing kernel: **`{kernels[0]}`**"

@@ -186,6 +186,7 @@ def gpu(env, bug):
     # retires the worker which ran it.
     kind = {"compile_error": "exception", "runtime_error": "cuda_error"}[bug]
     expect(summary["signature"]["kind"] == kind, f"signature {summary['signature']}, expected kind {kind}")
+    check_generated_code(out, bug)
 
 
 def analyze_resnet18(env):

@@ -49,6 +49,7 @@ class Capture:
         self.modules = []
         self._generated = None
         self._sources = {}  # by a frame's file: the captured module it holds, or None
+        self.last_called = ""  # the kernel marking_kernels saw called last
 
     @contextlib.contextmanager
     def installed(self):
@@ -81,14 +82,17 @@ class Capture:
         source = self._source_of(path)
         return kernel_at(source, line_number, kernel_names(source)) if source else ""
 
-    def failing_kernel(self, error):
-        """The kernel whose definition or call the exception passed through, innermost first; "" if none."""
+    def failing_kernel(self, error, verdict):
+        """The kernel whose definition or call the exception passed through, innermost first; for a CUDA
+        error, which surfaces in whatever call comes after the kernel (a synchronisation), the kernel launched
+        last; "" if none."""
         frames = []
         traceback = error.__traceback__
         while traceback is not None:
             frames.append((traceback.tb_frame.f_code.co_filename, traceback.tb_lineno))
             traceback = traceback.tb_next
-        return next(filter(None, (self.kernel_of(path, line) for path, line in reversed(frames))), "")
+        found = next(filter(None, (self.kernel_of(path, line) for path, line in reversed(frames))), "")
+        return found or (self.last_called if verdict.get("kind") == "cuda_error" else "")
 
     @contextlib.contextmanager
     def marking_kernels(self):
@@ -100,6 +104,7 @@ class Capture:
             caller = frame if event == "c_call" else frame.f_back
             name = self.kernel_of(caller.f_code.co_filename, caller.f_lineno) if caller is not None else ""
             if name:
+                self.last_called = name
                 sys.stderr.write(KERNEL_MARK + name + "\n")
                 sys.stderr.flush()
 

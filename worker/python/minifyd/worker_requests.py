@@ -87,10 +87,11 @@ class RequestHandler:
                                                                           **request.bisect)
         capture = None if request.output_code is None else output_code.Capture()
 
-        def observed(error=None):
+        def observed(error=None, verdict=None):
             """The reply's additions: what a bisect probe saw, the output code and the kernel that failed."""
             return {"bisect": probe.report(compile_backends.BACKENDS) if probe else None,
-                    "output_code": capture.report(capture.failing_kernel(error) if error else "") if capture else None}
+                    "output_code": capture.report(capture.failing_kernel(error, verdict) if error else "")
+                    if capture else None}
 
         compile_ms = run_ms = 0.0
         with torch.no_grad(), compile_backends.patched_config(patches), \
@@ -100,8 +101,9 @@ class RequestHandler:
             try:
                 compiled = compile_backends.compile_graph(request.backend, gm, inputs, entry)
             except Exception as error:  # noqa: BLE001  (a compile error is the candidate's verdict)
-                return self._reply(request.id, self._failure_of(error), (time.perf_counter() - started) * 1e3, 0.0,
-                                   **observed(error))
+                verdict = self._failure_of(error)
+                return self._reply(request.id, verdict, (time.perf_counter() - started) * 1e3, 0.0,
+                                   **observed(error, verdict))
             compile_ms = (time.perf_counter() - started) * 1e3
             if request.output_code == wp.OUTPUT_CODE_COMPILE:
                 return self._reply(request.id, wp.passed(), compile_ms, 0.0, **observed())
@@ -111,8 +113,9 @@ class RequestHandler:
                     outputs = compiled(list(inputs))
                     self.synchronize()
             except Exception as error:  # noqa: BLE001  (so is a run error)
-                return self._reply(request.id, self._failure_of(error), compile_ms,
-                                   (time.perf_counter() - started) * 1e3, **observed(error))
+                verdict = self._failure_of(error)
+                return self._reply(request.id, verdict, compile_ms, (time.perf_counter() - started) * 1e3,
+                                   **observed(error, verdict))
             run_ms = (time.perf_counter() - started) * 1e3
             verdict = self._judge(request, load, outputs, inputs, check_nan)
             return self._reply(request.id, verdict, compile_ms, run_ms, **observed())
