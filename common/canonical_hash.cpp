@@ -53,7 +53,9 @@ class Canonicalizer {
     const StorageRef& storage = document_.storages.at(meta.storage);
     json encoded = encode_tensor_meta(meta);
     encoded["storage"] = it->second;
-    if (inserted) encoded["storage_content"] = {storage.hash, storage.nbytes, storage.device};
+    if (inserted)
+      encoded["storage_content"] = {storage.fill ? encode_storage_fill(*storage.fill) : json(storage.hash),
+                                    storage.nbytes, storage.device};
     return encoded;
   }
 

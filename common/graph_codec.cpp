@@ -119,15 +119,59 @@ Expected<std::vector<std::int64_t>> decode_int_list(const JsonView& view) {
 
 }  // namespace
 
+Expected<StorageFill> decode_storage_fill(const JsonView& view) {
+  StorageFill fill;
+  std::string kind, dtype;
+  if (auto read = view.read("kind", kind); !read) return read.error();
+  auto parsed_kind = parse_fill_kind(kind);
+  if (!parsed_kind) return view.error("kind: unknown fill '" + kind + "' (expected zeros, ones or random)");
+  fill.kind = *parsed_kind;
+  if (auto read = view.read("dtype", dtype); !read) return read.error();
+  auto parsed_dtype = parse_dtype(dtype);
+  if (!parsed_dtype) return view.error("dtype: unknown dtype '" + dtype + "' (known: " + dtype_names() + ")");
+  fill.dtype = *parsed_dtype;
+  if (fill.kind != FillKind::random) return fill;
+  if (auto read = view.read("seed", fill.seed); !read) return read.error();
+  for (auto [key, bound] : {std::pair{"low", &fill.low}, std::pair{"high", &fill.high}}) {
+    auto member = view.field(key);
+    if (!member) return member.error();
+    auto number = member->as_float();
+    if (!number) return number.error();
+    *bound = *number;
+  }
+  return fill;
+}
+
+json encode_storage_fill(const StorageFill& fill) {
+  json encoded = {{"kind", to_string(fill.kind)}, {"dtype", to_string(fill.dtype)}};
+  if (fill.kind == FillKind::random) {
+    encoded["seed"] = fill.seed;
+    encoded["low"] = encode_float(fill.low);
+    encoded["high"] = encode_float(fill.high);
+  }
+  return encoded;
+}
+
 Expected<StorageRef> decode_storage_ref(const JsonView& view) {
   StorageRef storage;
-  auto hash = view.field("hash");
-  if (!hash) return hash.error();
-  auto hash_text = hash->as_string();
-  if (!hash_text) return hash_text.error();
-  if (!is_sha256_hex(*hash_text))
-    return hash->error("'" + *hash_text + "' is not a SHA-256 digest (64 lowercase hex digits)");
-  storage.hash = *hash_text;
+  auto fill = view.optional_field("fill");
+  if (!fill) return fill.error();
+  if (*fill) {
+    auto decoded = decode_storage_fill(**fill);
+    if (!decoded) return decoded.error();
+    storage.fill = *decoded;
+    auto hash = view.optional_field("hash");
+    if (!hash) return hash.error();
+    if (*hash) return (*hash)->error("a filled storage has no hash (its bytes are made, not stored)");
+  } else {
+    auto hash = view.field("hash");
+    if (!hash) return hash.error();
+    auto hash_text = hash->as_string();
+    if (!hash_text) return hash_text.error();
+    if (!is_sha256_hex(*hash_text))
+      return hash->error("'" + *hash_text + "' is not a SHA-256 digest (64 lowercase hex digits)");
+    storage.hash = *hash_text;
+  }
   auto nbytes = view.field("nbytes");
   if (!nbytes) return nbytes.error();
   auto nbytes_value = nbytes->as_int();
@@ -143,6 +187,9 @@ Expected<StorageRef> decode_storage_ref(const JsonView& view) {
       return (*device)->error("unknown device '" + *name + "' (expected cpu, cuda, cuda:N or meta)");
     storage.device = *name;
   }
+  if (storage.fill)
+    if (std::string problem = fill_problem(*storage.fill, storage.nbytes); !problem.empty())
+      return (*fill)->error(problem);
   return storage;
 }
 
@@ -297,6 +344,8 @@ json encode_value(const Value& value, const std::function<json(const Node*)>& en
 }
 
 json encode_storage_ref(const StorageRef& storage) {
+  if (storage.fill)
+    return json{{"fill", encode_storage_fill(*storage.fill)}, {"nbytes", storage.nbytes}, {"device", storage.device}};
   return json{{"hash", storage.hash}, {"nbytes", storage.nbytes}, {"device", storage.device}};
 }
 

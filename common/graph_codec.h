@@ -39,5 +39,8 @@ Expected<TensorMeta> decode_tensor_meta(const JsonView& view);
 nlohmann::json encode_graph_input(const GraphInput& input);
 Expected<GraphInput> decode_graph_input(const JsonView& view);
 Expected<StorageRef> decode_storage_ref(const JsonView& view);
+// A filled storage's "fill" member (docs/graph-format.md "Filled storages").
+nlohmann::json encode_storage_fill(const StorageFill& fill);
+Expected<StorageFill> decode_storage_fill(const JsonView& view);
 
 }  // namespace minifyd

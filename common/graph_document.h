@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -14,11 +15,37 @@
 
 namespace minifyd {
 
-// A storage is an identity: tensors naming the same storage index are views of one storage.
+// How the bytes of a storage that is not stored are made (the input shrinking's replacements of a
+// stored value, docs/graph-format.md "Filled storages"): every element of the storage, read as
+// `dtype`, is 0, 1, or drawn from a CPU torch.Generator seeded with `seed`: uniform in [low, high)
+// for a floating dtype, an integer in [low, high] for an integer or bool dtype. Each reader of the
+// format (the C++ worker, graph_format.py and the repro.py that embeds it) draws the same values.
+enum class FillKind { zeros, ones, random };
+
+const char* to_string(FillKind kind);
+std::optional<FillKind> parse_fill_kind(std::string_view name);
+
+struct StorageFill {
+  FillKind kind = FillKind::zeros;
+  DType dtype = DType::float32;
+  std::uint64_t seed = 0;           // random only
+  double low = 0, high = 0;         // random only
+};
+
+// "zeros", "ones", "random in [-1.5, 2] (seed 0)", with the dtype.
+std::string describe(const StorageFill& fill);
+// What is wrong with a fill of a storage of `nbytes` bytes ("" when nothing is).
+std::string fill_problem(const StorageFill& fill, std::uint64_t nbytes);
+
+// A storage is an identity: tensors naming the same storage index are views of one storage. Its
+// bytes are a blob of the content store, or made by `fill` (then `hash` is empty).
 struct StorageRef {
   std::string hash;  // SHA-256 of the bytes, the blob name in the content store
   std::uint64_t nbytes = 0;
   std::string device = "cpu";
+  std::optional<StorageFill> fill;
+
+  bool stored() const { return !fill.has_value(); }
 };
 
 struct TensorMeta {
@@ -54,7 +81,7 @@ struct GraphDocument {
   std::vector<GraphInput> inputs;                 // the k-th placeholder's value is inputs[k]
   std::map<std::string, TensorMeta> constants;    // by get_attr target
 
-  // Every blob hash the document references, each once, in storage order.
+  // Every blob hash the document references, each once, in storage order (filled storages have none).
   std::vector<std::string> blob_hashes() const;
 };
 

@@ -1,6 +1,7 @@
 // Storage blobs become flat byte tensors; each tensor is a typed view set onto one of them.
 #include "worker/tensor_loader.h"
 
+#include "worker/storage_fill.h"
 #include "worker/torch_compat.h"
 
 namespace minifyd::worker {
@@ -14,7 +15,10 @@ Expected<at::Tensor> TensorLoader::storage_bytes(std::size_t index) {
                                                   " but this worker sees no GPU");
   at::Device device = on_cuda ? *cuda_device_ : at::Device(at::kCPU);
   at::Tensor bytes;
-  if (cache_) {
+  if (storage.fill) {
+    bytes = filled_storage_bytes(*storage.fill, storage.nbytes);
+    if (on_cuda) bytes = bytes.to(device);
+  } else if (cache_) {
     auto cached = cache_->read(store_, storage.hash, storage.nbytes, device);
     if (!cached) return cached.error().with_context("storage " + std::to_string(index));
     bytes = std::move(*cached);

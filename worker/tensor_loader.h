@@ -1,4 +1,4 @@
-// Materialises a graph document's tensors from the content store as at::Tensors. Tensors naming
+// Materialises a graph document's tensors from the content store (or their storages' fills) as at::Tensors. Tensors naming
 // the same storage become views of one at::Storage, as they were when exported. Storages exported
 // from any CUDA device go to the worker's own GPU (it sees one, as cuda:0); others to the CPU.
 #pragma once

@@ -29,6 +29,10 @@ void SearchSpecOptions::add_to(CLI::App& command, bool backend_required) {
   registered.push_back(command.add_flag("--bisect", bisect,
                                         "after the search, bisect the minimized graph's failure to the compiler's "
                                         "stage and subsystem (torch.compile backends; bisect.json, docs/bisect.md)"));
+  registered.push_back(command.add_flag("--shrink-inputs", shrink_inputs,
+                                        "after the search, replace the minimized graph's stored tensors by zeros, "
+                                        "ones or seeded random values, and drop requires_grad, where it still fails "
+                                        "the same way (report.md: Smallest inputs)"));
   for (const char* name : {"--backend", "--backend-opt", "--accuracy", "--strict-accuracy", "--nan", "--check-str",
                            "--timeout", "--cpu-limit", "--memory-limit"})
     registered.push_back(command.get_option(name));
@@ -53,6 +57,7 @@ Expected<run::RunSpec> SearchSpecOptions::spec(const std::string& graph_dir) con
     if (auto bisectable = bisect::bisectable_backend(spec.evaluation.backend); !bisectable)
       return bisectable.error().with_context("--bisect");
   spec.bisect = bisect;
+  spec.shrink_inputs = shrink_inputs;
   spec.timeout_follows_original = !evaluation.timeout_seconds.has_value();
   if (max_queries > 0) spec.max_queries = max_queries;
   if (max_time_seconds > 0) spec.max_time_seconds = max_time_seconds;

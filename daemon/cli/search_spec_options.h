@@ -25,6 +25,7 @@ struct SearchSpecOptions {
   bool analyze = false;
   bool analyze_first = false;
   bool bisect = false;
+  bool shrink_inputs = false;
   // Every option registered by add_to() that shapes the spec (`minify run --resume` refuses them).
   std::vector<CLI::Option*> registered;
 

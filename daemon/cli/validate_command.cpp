@@ -19,13 +19,14 @@ struct ValidateOptions {
   bool json = false;
 };
 
-// Every storage's blob must be present, intact and of the document's size.
+// Every stored storage's blob must be present, intact and of the document's size.
 std::vector<std::string> store_problems(const GraphDocument& document, const std::string& dir) {
   auto store = ContentStore::open(std::filesystem::path(dir) / store_dir_name, false);
   if (!store) return {store.error().message};
   std::vector<std::string> problems;
   for (std::size_t i = 0; i < document.storages.size(); ++i) {
     const StorageRef& storage = document.storages[i];
+    if (!storage.stored()) continue;
     auto content = store->get(storage.hash);
     if (!content)
       problems.push_back("storages[" + std::to_string(i) + "]: " + content.error().message);

@@ -96,6 +96,10 @@ Expected<Checkpoint> decode_fields(const nlohmann::json& json) {
     return {};
   });
   if (!steps) return steps.error();
+  if (auto read = protocol::decode_optional_member(view, "original_data", checkpoint.original_data); !read)
+    return read.error();
+  if (auto read = protocol::decode_optional_member(view, "input_shrink", checkpoint.input_shrink); !read)
+    return read.error();
   if (auto read = protocol::decode_optional_member(view, "bisect", checkpoint.bisect); !read) return read.error();
   if (auto read = protocol::decode_optional_member(view, "generated_code", checkpoint.generated_code); !read)
     return read.error();
@@ -143,11 +147,13 @@ nlohmann::json encode(const Checkpoint& checkpoint) {
                       {"signature", checkpoint.signature ? encode(*checkpoint.signature) : nlohmann::json()},
                       {"original_hash", checkpoint.original_hash},
                       {"original", protocol::encode(checkpoint.original)},
+                      {"original_data", checkpoint.original_data ? shrink::encode(*checkpoint.original_data) : nlohmann::json()},
                       {"graph", encode_graph_document(checkpoint.state.document)},
                       {"loads", checkpoint.state.loads},
                       {"eager", std::move(eager)},
                       {"analysis", analysis},
                       {"plain_check", checkpoint.plain_check ? protocol::encode(*checkpoint.plain_check) : nlohmann::json()},
+                      {"input_shrink", checkpoint.input_shrink ? shrink::encode(*checkpoint.input_shrink) : nlohmann::json()},
                       {"bisect", checkpoint.bisect ? bisect::encode(*checkpoint.bisect) : nlohmann::json()},
                       {"generated_code", checkpoint.generated_code ? encode(*checkpoint.generated_code) : nlohmann::json()},
                       {"verdicts_key", checkpoint.verdicts_key},

@@ -21,6 +21,7 @@
 #include "daemon/run/generated_code.h"
 #include "daemon/run/run_spec.h"
 #include "daemon/search/search_state.h"
+#include "daemon/shrink/shrink_result.h"
 #include "daemon/verdict/failure_signature.h"
 #include "protocol/run_totals.h"
 #include "protocol/worker_messages.h"
@@ -56,11 +57,15 @@ struct Checkpoint {
   std::optional<FailureSignature> signature;  // unset until the sanity check (or with --skip-sanity)
   std::string original_hash;
   GraphShape original;
+  // The original's data in the store (unset in checkpoints of runs begun before it was kept).
+  std::optional<shrink::DataSize> original_data;
   search::SearchState state;  // the last accepted state (the original before the first)
   std::vector<protocol::PropagatedValue> eager;  // the original's intermediates, in the run's store
   std::optional<OriginalAnalysis> analysis;
   // The original under plain PyTorch (run/plain_check.h), for the torch.compile backends once checked.
   std::optional<protocol::PlainCheck> plain_check;
+  // What shrinking the minimized graph's data did (RunSpec::shrink_inputs), once the search has finished.
+  std::optional<shrink::InputShrink> input_shrink;
   // What the bisect of the minimized graph found (RunSpec::bisect), once the search has finished.
   std::optional<bisect::BisectResult> bisect;
   // Inductor's code for the minimized graph and its failing kernel, once the search has finished.

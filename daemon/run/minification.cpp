@@ -13,6 +13,7 @@
 #include "daemon/run/propagation.h"
 #include "daemon/search/minifier.h"
 #include "daemon/search/strategy_registry.h"
+#include "daemon/shrink/input_shrink.h"
 
 namespace minifyd::run {
 namespace {
@@ -179,6 +180,25 @@ bisect::BisectResult bisect_result(const Checkpoint& checkpoint, const Evaluatio
   return failed;
 }
 
+// The minimized graph's data shrunk (RunSpec::shrink_inputs) on the candidates' evaluator; a shrinking
+// that cannot finish says why, and the graph stays as minimized.
+void shrink_result_inputs(Checkpoint& checkpoint, const RunPlace& place, search::CandidateEvaluator& evaluator) {
+  auto shrunk = shrink::shrink_inputs(checkpoint.state.document, place.store, evaluator);
+  if (!shrunk) {
+    log::warn("shrinking the inputs: " + shrunk.error().message);
+    shrink::InputShrink failed;
+    failed.before = failed.after = shrink::data_size(checkpoint.state.document);
+    failed.error = shrunk.error().message;
+    checkpoint.input_shrink = std::move(failed);
+    return;
+  }
+  log::info("inputs shrunk: " + shrink::bytes_text(shrunk->record.before.stored_bytes) + " stored -> " +
+            shrink::bytes_text(shrunk->record.after.stored_bytes) + " (" + std::to_string(shrunk->record.queries) +
+            " candidates)");
+  checkpoint.state.document = std::move(shrunk->document);
+  checkpoint.input_shrink = std::move(shrunk->record);
+}
+
 // Drops what only the search needed from the store: the result's blobs stay.
 Expected<void> keep_only_result(const RunPlace& place, const GraphDocument& result) {
   const ContentStore& store = place.store;
@@ -223,6 +243,7 @@ Expected<Checkpoint> begin_run(RunSpec spec, GraphDocument original, const RunPl
   checkpoint.state.document = std::move(original);
   checkpoint.state.eager = std::make_shared<const search::EagerValues>(search::eager_values_from(*eager));
   checkpoint.original = shape_of(checkpoint.state);
+  checkpoint.original_data = shrink::data_size(checkpoint.state.document);
   checkpoint.eager = std::move(*eager);
   if (checkpoint.spec.analyze || checkpoint.spec.analyze_first) {
     auto analysis = analyze_original(checkpoint.spec, checkpoint.state.document, place, pool);
@@ -291,6 +312,7 @@ Expected<RunResult> continue_run(Checkpoint checkpoint, const RunPlace& place, c
     // After the search, the minimized graph's questions, each request limited as its candidates were.
     EvaluationSpec candidates = spec.evaluation;
     candidates.timeout = evaluator.timeout();
+    if (spec.shrink_inputs) shrink_result_inputs(checkpoint, place, evaluator);
     if (spec.bisect) checkpoint.bisect = bisect_result(checkpoint, candidates, place, pool, judge);
     if (generates_code(candidates))
       checkpoint.generated_code = generated_code(pool, candidates, checkpoint.state.document, place.store.root());

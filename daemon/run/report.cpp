@@ -89,6 +89,9 @@ std::string render_report(const Checkpoint& checkpoint, const RunResult& result,
           << " | " << step.shape.inputs << " | " << step.shape.outputs << " | " << step.queries << " |\n";
     }
   }
+  if (checkpoint.input_shrink)
+    out << "\n" << shrink::render_markdown(*checkpoint.input_shrink,
+                                         checkpoint.original_data ? &*checkpoint.original_data : nullptr);
   if (checkpoint.generated_code) out << "\n" << render_markdown(*checkpoint.generated_code);
   if (checkpoint.bisect) out << "\n" << bisect::render_markdown(*checkpoint.bisect);
   const RunTotals& totals = checkpoint.totals;

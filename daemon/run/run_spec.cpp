@@ -14,6 +14,7 @@ nlohmann::json encode(const RunSpec& spec) {
                       {"analyze", spec.analyze},
                       {"analyze_first", spec.analyze_first},
                       {"bisect", spec.bisect},
+                      {"shrink_inputs", spec.shrink_inputs},
                       {"timeout_follows_original", spec.timeout_follows_original}};
   if (spec.max_granularity) json["max_granularity"] = *spec.max_granularity;
   if (spec.max_queries) json["max_queries"] = *spec.max_queries;
@@ -42,9 +43,10 @@ Expected<RunSpec> decode_run_spec(const JsonView& view) {
   });
   if (!strategies) return strategies.error();
   if (auto read = view.read("skip_sanity", spec.skip_sanity); !read) return read.error();
-  // Absent from the specs of runs begun before analyses, bisects and timeouts that follow the original were added.
+  // Absent from the specs of runs begun before analyses, bisects, input shrinking and timeouts that follow the
+  // original were added.
   for (auto [key, target] : {std::pair{"analyze", &spec.analyze}, std::pair{"analyze_first", &spec.analyze_first},
-                             std::pair{"bisect", &spec.bisect},
+                             std::pair{"bisect", &spec.bisect}, std::pair{"shrink_inputs", &spec.shrink_inputs},
                              std::pair{"timeout_follows_original", &spec.timeout_follows_original}})
     if (auto read = view.read_optional(key, *target); !read) return read.error();
   for (auto [key, target] : {std::pair{"max_granularity", &spec.max_granularity},

@@ -35,6 +35,9 @@ struct RunSpec {
   // After the search, the minimized graph is bisected (bisect/bisector.h, --bisect): the stage and
   // subsystem of the compiler its failure comes from.
   bool bisect = false;
+  // After the search, the minimized graph's data is shrunk (shrink/input_shrink.h, --shrink-inputs):
+  // stored tensors replaced by fills, requires_grad dropped, where the failure stays.
+  bool shrink_inputs = false;
   // No --timeout was given: candidates after the original get a limit that follows its measured
   // time (candidate_timeout.h), evaluation.timeout being the ceiling.
   bool timeout_follows_original = true;

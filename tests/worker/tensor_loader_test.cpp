@@ -104,3 +104,30 @@ TEST_CASE("a corrupted blob is an error naming the input and the hash", "[tensor
   CHECK(inputs.error().kind == ErrorKind::corrupt);
   CHECK(inputs.error().message.find("inputs[2]: storage 1: blob " + hash + ": corrupted") == 0);
 }
+
+// The values graph_format.py's fill_storage draws for the same fills (tests/roundtrip/test_store_py.py
+// checks these numbers there), so a worker of either language runs what repro.py runs.
+TEST_CASE("filled storages load as their fill draws them, views kept", "[tensor_loader]") {
+  Fixture fixture;
+  GraphDocument& document = fixture.document;
+  document.storages = {{"", 16, "cpu", StorageFill{FillKind::random, DType::float32, 0, -1.0, 2.0}},
+                       {"", 32, "cpu", StorageFill{FillKind::random, DType::int64, 3, -2.0, 5.0}},
+                       {"", 8, "cpu", StorageFill{FillKind::ones, DType::bfloat16}},
+                       {"", 24, "cpu", StorageFill{FillKind::zeros, DType::float32}}};
+  document.inputs = {TensorMeta{0, DType::float32, {4}, {1}, 0, false}, TensorMeta{1, DType::int64, {4}, {1}, 0, false},
+                     TensorMeta{2, DType::bfloat16, {4}, {1}, 0, false},
+                     TensorMeta{3, DType::float32, {3, 2}, {1, 3}, 0, true}};
+  worker::TensorLoader loader(document, fixture.store, std::nullopt);
+  auto inputs = loader.load_inputs();
+  REQUIRE(inputs.has_value());
+  at::Tensor expected_floats = at::tensor({1.9101589918136597, 1.1234595775604248, 0.3781488239765167, 1.7622430324554443},
+                                          at::TensorOptions(at::kDouble))
+                                   .to(at::kFloat);
+  CHECK(at::equal((*inputs)[0].toTensor(), expected_floats));
+  CHECK(at::equal((*inputs)[1].toTensor(), at::tensor({0, -2, -1, 1}, at::TensorOptions(at::kLong))));
+  CHECK(at::equal((*inputs)[2].toTensor(), at::ones({4}, at::TensorOptions(at::kBFloat16))));
+  at::Tensor zeros = (*inputs)[3].toTensor();
+  CHECK(zeros.strides() == at::IntArrayRef{1, 3});
+  CHECK(zeros.abs().sum().item<float>() == 0.0f);
+  CHECK(zeros.requires_grad());
+}

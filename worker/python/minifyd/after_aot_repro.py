@@ -5,8 +5,11 @@
 # (and its minify/analyze commands) with the tools they know. `minify run` calls main() in the
 # run's --python when its backend is one of the Python worker's.
 import argparse
+import contextlib
 import importlib
+import inspect
 import io
+import json
 import os
 import re
 import sys
@@ -29,6 +32,62 @@ import torch
 for _crash_signal in ({", ".join(f"signal.{number.name}" for number in CRASH_SIGNALS)}):
     signal.signal(_crash_signal, signal.SIG_DFL)
 """
+# An input whose storage the input shrinking filled (docs/graph-format.md "Filled storages") is made by
+# the repro, not read: these functions of graph_format.py, written into it, make it.
+FILL_FUNCTIONS = inspect.getsource(gf.untyped_storage) + "\n\n" + inspect.getsource(gf.fill_storage)
+STORAGE_LINE = re.compile(r"^(    (buf[0-9]+) = )reader\.storage\(None, .*\)$", re.MULTILINE)
+
+
+def _filled_inputs(graph_dir, inputs):
+    """(device, data_ptr) of each input storage graph.json fills -> (its fill, its nbytes)."""
+    with open(os.path.join(graph_dir, "graph.json")) as f:
+        doc = json.load(f)
+    fills = {}
+    for entry, value in zip(doc["inputs"], inputs):
+        storage = doc["storages"][entry["storage"]] if isinstance(entry, dict) and "storage" in entry else {}
+        if "fill" in storage and isinstance(value, torch.Tensor):
+            made = gf.untyped_storage(value)
+            fills[(str(made.device), made.data_ptr())] = (storage["fill"], storage["nbytes"])
+    return fills
+
+
+@contextlib.contextmanager
+def _filled_storages_unsaved(fills, written):
+    """While PyTorch's generator writes load_args, it saves no blob of a filled storage: its line reads
+    `bufN = reader.storage(None, ...)` (random data, in a file nobody rewrites), and written[bufN] is its
+    fill, for write_repro to put the fill's making in that line's place."""
+    from torch._dynamo.debug_utils import InputWriter
+    original = InputWriter.storage
+
+    def storage(self, untyped_storage, **hints):
+        fill = fills.get((str(untyped_storage.device), untyped_storage.data_ptr()))
+        if fill is None:
+            return original(self, untyped_storage, **hints)
+        store, self.store = self.store, None
+        try:
+            name = original(self, untyped_storage, **hints)
+        finally:
+            self.store = store
+        written[name] = (*fill, str(untyped_storage.device))
+        return name
+
+    InputWriter.storage = storage
+    try:
+        yield
+    finally:
+        InputWriter.storage = original
+
+
+def _make_filled(source, written):
+    """source with each filled storage's line making the storage with fill_storage."""
+    def made(match):
+        if match.group(2) not in written:
+            return match.group(0)
+        fill, nbytes, device = written[match.group(2)]
+        return f"{match.group(1)}fill_storage({fill!r}, {nbytes}).to({device!r}).untyped_storage()"
+    return STORAGE_LINE.sub(made, source)
+
+
 # The AOT backends have no after_aot command of their own, and Inductor's has none for a graph before
 # AOT autograd (compile_backends.ENTRY_OPTION): their repro compiles with Dynamo's backend, which for
 # inductor is compile_fx.
@@ -61,11 +120,14 @@ def write_repro(graph_dir, out_path, backend, options, accuracy):
     # tracing_mode 'real', which specialises the graph to the stored sizes. That is deliberate: its
     # 'symbolic' compiles the symbolic trace on the real inputs, which Inductor fails to lower (a
     # failure of the repro, not the graph's).
-    save_graph_repro(text, gm, inputs, backend, save_dir=save_dir, accuracy=accuracy)
+    written = {}
+    with _filled_storages_unsaved(_filled_inputs(graph_dir, inputs), written):
+        save_graph_repro(text, gm, inputs, backend, save_dir=save_dir, accuracy=accuracy)
+    prelude = PRELUDE + (FILL_FUNCTIONS + "\n\n" if written else "")
     # PyTorch's generator leaves load_args without a body for a graph of no inputs (a minimized graph
     # that builds its tensors itself, as a full() of a NaN constant does): a SyntaxError, not the bug.
-    source = PRELUDE + re.sub(r"^def load_args\(reader\):\n(?=\S)", "def load_args(reader):\n    pass\n",
-                              text.getvalue(), flags=re.MULTILINE)
+    source = prelude + re.sub(r"^def load_args\(reader\):\n(?=\S)", "def load_args(reader):\n    pass\n",
+                              _make_filled(text.getvalue(), written), flags=re.MULTILINE)
     if backend != "inductor" or compile_backends.inductor_entry(options) == "compile_fx":
         source = source[:source.index("if __name__ == '__main__':")] + AOT_MAIN.format(save_dir=save_dir,
                                                                                         backend=backend)

@@ -143,7 +143,35 @@ def check_store_version(store_dir):
         raise FormatError(f"{store_dir}: store format {text.strip()!r} is not supported (expected 'minifyd-store 1')")
 
 
+def fill_storage(fill, nbytes):
+    """The bytes of a filled storage (docs/graph-format.md "Filled storages") as a flat uint8 CPU tensor:
+    every element, as fill["dtype"], 0, 1, or drawn from a CPU generator seeded with fill["seed"], uniform
+    in [low, high) when floating, an integer in [low, high] otherwise. The C++ worker's worker/storage_fill.cpp
+    draws the same values; repro.py files in after_aot's shape carry this function's source."""
+    dtype = getattr(torch, fill["dtype"])
+    count = nbytes // torch.empty((), dtype=dtype).element_size()
+    if fill["kind"] == "zeros":
+        elements = torch.zeros(count, dtype=dtype)
+    elif fill["kind"] == "ones":
+        elements = torch.ones(count, dtype=dtype)
+    else:
+        generator = torch.Generator().manual_seed(fill["seed"])
+        if dtype.is_floating_point:
+            elements = torch.rand(count, generator=generator, dtype=torch.float64)
+            elements = elements.mul_(fill["high"] - fill["low"]).add_(fill["low"]).to(dtype)
+        else:
+            elements = torch.randint(int(fill["low"]), int(fill["high"]) + 1, (count,), generator=generator,
+                                     dtype=torch.int64).to(dtype)
+    return torch.empty(0, dtype=torch.uint8).set_(untyped_storage(elements), 0, (nbytes,), (1,))
+
+
 def _load_storage(store_dir, entry, where, read):
+    if "fill" in entry:
+        fill = entry["fill"]
+        if not isinstance(fill, dict) or fill.get("kind") not in ("zeros", "ones", "random") \
+                or fill.get("dtype") not in DTYPES:
+            raise FormatError(f"{where}: fill: {fill!r} is not a fill (kind zeros, ones or random, and a dtype)")
+        return fill_storage(fill, entry["nbytes"]).to(entry.get("device", "cpu"))
     digest = entry.get("hash")
     if not isinstance(digest, str) or not SHA256_HEX.fullmatch(digest):
         raise FormatError(f"{where}: hash: {digest!r} is not a SHA-256 digest (64 lowercase hex digits)")

@@ -1,0 +1,93 @@
+# Filled storages (docs/graph-format.md "Filled storages"): graph_format.py draws the values the C++
+# worker draws (tests/worker/tensor_loader_test.cpp checks the same numbers there), a document of
+# filled storages validates and loads with views kept, and `minify validate` refuses bad fills, naming
+# the storage and what is wrong.
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "worker", "python"))
+from minifyd import graph_format  # noqa: E402
+
+RANDOM_FLOATS = {"kind": "random", "dtype": "float32", "seed": 0, "low": -1.0, "high": 2.0}
+FLOATS_DRAWN = [1.9101589918136597, 1.1234595775604248, 0.3781488239765167, 1.7622430324554443]
+RANDOM_LONGS = {"kind": "random", "dtype": "int64", "seed": 3, "low": -2.0, "high": 5.0}
+LONGS_DRAWN = [0, -2, -1, 1]
+
+
+def document(storages):
+    """A graph adding its two inputs, which view storages[0] (4 floats, and transposed as 2x2)."""
+    return {"format": "minifyd.graph", "version": 1, "storages": storages,
+            "inputs": [{"storage": 0, "dtype": "float32", "shape": [4], "stride": [1], "storage_offset": 0},
+                       {"storage": 0, "dtype": "float32", "shape": [2, 2], "stride": [1, 2], "storage_offset": 0}],
+            "constants": {},
+            "nodes": [{"name": "x", "op": "placeholder"}, {"name": "y", "op": "placeholder"},
+                      {"name": "view", "op": "call_function", "target": "aten::view", "args": [{"node": "x"}, [2, 2]]},
+                      {"name": "add", "op": "call_function", "target": "aten::add.Tensor",
+                       "args": [{"node": "view"}, {"node": "y"}]},
+                      {"name": "output", "op": "output", "args": [{"tuple": [{"node": "add"}]}]}]}
+
+
+def write_graph(graph_dir, doc):
+    shutil.rmtree(graph_dir, ignore_errors=True)
+    with graph_format.StoreWriter(os.path.join(graph_dir, "store")) as store:
+        store.write_root("graph", [])
+    with open(os.path.join(graph_dir, "graph.json"), "w") as f:
+        json.dump(doc, f)
+
+
+def as_values(flat, dtype):
+    return torch.empty(0, dtype=dtype).set_(graph_format.untyped_storage(flat), 0,
+                                            (flat.numel() // torch.empty((), dtype=dtype).element_size(),), (1,))
+
+
+def main():
+    parser = argparse.ArgumentParser(description="Check filled storages in graph_format.py and minify validate.")
+    parser.add_argument("--minify", required=True)
+    parser.add_argument("--work", required=True)
+    args = parser.parse_args()
+    problems = []
+    floats = as_values(graph_format.fill_storage(RANDOM_FLOATS, 16), torch.float32)
+    longs = as_values(graph_format.fill_storage(RANDOM_LONGS, 32), torch.int64)
+    if floats.tolist() != FLOATS_DRAWN or longs.tolist() != LONGS_DRAWN:
+        problems.append(f"fill_storage drew {floats.tolist()} and {longs.tolist()}, not {FLOATS_DRAWN} and {LONGS_DRAWN}")
+
+    graph_dir = os.path.join(args.work, "filled")
+    write_graph(graph_dir, document([{"fill": RANDOM_FLOATS, "nbytes": 16, "device": "cpu"}]))
+    done = subprocess.run([args.minify, "validate", graph_dir], capture_output=True, text=True)
+    if done.returncode != 0:
+        problems.append(f"minify validate {graph_dir}: exit {done.returncode}: {done.stdout}{done.stderr}")
+    gm, inputs = graph_format.load_graph(graph_dir)
+    if inputs[0].tolist() != FLOATS_DRAWN or inputs[1].data_ptr() != inputs[0].data_ptr():
+        problems.append(f"loaded {inputs}: not the fill's values, or the transposed input is no view of the first")
+    if not torch.equal(gm(*inputs)[0], inputs[0].view(2, 2) + inputs[1]):
+        problems.append("the graph of filled inputs computes something else")
+
+    bad = {"hash and fill": ({"fill": RANDOM_FLOATS, "hash": "0" * 64, "nbytes": 16},
+                             "storages[0].hash: a filled storage has no hash (its bytes are made, not stored)"),
+           "ragged": ({"fill": {"kind": "ones", "dtype": "float32"}, "nbytes": 18},
+                      "storages[0].fill: 18 bytes are not a whole number of float32 elements"),
+           "complex random": ({"fill": {**RANDOM_FLOATS, "dtype": "complex64"}, "nbytes": 16},
+                              "storages[0].fill: a random fill of a complex dtype is not defined (zeros or ones only)"),
+           "unknown kind": ({"fill": {"kind": "arange", "dtype": "float32"}, "nbytes": 16},
+                            "storages[0].fill: kind: unknown fill 'arange' (expected zeros, ones or random)"),
+           "inverted range": ({"fill": {**RANDOM_FLOATS, "low": 3.0}, "nbytes": 16},
+                              "storages[0].fill: random range [low, high] must be finite with low <= high")}
+    for what, (storage, message) in bad.items():
+        write_graph(graph_dir, document([storage]))
+        done = subprocess.run([args.minify, "validate", graph_dir], capture_output=True, text=True)
+        if done.returncode == 0 or message not in done.stderr:
+            problems.append(f"{what}: minify validate exits {done.returncode}, wanted {message!r}: {done.stderr}")
+    for problem in problems:
+        print(f"  {problem}")
+    print(f"{'FAIL' if problems else 'PASS'} roundtrip.filled_storages")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
