@@ -147,21 +147,40 @@ def import_bad_input(env):
            f"minify import into a non-empty directory: exit {code}\n{output[-2000:]}")
 
 
+def check_shrunk(out, model, bug):
+    """--shrink-inputs: the relu's input, whose values none of the injected bugs needs (each fires on
+    any relu), is made by the repro instead of stored, and repro.py loads nothing; resnet18's 45 MB of
+    stored weights and inputs end at none."""
+    with open(os.path.join(out, "checkpoint.json")) as f:
+        checkpoint = json.load(f)
+    shrink, original = checkpoint["input_shrink"], checkpoint["original_data"]
+    expect(not shrink.get("error") and shrink["after"]["stored_bytes"] == 0,
+           f"{out}: the shrinking left {shrink['after']} stored: {shrink}")
+    expect(not os.path.isdir(os.path.join(out, "repro_inputs")) or not os.listdir(os.path.join(out, "repro_inputs")),
+           f"{out}/repro_inputs holds stored inputs")
+    if model == "resnet18":
+        expect(original["stored_bytes"] > 40 * 2**20, f"{out}: resnet18's original stores {original}, not 40 MB")
+    print(f"{model} {bug}: stored data {original['stored_bytes']} B (original) -> {shrink['before']['stored_bytes']} B "
+          f"(minimized) -> {shrink['after']['stored_bytes']} B, {shrink['queries']} candidates, "
+          f"{shrink['wall_seconds']:.1f} s")
+
+
 def import_launcher(env, model, bug):
-    """The minifier_launcher.py torch.compile writes for the bug on the model, run as it is: the run
-    ends at the relu, the config line its backend option. On the chain's compile error, the launcher
+    """The minifier_launcher.py torch.compile writes for the bug on the model, run as it is (with
+    --shrink-inputs): the run ends at the relu, the config line its backend option. On the chain's compile error, the launcher
     without that line does not fail: the line is what makes the candidates fail."""
     launcher = write_launcher(env.python, os.path.join(env.work, "user-run"), MODELS[model], BUG, bug)
     expect(launcher is not None, "torch.compile under TORCHDYNAMO_REPRO_AFTER=aot wrote no minifier_launcher.py")
     out = os.path.join(env.work, "minimized")
     shutil.rmtree(out, ignore_errors=True)
     # No --backend-opt: the bug's config line comes from the launcher.
-    code, summary, stderr = env.minify_cmd("run", launcher, "--out", out, "--backend", "inductor",
+    code, summary, stderr = env.minify_cmd("run", launcher, "--out", out, "--backend", "inductor", "--shrink-inputs",
                                            *(["--accuracy"] if bug == "accuracy" else []))
     expect(code == EXIT_OK, f"minify run {launcher}: exit {code}: {summary}\n{stderr[-3000:]}")
     print(f"{model} {bug} launcher: {summary['start_nodes']} -> {summary['nodes']} nodes, {summary['queries']} queries, "
           f"{summary['wall_seconds']:.1f} s")
     check_at_relu(env, out, summary, bug)
+    check_shrunk(out, model, bug)
     check_repro_reproduces(env, out, bug)
     if (model, bug) != ("chain", "compile_error"):
         return

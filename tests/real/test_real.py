@@ -5,7 +5,8 @@
 #   CASE.launcher  the minifier_launcher.py PyTorch writes for the script's run under
 #                  TORCHDYNAMO_REPRO_AFTER=aot, given to `minify run`.
 # Either way the minimized graph fails as the case says (its signature), keeps no more nodes than
-# PyTorch's own minifier does on the case, and its repro.py fails under plain PyTorch; with --bisect (a
+# PyTorch's own minifier does on the case, and its repro.py fails under plain PyTorch after the inputs were
+# shrunk (--shrink-inputs: what stays stored is what the failure needs); with --bisect (a
 # case whose cases.py names a bisect) the minimized graph's bisect names CompilerBisector's stage and
 # subsystem. And
 #   CASE.export    the graph `scripts/export_fx.py --aot` writes for the script's model and the graph
@@ -82,8 +83,21 @@ def check_bisect(case, out):
           f"{len(found['probes'])} probes, {found['wall_seconds']:.1f} s")
 
 
-def bisect_option(case):
-    return ["--bisect"] if case.bisect else []
+def run_extras(case):
+    """Every route shrinks the minimized graph's inputs; a case whose cases.py names a bisect bisects it."""
+    return ["--shrink-inputs", *(["--bisect"] if case.bisect else [])]
+
+
+def check_shrunk(out):
+    """The shrinking finished and stored no more than before; the repro check_minimized runs fails with
+    what stayed stored (an accuracy bug's values its divergence needs) and the rest made by repro.py."""
+    with open(os.path.join(out, "checkpoint.json")) as f:
+        shrink = json.load(f)["input_shrink"]
+    expect(not shrink.get("error") and shrink["after"]["stored_bytes"] <= shrink["before"]["stored_bytes"],
+           f"{out}: the shrinking {shrink}")
+    fates = [f"{s['tensor']}: {s.get('replaced_by') or 'stored'}" for s in shrink["storages"]]
+    print(f"{out}: stored data {shrink['before']['stored_bytes']} -> {shrink['after']['stored_bytes']} B "
+          f"({'; '.join(fates)}), {shrink['queries']} candidates, {shrink['wall_seconds']:.1f} s")
 
 
 def read_summary(out):
@@ -106,7 +120,7 @@ def run_capture(env, case, work, *run):
 def capture(env, name):
     case = CASES[name]
     work = fresh_dir(env, f"{name}-capture")
-    stderr = run_capture(env, case, work, "--run", *bisect_option(case))
+    stderr = run_capture(env, case, work, "--run", *run_extras(case))
     minimized = re.findall(r"minify capture: (\S+): minimized to (\d+) nodes in (\d+) queries, repro (\S+)", stderr)
     expect(len(minimized) == 1, f"not one graph captured and minimized:\n{stderr[-3000:]}")
     graph = minimized[0][0]
@@ -114,6 +128,7 @@ def capture(env, name):
         origin = json.load(f)
     expect(origin["backward"] == (case.graph == "backward"), f"{graph}: origin.json {origin}, not a {case.graph} graph")
     out = os.path.join(graph, "minified")
+    check_shrunk(out)
     check_minimized(env, case, out, read_summary(out))
     if case.bisect:
         check_bisect(case, out)
@@ -129,9 +144,10 @@ def launcher(env, name):
     expect(len(launchers) == 1, f"the script's run wrote {len(launchers)} minifier_launcher.py:\n{script.stderr[-3000:]}")
     out = os.path.join(work, "minified")
     done = subprocess.run([env.minify, "run", launchers[0], "--out", out, "--backend", "inductor", "--python",
-                           env.python, *options, *bisect_option(case), "--json"], capture_output=True, text=True,
+                           env.python, *options, *run_extras(case), "--json"], capture_output=True, text=True,
                           timeout=1700)
     expect(done.returncode == 0, f"minify run exits {done.returncode}: {done.stdout}\n{done.stderr[-3000:]}")
+    check_shrunk(out)
     check_minimized(env, case, out, json.loads(done.stdout))
     if case.bisect:
         check_bisect(case, out)

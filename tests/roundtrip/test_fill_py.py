@@ -1,7 +1,7 @@
 # Filled storages (docs/graph-format.md "Filled storages"): graph_format.py draws the values the C++
 # worker draws (tests/worker/tensor_loader_test.cpp checks the same numbers there), a document of
 # filled storages validates and loads with views kept, and `minify validate` refuses bad fills, naming
-# the storage and what is wrong.
+# the storage and what is wrong. The storages of the docs' example load as the docs say.
 import argparse
 import json
 import os
@@ -14,6 +14,7 @@ import torch
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "worker", "python"))
 from minifyd import graph_format  # noqa: E402
 
+DOCS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "graph-format.md")
 RANDOM_FLOATS = {"kind": "random", "dtype": "float32", "seed": 0, "low": -1.0, "high": 2.0}
 FLOATS_DRAWN = [1.9101589918136597, 1.1234595775604248, 0.3781488239765167, 1.7622430324554443]
 RANDOM_LONGS = {"kind": "random", "dtype": "int64", "seed": 3, "low": -2.0, "high": 5.0}
@@ -39,6 +40,40 @@ def write_graph(graph_dir, doc):
         store.write_root("graph", [])
     with open(os.path.join(graph_dir, "graph.json"), "w") as f:
         json.dump(doc, f)
+
+
+def docs_example_storages():
+    """The storages of the json block in graph-format.md's "Filled storages" section, one per line."""
+    with open(DOCS) as f:
+        section = f.read().split("### Filled storages", 1)[1]
+    block = section.split("```json\n", 1)[1].split("```", 1)[0]
+    return [json.loads(line) for line in block.splitlines() if line.strip()]
+
+
+def check_docs_example(minify, graph_dir):
+    """Each example storage viewed whole by one input of a graph returning them: it validates, and loads
+    as its fill says."""
+    storages = docs_example_storages()
+    inputs, nodes = [], []
+    for i, storage in enumerate(storages):
+        dtype = getattr(torch, storage["fill"]["dtype"])
+        count = storage["nbytes"] // torch.empty((), dtype=dtype).element_size()
+        inputs.append({"storage": i, "dtype": storage["fill"]["dtype"], "shape": [count], "stride": [1],
+                       "storage_offset": 0})
+        nodes.append({"name": f"x{i}", "op": "placeholder"})
+    nodes.append({"name": "output", "op": "output", "args": [{"tuple": [{"node": n["name"]} for n in nodes]}]})
+    write_graph(graph_dir, {"format": "minifyd.graph", "version": 1, "storages": storages, "inputs": inputs,
+                            "constants": {}, "nodes": nodes})
+    done = subprocess.run([minify, "validate", graph_dir], capture_output=True, text=True)
+    if done.returncode != 0:
+        return [f"the docs' example storages: minify validate exits {done.returncode}: {done.stderr}"]
+    problems = []
+    for storage, value in zip(storages, graph_format.load_graph(graph_dir)[1]):
+        fill = storage["fill"]
+        low, high = (0, 0) if fill["kind"] == "zeros" else (1, 1) if fill["kind"] == "ones" else (fill["low"], fill["high"])
+        if value.numel() == 0 or value.min().item() < low or value.max().item() > high:
+            problems.append(f"the docs' example {storage} loads as {value}")
+    return problems
 
 
 def as_values(flat, dtype):
@@ -68,6 +103,7 @@ def main():
     if not torch.equal(gm(*inputs)[0], inputs[0].view(2, 2) + inputs[1]):
         problems.append("the graph of filled inputs computes something else")
 
+    problems += check_docs_example(args.minify, graph_dir)
     bad = {"hash and fill": ({"fill": RANDOM_FLOATS, "hash": "0" * 64, "nbytes": 16},
                              "storages[0].hash: a filled storage has no hash (its bytes are made, not stored)"),
            "ragged": ({"fill": {"kind": "ones", "dtype": "float32"}, "nbytes": 18},
