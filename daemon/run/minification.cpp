@@ -9,8 +9,10 @@
 #include "daemon/analysis/analysis_plot.h"
 #include "daemon/analysis/analysis_runner.h"
 #include "daemon/bisect/bisector.h"
+#include "daemon/pool/worker_program.h"
 #include "daemon/run/plain_check.h"
 #include "daemon/run/propagation.h"
+#include "daemon/run/shape_proposer.h"
 #include "daemon/search/minifier.h"
 #include "daemon/search/strategy_registry.h"
 #include "daemon/shrink/input_shrink.h"
@@ -182,8 +184,16 @@ bisect::BisectResult bisect_result(const Checkpoint& checkpoint, const Evaluatio
 
 // The minimized graph's data shrunk (RunSpec::shrink_inputs) on the candidates' evaluator; a shrinking
 // that cannot finish says why, and the graph stays as minimized.
-void shrink_result_inputs(Checkpoint& checkpoint, const RunPlace& place, search::CandidateEvaluator& evaluator) {
-  auto shrunk = shrink::shrink_inputs(checkpoint.state.document, place.store, evaluator);
+void shrink_result_inputs(Checkpoint& checkpoint, const RunPlace& place, search::CandidateEvaluator& evaluator,
+                          const SessionHooks& hooks) {
+  // The sizes are proposed by a torch that traces symbolically: the run's python, or for a C++
+  // backend's run (which has none) the one a torch.compile run would find.
+  auto python = hooks.python ? hooks.python() : make_error(ErrorKind::invalid_input, "no python given");
+  if (python && python->empty()) python = find_python("");
+  shrink::ShapeProposer propose_shapes;
+  if (python) propose_shapes = shape_proposer(*python, place.store.root(), place.shrink_root());
+  else log::info("the input shrinking keeps the sizes: " + python.error().message);
+  auto shrunk = shrink::shrink_inputs(checkpoint.state.document, place.store, evaluator, propose_shapes);
   if (!shrunk) {
     log::warn("shrinking the inputs: " + shrunk.error().message);
     shrink::InputShrink failed;
@@ -203,7 +213,7 @@ void shrink_result_inputs(Checkpoint& checkpoint, const RunPlace& place, search:
 Expected<void> keep_only_result(const RunPlace& place, const GraphDocument& result) {
   const ContentStore& store = place.store;
   if (auto rooted = store.write_root(place.result_root(), result.blob_hashes()); !rooted) return rooted.error();
-  for (const std::string& root : {place.original_root(), place.intermediates_root()})
+  for (const std::string& root : {place.original_root(), place.intermediates_root(), place.shrink_root()})
     if (auto removed = store.remove_root(root); !removed) return removed.error();
   auto collected = store.gc();
   if (!collected) return collected.error();
@@ -312,7 +322,7 @@ Expected<RunResult> continue_run(Checkpoint checkpoint, const RunPlace& place, c
     // After the search, the minimized graph's questions, each request limited as its candidates were.
     EvaluationSpec candidates = spec.evaluation;
     candidates.timeout = evaluator.timeout();
-    if (spec.shrink_inputs) shrink_result_inputs(checkpoint, place, evaluator);
+    if (spec.shrink_inputs) shrink_result_inputs(checkpoint, place, evaluator, hooks);
     if (spec.bisect) checkpoint.bisect = bisect_result(checkpoint, candidates, place, pool, judge);
     if (generates_code(candidates))
       checkpoint.generated_code = generated_code(pool, candidates, checkpoint.state.document, place.store.root());

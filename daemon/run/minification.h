@@ -36,6 +36,8 @@ struct RunPlace {
   std::string original_root() const { return root_prefix + "-original"; }
   std::string intermediates_root() const { return root_prefix + "-intermediates"; }
   std::string result_root() const { return root_prefix + "-result"; }
+  // The blobs of the input shrinking's smaller inputs (shrink/input_shrink.h), until the result roots them.
+  std::string shrink_root() const { return root_prefix + "-shrink"; }
 };
 
 struct RunResult {

@@ -3,9 +3,8 @@
 
 #include <cctype>
 
-#include "common/file_util.h"
-#include "common/graph_codec.h"
 #include "daemon/pool/worker_program.h"
+#include "daemon/run/scratch_graph_dir.h"
 #include "protocol/json_fields.h"
 
 namespace minifyd::run {
@@ -102,13 +101,9 @@ protocol::PlainCheck judge_plain_run(const PlainRun& run, const FailureSignature
 }
 
 protocol::PlainCheck check_under_plain_pytorch(const PlainCheckInput& input, const FailureSignature& worker) {
-  auto scratch = create_unique_directory(std::filesystem::temp_directory_path(), "minifyd-plain-check-");
-  if (!scratch) return plain_check_skipped("no scratch directory: " + scratch.error().message);
-  std::error_code error;
-  std::filesystem::create_directory_symlink(std::filesystem::absolute(input.store), *scratch / "store", error);
-  auto written = error ? make_error(ErrorKind::io, "linking the store: " + error.message())
-                       : write_graph_json(*input.original, *scratch);
-  std::vector<std::string> arguments = {scratch->string(), "--backend", input.evaluation->backend, "--timeout",
+  auto scratch = ScratchGraphDir::write(*input.original, input.store, "minifyd-plain-check-");
+  if (!scratch) return plain_check_skipped("no scratch graph directory: " + scratch.error().message);
+  std::vector<std::string> arguments = {scratch->path().string(), "--backend", input.evaluation->backend, "--timeout",
                                         std::to_string(std::chrono::duration<double>(input.timeout).count())};
   for (const auto& [key, value] : input.evaluation->backend_options) {
     arguments.push_back("--backend-opt");
@@ -117,9 +112,7 @@ protocol::PlainCheck check_under_plain_pytorch(const PlainCheckInput& input, con
   if (input.evaluation->accuracy != protocol::AccuracyMode::off) arguments.push_back("--accuracy");
   // plain_check.py keeps the repro to input.timeout itself; this bounds the python around it.
   double helper_limit = std::chrono::duration<double>(input.timeout).count() + 60;
-  Expected<std::string> output = written ? run_python_main(input.python, "plain_check", arguments, helper_limit)
-                                         : Expected<std::string>(written.error());
-  std::filesystem::remove_all(*scratch, error);
+  Expected<std::string> output = run_python_main(input.python, "plain_check", arguments, helper_limit);
   if (!output) return plain_check_skipped("could not run it: " + output.error().message);
   nlohmann::json json = nlohmann::json::parse(*output, nullptr, /*allow_exceptions=*/false);
   auto run = protocol::decode_message<PlainRun>(json);

@@ -15,9 +15,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr const char* shapes_note =
-    "kept as exported: a graph's shapes are baked into its operators' arguments (views, expands), so a "
-    "smaller size needs the graph traced again, which the shrinking does not do";
 
 // A tensor whose requires_grad may be dropped: an input by position, or a constant by name.
 struct GradTensor {
@@ -35,9 +32,10 @@ std::vector<GraphDocument> one(GraphDocument document) {
 
 class Shrinker {
  public:
-  Shrinker(const GraphDocument& document, const ContentStore& store, search::CandidateEvaluator& evaluator)
+  Shrinker(const GraphDocument& document, const ContentStore& store, search::CandidateEvaluator& evaluator,
+           const ShapeProposer& propose_shapes)
       : current_(search::clone_document(document)), store_(store), evaluator_(evaluator),
-        viewers_(storage_viewers(document)) {}
+        propose_shapes_(propose_shapes), viewers_(storage_viewers(document)) {}
 
   Expected<ShrinkOutcome> run();
 
@@ -51,10 +49,12 @@ class Shrinker {
   Expected<void> shrink_all_at_once(std::vector<std::size_t>& left, std::vector<std::vector<StorageFill>>& fills);
   Expected<void> shrink_one_by_one(const std::vector<std::size_t>& left, std::vector<std::vector<StorageFill>>& fills);
   Expected<void> drop_requires_grad();
+  Expected<void> shrink_shapes();
 
   GraphDocument current_;
   const ContentStore& store_;
   search::CandidateEvaluator& evaluator_;
+  const ShapeProposer& propose_shapes_;
   std::vector<std::string> viewers_;
   InputShrink record_;
   std::vector<std::optional<StorageShrink>> outcomes_;  // by storage index, for the stored ones
@@ -161,6 +161,59 @@ Expected<void> Shrinker::shrink_one_by_one(const std::vector<std::size_t>& left,
   return {};
 }
 
+std::string shape_list(const std::vector<std::int64_t>& shape) {
+  std::string text = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+Expected<void> Shrinker::shrink_shapes() {
+  if (!propose_shapes_) {
+    record_.shapes = "kept: no python to trace the graph with symbolic sizes in";
+    return {};
+  }
+  auto proposed = propose_shapes_(current_);
+  if (!proposed) {
+    record_.shapes = "kept: the sizes could not be proposed: " + proposed.error().message;
+    return {};
+  }
+  if (proposed->proposals.empty()) {
+    record_.shapes = "kept: " + proposed->note;
+    return {};
+  }
+  std::vector<GraphDocument> candidates;
+  for (const ShapeProposal& proposal : proposed->proposals) {
+    GraphDocument document = search::clone_document(current_);
+    document.storages = proposal.storages;
+    document.inputs = proposal.inputs;
+    candidates.push_back(std::move(document));
+  }
+  auto fails = still_fail(candidates);
+  if (!fails) return fails.error();
+  auto first = std::find(fails->begin(), fails->end(), true);
+  if (first == fails->end()) {
+    std::string tried;
+    for (const ShapeProposal& proposal : proposed->proposals) tried += (tried.empty() ? "" : "; ") + proposal.sizes;
+    record_.shapes = "kept (" + proposed->sizes + "): the failure goes away or changes at every smaller size tried (" +
+                     tried + ")";
+    return {};
+  }
+  const ShapeProposal& kept = proposed->proposals[first - fails->begin()];
+  std::string resized;
+  std::vector<Node*> placeholders = current_.graph.placeholders();
+  GraphDocument& smaller = candidates[first - fails->begin()];
+  for (std::size_t i = 0; i < current_.inputs.size(); ++i) {
+    const TensorMeta* before = input_tensor(current_.inputs[i]);
+    const TensorMeta* after = input_tensor(smaller.inputs[i]);
+    if (before && after && before->shape != after->shape)
+      resized += (resized.empty() ? "" : ", ") + placeholders[i]->name() + " " + shape_list(before->shape) + " -> " +
+                 shape_list(after->shape);
+  }
+  record_.shapes = "smaller (" + proposed->sizes + " -> " + kept.sizes + ", the proposal `" + kept.name + "`): " + resized;
+  current_ = std::move(smaller);
+  return {};
+}
+
 Expected<void> Shrinker::drop_requires_grad() {
   std::vector<GradTensor> tensors;
   std::vector<Node*> placeholders = current_.graph.placeholders();
@@ -208,7 +261,7 @@ Expected<ShrinkOutcome> Shrinker::run() {
   Clock::time_point started = Clock::now();
   GraphDocument minimized = search::clone_document(current_);
   record_.before = data_size(current_);
-  record_.shapes = shapes_note;
+  if (auto shrunk = shrink_shapes(); !shrunk) return shrunk.error();
   outcomes_.resize(current_.storages.size());
   std::vector<std::vector<StorageFill>> fills(current_.storages.size());
   std::vector<std::size_t> left;
@@ -236,6 +289,7 @@ Expected<ShrinkOutcome> Shrinker::run() {
     if (!(*fails)[0]) {
       record_.error = "the shrunk graph passed when evaluated again (a flaky failure?): the minimized graph is kept";
       current_ = std::move(minimized);
+      record_.shapes = "kept as minimized";
       record_.requires_grad_dropped.clear();
       record_.requires_grad_kept.clear();
       largest_first.clear();
@@ -250,8 +304,8 @@ Expected<ShrinkOutcome> Shrinker::run() {
 }  // namespace
 
 Expected<ShrinkOutcome> shrink_inputs(const GraphDocument& document, const ContentStore& store,
-                                      search::CandidateEvaluator& evaluator) {
-  return Shrinker(document, store, evaluator).run();
+                                      search::CandidateEvaluator& evaluator, const ShapeProposer& propose_shapes) {
+  return Shrinker(document, store, evaluator, propose_shapes).run();
 }
 
 }  // namespace minifyd::shrink

@@ -1,7 +1,7 @@
 # End-to-end tests of `minify run` (label run): real worker processes, graphs exported from Debian's
 # torch with scripts/export_fx.py, the faulty plugin. One ctest per acceptance case of cases.py, each
 # run with --workers 1 and --workers 4 (the graphs must be byte-identical), plus resume after SIGKILL,
-# budgets and bad input.
+# budgets, bad input and --shrink-inputs.
 import argparse
 import json
 import os
@@ -193,6 +193,38 @@ def run_bad_input(minify, faulty, work):
                      "truncate-suffix", "delta-debugging"], f"--list-strategies: {names}")
 
 
+def run_shrink_inputs(minify, faulty, work):
+    """--shrink-inputs on the C++ workers: the plugin's wrong relu needs no values (its input becomes
+    zeros, nothing stays stored), while eager's NaN of sqrt needs negative inputs (zeros and ones lose
+    it; values drawn within the stored ones' range keep it). Either result validates, still fails and
+    its repro.py reproduces, making its inputs."""
+    import torch
+    from minifyd import export as export_fx
+    shutil.rmtree(work, ignore_errors=True)
+    torch.manual_seed(0)
+    sqrt_graph = os.path.join(work, "sqrt")
+    export_fx.export(lambda x: (torch.sqrt(x) * 2,), [torch.randn(64)], sqrt_graph)
+    accuracy_graph = os.path.join(work, "accuracy")
+    export_case(CASES["accuracy"], accuracy_graph)
+    runs = {"accuracy": (accuracy_graph, CASES["accuracy"], CASES["accuracy"].run_args(faulty), "zeros (float32)"),
+            "sqrt": (sqrt_graph, None, ["--backend", "eager", "--nan"], "random in [")}
+    for name, (graph, case, args, fill) in runs.items():
+        out = os.path.join(work, f"{name}-out")
+        code, summary, stderr = minify_run(minify, graph, "--out", out, *args, "--shrink-inputs")
+        expect(code == EXIT_OK, f"{name}: exit {code}: {summary}\n{stderr[-3000:]}")
+        with open(os.path.join(out, "checkpoint.json")) as f:
+            shrink = json.load(f)["input_shrink"]
+        fates = [storage.get("replaced_by", "stored") for storage in shrink["storages"]]
+        print(f"{name}: {shrink['before']} -> {shrink['after']}, {fates}, shapes {shrink['shapes']}")
+        expect(shrink["after"]["stored_bytes"] == 0 and fates and all(f.startswith(fill) for f in fates),
+               f"{name}: the inputs were shrunk to {fates}, not {fill}: {shrink}")
+        if case is not None:
+            check_outputs(minify, case, out, args)
+        repro = subprocess.run([sys.executable, os.path.join(out, "repro.py")], capture_output=True, text=True,
+                               timeout=300, env={**os.environ, "MINIFY": minify})
+        expect(repro.returncode == 1, f"{name}: repro.py exits {repro.returncode}:\n{repro.stdout}{repro.stderr}")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--case", required=True, help="a case of cases.py, or resume, budget, bad_input")
@@ -200,7 +232,8 @@ def main():
     parser.add_argument("--faulty", required=True)
     parser.add_argument("--work", required=True)
     args = parser.parse_args()
-    special = {"resume": run_resume, "budget": run_budget, "bad_input": run_bad_input}
+    special = {"resume": run_resume, "budget": run_budget, "bad_input": run_bad_input,
+               "shrink_inputs": run_shrink_inputs}
     if args.case in special:
         special[args.case](args.minify, args.faulty, args.work)
     else:

@@ -1,0 +1,108 @@
+#include "daemon/run/shape_proposer.h"
+
+#include <nlohmann/json.hpp>
+
+#include "common/graph_codec.h"
+#include "common/json_view.h"
+#include "daemon/pool/worker_program.h"
+#include "daemon/run/scratch_graph_dir.h"
+
+namespace minifyd::run {
+namespace {
+
+// "s0=512, s1=2" of {"s0": 512, ...} or of [{"name": "s0", "value": 512}, ...].
+Expected<std::string> sizes_text(const JsonView& view) {
+  std::string text;
+  auto add = [&text](const std::string& name, std::int64_t value) {
+    text += (text.empty() ? "" : ", ") + name + "=" + std::to_string(value);
+  };
+  if (view.raw().is_object()) {
+    for (const auto& [name, value] : view.raw().items()) {
+      auto number = JsonView(value, view.path() + "." + name).as_int();
+      if (!number) return number.error();
+      add(name, *number);
+    }
+    return text;
+  }
+  auto listed = view.array_size();
+  if (!listed) return listed.error();
+  for (std::size_t i = 0; i < *listed; ++i) {
+    std::string name;
+    std::int64_t value = 0;
+    if (auto read = view.item(i).read("name", name); !read) return read.error();
+    if (auto read = view.item(i).read("value", value); !read) return read.error();
+    add(name, value);
+  }
+  return text;
+}
+
+Expected<shrink::ShapeProposal> decode_proposal(const JsonView& view) {
+  shrink::ShapeProposal proposal;
+  if (auto read = view.read("name", proposal.name); !read) return read.error();
+  auto sizes = view.field("sizes");
+  if (!sizes) return sizes.error();
+  auto text = sizes_text(*sizes);
+  if (!text) return text.error();
+  proposal.sizes = *text;
+  auto storages = view.for_each_item("storages", [&](const JsonView& item) -> Expected<void> {
+    auto storage = decode_storage_ref(item);
+    if (!storage) return storage.error();
+    proposal.storages.push_back(std::move(*storage));
+    return {};
+  });
+  if (!storages) return storages.error();
+  auto inputs = view.for_each_item("inputs", [&](const JsonView& item) -> Expected<void> {
+    auto input = decode_graph_input(item);
+    if (!input) return input.error();
+    proposal.inputs.push_back(std::move(*input));
+    return {};
+  });
+  if (!inputs) return inputs.error();
+  return proposal;
+}
+
+Expected<shrink::ShapeProposals> decode_proposals(const nlohmann::json& json) {
+  JsonView view(json);
+  shrink::ShapeProposals proposals;
+  auto symbols = view.field("symbols");
+  if (!symbols) return symbols.error();
+  auto sizes = sizes_text(*symbols);
+  if (!sizes) return sizes.error();
+  proposals.sizes = *sizes;
+  if (auto read = view.read("note", proposals.note); !read) return read.error();
+  auto listed = view.for_each_item("proposals", [&](const JsonView& item) -> Expected<void> {
+    auto proposal = decode_proposal(item);
+    if (!proposal) return proposal.error();
+    proposals.proposals.push_back(std::move(*proposal));
+    return {};
+  });
+  if (!listed) return listed.error();
+  return proposals;
+}
+
+}  // namespace
+
+shrink::ShapeProposer shape_proposer(std::string python, std::filesystem::path store, std::string root) {
+  return [python = std::move(python), store = std::move(store),
+          root = std::move(root)](const GraphDocument& document) -> Expected<shrink::ShapeProposals> {
+    auto scratch = ScratchGraphDir::write(document, store, "minifyd-shapes-");
+    if (!scratch) return scratch.error();
+    auto output = run_python_main(python, "shape_shrink",
+                                  {scratch->path().string(), "--store", std::filesystem::absolute(store).string(),
+                                   "--root", root},
+                                  helper_timeout_seconds);
+    if (!output) return output.error().with_context("minifyd/shape_shrink.py");
+    auto json = parse_json(*output);
+    if (!json) return json.error().with_context("minifyd/shape_shrink.py's output");
+    auto proposals = decode_proposals(*json);
+    if (!proposals) return proposals.error().with_context("minifyd/shape_shrink.py's output");
+    for (const shrink::ShapeProposal& proposal : proposals->proposals) {
+      if (proposal.inputs.size() != document.inputs.size() || proposal.storages.size() != document.storages.size())
+        return make_error(ErrorKind::corrupt, "minifyd/shape_shrink.py's proposal '" + proposal.name +
+                                                  "' has other storages or inputs than the graph");
+    }
+    return proposals;
+  };
+}
+
+}  // namespace minifyd::run
