@@ -168,6 +168,11 @@ std::string shape_list(const std::vector<std::int64_t>& shape) {
 }
 
 Expected<void> Shrinker::shrink_shapes() {
+  if (std::none_of(current_.inputs.begin(), current_.inputs.end(),
+                   [](const GraphInput& input) { return input_tensor(input) != nullptr; })) {
+    record_.shapes = "kept: the graph has no tensor input";
+    return {};
+  }
   if (!propose_shapes_) {
     record_.shapes = "kept: no python to trace the graph with symbolic sizes in";
     return {};

@@ -38,6 +38,15 @@ FILL_FUNCTIONS = inspect.getsource(gf.untyped_storage) + "\n\n" + inspect.getsou
 STORAGE_LINE = re.compile(r"^(    (buf[0-9]+) = )reader\.storage\(None, .*\)$", re.MULTILINE)
 
 
+def _storage_key(storage):
+    """(device, data_ptr) of a real storage; None for a fake one (PyTorch 2.11 hashes a CUDA storage with a
+    compiled kernel, whose compilation writes a repro of fake tensors through the same writer)."""
+    try:
+        return str(storage.device), storage.data_ptr()
+    except RuntimeError:
+        return None
+
+
 def _filled_inputs(graph_dir, inputs):
     """(device, data_ptr) of each input storage graph.json fills -> (its fill, its nbytes)."""
     with open(os.path.join(graph_dir, "graph.json")) as f:
@@ -46,8 +55,7 @@ def _filled_inputs(graph_dir, inputs):
     for entry, value in zip(doc["inputs"], inputs):
         storage = doc["storages"][entry["storage"]] if isinstance(entry, dict) and "storage" in entry else {}
         if "fill" in storage and isinstance(value, torch.Tensor):
-            made = gf.untyped_storage(value)
-            fills[(str(made.device), made.data_ptr())] = (storage["fill"], storage["nbytes"])
+            fills[_storage_key(gf.untyped_storage(value))] = (storage["fill"], storage["nbytes"])
     return fills
 
 
@@ -60,7 +68,7 @@ def _filled_storages_unsaved(fills, written):
     original = InputWriter.storage
 
     def storage(self, untyped_storage, **hints):
-        fill = fills.get((str(untyped_storage.device), untyped_storage.data_ptr()))
+        fill = fills.get(_storage_key(untyped_storage)) if fills else None
         if fill is None:
             return original(self, untyped_storage, **hints)
         store, self.store = self.store, None

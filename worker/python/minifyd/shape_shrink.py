@@ -47,7 +47,7 @@ def _traced(gm, inputs):
     from torch.fx.experimental.proxy_tensor import make_fx
     traced = make_fx(gm, tracing_mode="symbolic")(*inputs)
     values = [node.meta["val"] for node in traced.graph.nodes if node.op == "placeholder"]
-    env = next(v.fake_mode.shape_env for v in values if isinstance(v, torch.Tensor))
+    env = next((v.fake_mode.shape_env for v in values if isinstance(v, torch.Tensor)), None)
     return values, env
 
 
@@ -126,6 +126,8 @@ def propose(graph_dir, store_dir, root):
     with open(os.path.join(graph_dir, "graph.json")) as f:
         doc = json.load(f)
     gm, inputs = gf.load_graph(graph_dir)
+    if not any(isinstance(value, torch.Tensor) for value in inputs):
+        return {"symbols": [], "proposals": [], "note": "the graph has no tensor input"}
     values, env = _traced(gm, inputs)
     guards = [guard.expr for guard in env.guards]
     symbols = _symbols_of(values)
