@@ -35,16 +35,15 @@ class Shrinker {
   Shrinker(const GraphDocument& document, const ContentStore& store, search::CandidateEvaluator& evaluator,
            const ShapeProposer& propose_shapes)
       : current_(search::clone_document(document)), store_(store), evaluator_(evaluator),
-        propose_shapes_(propose_shapes), viewers_(storage_viewers(document)) {}
+        propose_shapes_(propose_shapes) {}
 
   Expected<ShrinkOutcome> run();
 
  private:
   // Whether each document still fails, all evaluated at once.
   Expected<std::vector<bool>> still_fail(const std::vector<GraphDocument>& documents);
-  // The fills to try in place of stored storage `index`, in the order they are preferred.
-  Expected<std::vector<StorageFill>> fills_for(std::size_t index) const;
-  std::optional<DType> viewed_as(std::size_t index) const;
+  // The fills to try in place of stored storage `index` viewed as `dtype`, in the order they are preferred.
+  Expected<std::vector<StorageFill>> fills_for(std::size_t index, DType dtype) const;
   GraphDocument filled(std::size_t index, const StorageFill& fill) const;
   Expected<void> shrink_all_at_once(std::vector<std::size_t>& left, std::vector<std::vector<StorageFill>>& fills);
   Expected<void> shrink_one_by_one(const std::vector<std::size_t>& left, std::vector<std::vector<StorageFill>>& fills);
@@ -55,7 +54,6 @@ class Shrinker {
   const ContentStore& store_;
   search::CandidateEvaluator& evaluator_;
   const ShapeProposer& propose_shapes_;
-  std::vector<std::string> viewers_;
   InputShrink record_;
   std::vector<std::optional<StorageShrink>> outcomes_;  // by storage index, for the stored ones
 };
@@ -82,22 +80,12 @@ Expected<std::vector<bool>> Shrinker::still_fail(const std::vector<GraphDocument
   return fails;
 }
 
-std::optional<DType> Shrinker::viewed_as(std::size_t index) const {
-  for (const GraphInput& input : current_.inputs)
-    if (const TensorMeta* tensor = input_tensor(input); tensor && tensor->storage == index) return tensor->dtype;
-  for (const auto& [name, tensor] : current_.constants)
-    if (tensor.storage == index) return tensor.dtype;
-  return std::nullopt;
-}
-
-Expected<std::vector<StorageFill>> Shrinker::fills_for(std::size_t index) const {
+Expected<std::vector<StorageFill>> Shrinker::fills_for(std::size_t index, DType dtype) const {
   const StorageRef& storage = current_.storages[index];
-  std::optional<DType> dtype = viewed_as(index);
-  if (!dtype) return std::vector<StorageFill>{};
-  std::vector<StorageFill> fills = {StorageFill{FillKind::zeros, *dtype}, StorageFill{FillKind::ones, *dtype}};
+  std::vector<StorageFill> fills = {StorageFill{FillKind::zeros, dtype}, StorageFill{FillKind::ones, dtype}};
   auto bytes = store_.get(storage.hash);
   if (!bytes) return bytes.error().with_context("shrinking the inputs");
-  if (auto range = finite_range(*bytes, *dtype)) fills.push_back(StorageFill{FillKind::random, *dtype, 0, range->first, range->second});
+  if (auto range = finite_range(*bytes, dtype)) fills.push_back(StorageFill{FillKind::random, dtype, 0, range->first, range->second});
   std::vector<StorageFill> valid;
   for (const StorageFill& fill : fills)
     if (fill_problem(fill, storage.nbytes).empty()) valid.push_back(fill);
@@ -270,13 +258,14 @@ Expected<ShrinkOutcome> Shrinker::run() {
   outcomes_.resize(current_.storages.size());
   std::vector<std::vector<StorageFill>> fills(current_.storages.size());
   std::vector<std::size_t> left;
+  std::vector<StorageViewer> viewers = storage_viewers(current_);
   for (std::size_t i = 0; i < current_.storages.size(); ++i) {
-    if (!current_.storages[i].stored() || current_.storages[i].nbytes == 0) continue;
-    auto options = fills_for(i);
+    if (!current_.storages[i].stored() || current_.storages[i].nbytes == 0 || viewers[i].tensor == nullptr) continue;
+    auto options = fills_for(i, viewers[i].tensor->dtype);
     if (!options) return options.error();
     if (options->empty()) continue;
     fills[i] = std::move(*options);
-    outcomes_[i] = StorageShrink{viewers_[i], current_.storages[i].nbytes, "", {}};
+    outcomes_[i] = StorageShrink{viewers[i].name, current_.storages[i].nbytes, "", {}};
     left.push_back(i);
   }
   std::stable_sort(left.begin(), left.end(),

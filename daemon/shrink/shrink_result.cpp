@@ -51,10 +51,11 @@ std::string joined(const std::vector<std::string>& items, const std::string& quo
 
 }  // namespace
 
-std::vector<std::string> storage_viewers(const GraphDocument& document) {
-  std::vector<std::string> viewers(document.storages.size());
+std::vector<StorageViewer> storage_viewers(const GraphDocument& document) {
+  std::vector<StorageViewer> viewers(document.storages.size());
   auto view = [&viewers](const TensorMeta& tensor, const std::string& name) {
-    if (tensor.storage < viewers.size() && viewers[tensor.storage].empty()) viewers[tensor.storage] = name;
+    if (tensor.storage < viewers.size() && viewers[tensor.storage].tensor == nullptr)
+      viewers[tensor.storage] = StorageViewer{name, &tensor};
   };
   std::vector<Node*> placeholders = document.graph.placeholders();
   for (std::size_t i = 0; i < document.inputs.size() && i < placeholders.size(); ++i)
@@ -65,13 +66,13 @@ std::vector<std::string> storage_viewers(const GraphDocument& document) {
 
 DataSize data_size(const GraphDocument& document) {
   DataSize size;
-  std::vector<std::string> viewers = storage_viewers(document);
+  std::vector<StorageViewer> viewers = storage_viewers(document);
   for (std::size_t i = 0; i < document.storages.size(); ++i) {
     const StorageRef& storage = document.storages[i];
     if (!storage.stored()) continue;
     size.stored_bytes += storage.nbytes;
     if (storage.nbytes > size.largest_bytes || size.largest.empty()) {
-      size.largest = viewers[i];
+      size.largest = viewers[i].name;
       size.largest_bytes = storage.nbytes;
     }
   }

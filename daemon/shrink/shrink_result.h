@@ -24,9 +24,14 @@ struct DataSize {
 };
 
 DataSize data_size(const GraphDocument& document);
-// The first tensor viewing each storage, by storage index ("input add_42", "constant w"; "" for a
-// storage no tensor views): inputs in placeholder order, then constants by name.
-std::vector<std::string> storage_viewers(const GraphDocument& document);
+// The first tensor viewing a storage: its name ("input add_42", "constant w") and metadata.
+struct StorageViewer {
+  std::string name;  // "" for a storage no tensor views
+  const TensorMeta* tensor = nullptr;
+};
+// Each storage's first viewer, by storage index: inputs in placeholder order, then constants by name.
+// The pointers are the document's.
+std::vector<StorageViewer> storage_viewers(const GraphDocument& document);
 
 // One stored storage, tried in place of its bytes.
 struct StorageShrink {

@@ -2,8 +2,8 @@
 # graph traced again with make_fx(tracing_mode="symbolic"), each input size a symbol (equal sizes one
 # symbol, as Dynamo's duck sizing makes them), and the guards the trace records say which sizes the graph
 # fixes (a view to a literal [64, 512] fixes the product of its input's sizes) and which it leaves free.
-# The free ones are proposed smaller, every guard holding: as small as the guards let them, a quarter and
-# a half of their size. For each proposal this prints the document's storages and inputs at the new
+# The free ones are proposed smaller, every guard holding: all at once as small as the guards let them, a
+# quarter and a half of their size, then each alone at its smallest. For each proposal this prints the document's storages and inputs at the new
 # sizes; an input's stored values become the leading slice of the old ones, written to the run's store
 # (under ROOT, which the coordinator drops with the run's other roots), a filled storage keeps its fill.
 # The coordinator evaluates the proposals like any candidate and keeps the first, in that order, that
@@ -104,7 +104,6 @@ def _proposal(doc, inputs, values, assignment, store, name):
         storage = storages[index]
         if viewers[index] > 1:
             return f"{name}: input {i} shares its storage with another tensor, which a smaller copy would part"
-        offset = 0
         itemsize = tensor.element_size()
         needed = 0 if 0 in shape else (sum((n - 1) * s for n, s in zip(shape, stride)) + 1) * itemsize
         if "fill" in storage:
@@ -114,7 +113,8 @@ def _proposal(doc, inputs, values, assignment, store, name):
             smaller.copy_(tensor[tuple(slice(0, n) for n in shape)].detach().cpu())
             data = gf.storage_bytes(smaller)
             storage.update({"hash": store.put(data), "nbytes": len(data)})
-        entries[i] = {**entry, "shape": shape, "stride": stride, "storage_offset": offset}
+        # The smaller tensor starts its storage: a new blob, or the fill's first elements.
+        entries[i] = {**entry, "shape": shape, "stride": stride, "storage_offset": 0}
     for index, needed in reach.items():
         storages[index]["nbytes"] = needed
     return {"name": name, "sizes": {str(symbol): value for symbol, value in assignment.items()},
@@ -134,20 +134,31 @@ def propose(graph_dir, store_dir, root):
     current = {symbol: int(env.var_to_val[symbol]) for symbol in symbols}
     described = [{"name": str(s), "value": int(v)} for s, v in current.items()]
     if not symbols:
-        return {"symbols": [], "proposals": [], "note": "no input has a size above 1 that the trace made a symbol"}
+        pinned = [f"{symbol}={value}" for symbol, value in env.replacements.items() if not value.free_symbols]
+        note = ("the graph's own arguments fix every size (the trace specialised " + ", ".join(pinned[:6]) + ")"
+                if pinned else "no input has a size above 1")
+        return {"symbols": [], "proposals": [], "note": note}
     proposals, seen = [], set()
     with gf.StoreWriter(store_dir) as store:
         digests = []
+        # Every free size at once, as small as the guards let it, then at a quarter and a half; then each
+        # size alone at its smallest, for a failure that needs the others as they are.
+        assignments = []
         for fraction in FRACTIONS:
             assignment = dict(current)
             for symbol in symbols:
                 floor = 0 if fraction is None else -(-current[symbol] // fraction)
                 assignment[symbol] = _smallest(symbol, floor, assignment, env, guards)
+            assignments.append(("smallest" if fraction is None else f"1/{fraction}", assignment))
+        if len(symbols) > 1:
+            assignments += [(f"{symbol} alone", {**current, symbol: _smallest(symbol, 0, current, env, guards)})
+                            for symbol in symbols]
+        for name, assignment in assignments:
             key = tuple(sorted((str(s), v) for s, v in assignment.items()))
             if assignment == current or key in seen:
                 continue
             seen.add(key)
-            made = _proposal(doc, inputs, values, assignment, store, "smallest" if fraction is None else f"1/{fraction}")
+            made = _proposal(doc, inputs, values, assignment, store, name)
             if isinstance(made, str):
                 return {"symbols": described, "proposals": [], "note": made}
             digests += [s["hash"] for s in made["storages"] if "hash" in s]
