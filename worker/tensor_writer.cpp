@@ -15,7 +15,7 @@ Expected<StoredTensor> store_tensor(const ContentStore& store, const at::Tensor&
   at::Tensor bytes = at::empty({0}, tensor.options().dtype(at::kByte)).set_(storage, 0, {nbytes}, {1}).to(at::kCPU).contiguous();
   auto hash = store.put(bytes.data_ptr(), static_cast<std::size_t>(nbytes));
   if (!hash) return hash.error();
-  return StoredTensor{StorageRef{*hash, static_cast<std::uint64_t>(nbytes), tensor.is_cuda() ? "cuda" : "cpu"},
+  return StoredTensor{StorageRef{*hash, static_cast<std::uint64_t>(nbytes), tensor.is_cuda() ? "cuda" : "cpu", std::nullopt},
                       TensorMeta{0, *dtype, tensor.sizes().vec(), tensor.strides().vec(), tensor.storage_offset(),
                                  tensor.requires_grad()}};
 }

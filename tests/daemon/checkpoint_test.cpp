@@ -44,7 +44,7 @@ Checkpoint sample_checkpoint() {
   checkpoint.state.loads = {"arg1_1"};
   protocol::PropagatedValue value;
   value.node = "mm";
-  value.storage = StorageRef{std::string(64, 'd'), 16, "cpu"};
+  value.storage = StorageRef{std::string(64, 'd'), 16, "cpu", std::nullopt};
   value.tensor.shape = {2, 2};
   value.tensor.stride = {2, 1};
   checkpoint.eager = {value};

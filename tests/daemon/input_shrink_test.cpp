@@ -27,7 +27,7 @@ struct Fixture {
     auto w_hash = store.put(w.data(), w.size() * sizeof(float));
     REQUIRE(x_hash.has_value());
     REQUIRE(w_hash.has_value());
-    document.storages = {{*x_hash, 16, "cpu"}, {*w_hash, 4096, "cpu"}};
+    document.storages = {{*x_hash, 16, "cpu", std::nullopt}, {*w_hash, 4096, "cpu", std::nullopt}};
     Node* xs = test::placeholder(document.graph, "x");
     Node* ws = test::placeholder(document.graph, "w");
     Node* add = test::call(document.graph, "add", "aten::add.Tensor", {Value(NodeRef{ws}), Value(NodeRef{xs})});
@@ -128,7 +128,7 @@ TEST_CASE("the first proposed size under which the graph still fails is kept", "
   auto proposal = [&fixture](std::string name, const std::string& hash, std::int64_t size) {
     shrink::ShapeProposal made{std::move(name), "s0=" + std::to_string(size), fixture.document.storages,
                                fixture.document.inputs};
-    made.storages[0] = StorageRef{hash, static_cast<std::uint64_t>(size * 4), "cpu"};
+    made.storages[0] = StorageRef{hash, static_cast<std::uint64_t>(size * 4), "cpu", std::nullopt};
     input_tensor(made.inputs[0])->shape = {size};
     return made;
   };

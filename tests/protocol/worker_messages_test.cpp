@@ -72,7 +72,7 @@ TEST_CASE("replies round-trip, non-finite accuracy figures included", "[worker_m
   CHECK(std::isnan(reply.verdict.accuracy->max_rel_error));
   CHECK(reply.verdict.stderr_tail == "warning\n");
 
-  PropagateReply propagated{4, {{"relu", {std::string(64, 'a'), 16, "cpu"},
+  PropagateReply propagated{4, {{"relu", {std::string(64, 'a'), 16, "cpu", std::nullopt},
                                  {0, minifyd::DType::float32, {2, 2}, {2, 1}, 0, false}}},
                               "intermediates-1234", std::nullopt};
   auto back = decode_reply(encode(WorkerReply(propagated)));

@@ -105,7 +105,7 @@ TEST_CASE("dead loads go, dead inputs wait for remove_unused_inputs", "[search]"
 }
 
 TEST_CASE("eager values come from propagate's reply, by node name", "[search]") {
-  protocol::PropagatedValue relu{"relu", StorageRef{std::string(64, 'a'), 8, "cpu"},
+  protocol::PropagatedValue relu{"relu", StorageRef{std::string(64, 'a'), 8, "cpu", std::nullopt},
                                  TensorMeta{0, DType::float32, {2}, {1}, 0, false}};
   EagerValues values = eager_values_from({relu});
   REQUIRE(values.count("relu") == 1);

@@ -32,7 +32,7 @@ inline std::filesystem::path write_graph_dir(const std::filesystem::path& dir,
   auto hash = store->put(values.data(), values.size() * sizeof(float));
   REQUIRE(hash.has_value());
   GraphDocument document;
-  document.storages = {{*hash, values.size() * sizeof(float), "cpu"}};
+  document.storages = {{*hash, values.size() * sizeof(float), "cpu", std::nullopt}};
   document.inputs = {TensorMeta{0, DType::float32, {4, 8}, {8, 1}, 0, false}};
   build(document.graph, *document.graph.create_node(OpCode::placeholder, "x", ""));
   INFO((document_problems(document).empty() ? "" : document_problems(document).front()));

@@ -74,7 +74,7 @@ class SearchCase {
   StorageRef new_storage() {
     char hash[65];
     std::snprintf(hash, sizeof hash, "%064x", ++storages_made_);
-    return StorageRef{hash, 12, "cpu"};
+    return StorageRef{hash, 12, "cpu", std::nullopt};
   }
   std::size_t new_storage_index() {
     state_.document.storages.push_back(new_storage());

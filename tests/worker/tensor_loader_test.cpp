@@ -23,7 +23,7 @@ struct Fixture {
     auto long_hash = store.put(longs.data(), longs.size() * sizeof(std::int64_t));
     REQUIRE(float_hash.has_value());
     REQUIRE(long_hash.has_value());
-    document.storages = {{*float_hash, 48, "cpu"}, {*long_hash, 24, "cpu"}};
+    document.storages = {{*float_hash, 48, "cpu", std::nullopt}, {*long_hash, 24, "cpu", std::nullopt}};
     document.inputs = {
         TensorMeta{0, DType::float32, {2, 3}, {3, 1}, 0, false},
         TensorMeta{0, DType::float32, {3, 2}, {1, 3}, 6, true},  // transposed view at an offset
