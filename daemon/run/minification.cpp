@@ -182,9 +182,31 @@ bisect::BisectResult bisect_result(const Checkpoint& checkpoint, const Evaluatio
   return failed;
 }
 
-// The minimized graph's data shrunk (RunSpec::shrink_inputs) on the candidates' evaluator; a shrinking
-// that cannot finish says why, and the graph stays as minimized.
-void shrink_result_inputs(Checkpoint& checkpoint, const RunPlace& place, search::CandidateEvaluator& evaluator,
+// How many times in a row a shrunk graph's repro must show a crash under plain PyTorch: memory a
+// smaller kernel corrupts may go unnoticed in a fresh process some of the time (seen with a heap
+// overflow made 40 times smaller), so one crash is not enough to trust it.
+constexpr int plain_runs_of_a_crash = 3;
+
+// Why the user's own process would not show the shrunk graph's failure ("" when it does, or when the
+// run has no plain check): the original's plain check (run/plain_check.h) made on the shrunk graph.
+std::string plain_refusal(const GraphDocument& shrunk, const Checkpoint& checkpoint, const RunPlace& place,
+                          const Expected<std::string>& python, std::chrono::milliseconds timeout) {
+  if (!has_plain_check(checkpoint.spec.evaluation) || !checkpoint.signature || !python) return "";
+  int runs = checkpoint.signature->kind == protocol::FailureKind::crash ? plain_runs_of_a_crash : 1;
+  for (int run = 0; run < runs; ++run) {
+    PlainCheckInput input{*python, &shrunk, place.store.root(), &checkpoint.spec.evaluation,
+                          timeout + plain_check_start_allowance};
+    protocol::PlainCheck check = check_under_plain_pytorch(input, *checkpoint.signature);
+    if (!plain_check_confirms(check))
+      return "under plain PyTorch its repro.py " + check.outcome + " (" + check.detail + ")";
+  }
+  return "";
+}
+
+// The minimized graph's data shrunk (RunSpec::shrink_inputs) on the candidates' evaluator, and kept only
+// where plain PyTorch shows its failure too: else the values alone are shrunk (the sizes kept), and
+// failing that too the graph stays as minimized. A shrinking that cannot finish says why.
+void shrink_result_inputs(Checkpoint& checkpoint, const RunPlace& place, PoolEvaluator& evaluator,
                           const SessionHooks& hooks) {
   // The sizes are proposed by a torch that traces symbolically: the run's python, or for a C++
   // backend's run (which has none) the one a torch.compile run would find.
@@ -193,12 +215,25 @@ void shrink_result_inputs(Checkpoint& checkpoint, const RunPlace& place, search:
   shrink::ShapeProposer propose_shapes;
   if (python) propose_shapes = shape_proposer(*python, place.store.root(), place.shrink_root());
   else log::info("the input shrinking keeps the sizes: " + python.error().message);
-  auto shrunk = shrink::shrink_inputs(checkpoint.state.document, place.store, evaluator, propose_shapes);
-  if (!shrunk) {
-    log::warn("shrinking the inputs: " + shrunk.error().message);
+  const GraphDocument& minimized = checkpoint.state.document;
+  auto shrunk = shrink::shrink_inputs(minimized, place.store, evaluator, propose_shapes);
+  std::string refused = shrunk ? plain_refusal(shrunk->document, checkpoint, place, python, evaluator.timeout()) : "";
+  if (!refused.empty() && propose_shapes) {
+    log::warn("the shrunk graph is not kept: " + refused + "; shrinking its values alone");
+    auto values_only = shrink::shrink_inputs(minimized, place.store, evaluator, {});
+    if (values_only) {
+      values_only->record.shapes = "kept: at the smaller sizes " + refused;
+      values_only->record.queries += shrunk->record.queries;
+      shrunk = std::move(values_only);
+      refused = plain_refusal(shrunk->document, checkpoint, place, python, evaluator.timeout());
+    }
+  }
+  if (!shrunk || !refused.empty()) {
+    std::string why = shrunk ? "the shrunk graph is not kept: " + refused : shrunk.error().message;
+    log::warn("shrinking the inputs: " + why);
     shrink::InputShrink failed;
-    failed.before = failed.after = shrink::data_size(checkpoint.state.document);
-    failed.error = shrunk.error().message;
+    failed.before = failed.after = shrink::data_size(minimized);
+    failed.error = why;
     checkpoint.input_shrink = std::move(failed);
     return;
   }
