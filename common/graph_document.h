@@ -46,6 +46,11 @@ struct StorageRef {
   std::optional<StorageFill> fill;
 
   bool stored() const { return !fill.has_value(); }
+  // Its bytes made by `made_by` from now on: the blob is no longer its.
+  void fill_with(const StorageFill& made_by) {
+    fill = made_by;
+    hash.clear();
+  }
 };
 
 struct TensorMeta {

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -79,6 +80,18 @@ class JsonView {
     for (std::size_t i = 0; i < *count; ++i)
       if (auto decoded = decode(array->item(i)); !decoded) return decoded.error();
     return {};
+  }
+
+  // Appends decode(item) (an Expected of out's element type) for each element of the required array
+  // member `key`, in order; the first error ends it.
+  template <class Decode, class T>
+  Expected<void> append_items(std::string_view key, Decode decode, std::vector<T>& out) const {
+    return for_each_item(key, [&](const JsonView& item) -> Expected<void> {
+      auto decoded = decode(item);
+      if (!decoded) return decoded.error();
+      out.push_back(std::move(*decoded));
+      return {};
+    });
   }
 
   // An invalid_input error located at this view: "PATH: message" (or "message" at the root).

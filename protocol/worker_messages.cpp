@@ -130,13 +130,7 @@ Expected<PropagateReply> decode_propagate_reply(const JsonView& view, std::uint6
   PropagateReply reply;
   reply.id = id;
   if (auto read = view.read("root", reply.root); !read) return read.error();
-  auto values = view.for_each_item("values", [&](const JsonView& item) -> Expected<void> {
-    auto value = decode_propagated_value(item);
-    if (!value) return value.error();
-    reply.values.push_back(std::move(*value));
-    return {};
-  });
-  if (!values) return values.error();
+  if (auto values = view.append_items("values", decode_propagated_value, reply.values); !values) return values.error();
   auto failure = view.optional_field("eager_failure");
   if (!failure) return failure.error();
   if (*failure) {

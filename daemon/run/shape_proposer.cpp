@@ -10,28 +10,14 @@
 namespace minifyd::run {
 namespace {
 
-// "s0=512, s1=2" of {"s0": 512, ...} or of [{"name": "s0", "value": 512}, ...].
+// "s0=512, s1=2" of {"s0": 512, "s1": 2}.
 Expected<std::string> sizes_text(const JsonView& view) {
+  if (auto object = view.as_object(); !object) return object.error();
   std::string text;
-  auto add = [&text](const std::string& name, std::int64_t value) {
-    text += (text.empty() ? "" : ", ") + name + "=" + std::to_string(value);
-  };
-  if (view.raw().is_object()) {
-    for (const auto& [name, value] : view.raw().items()) {
-      auto number = JsonView(value, view.path() + "." + name).as_int();
-      if (!number) return number.error();
-      add(name, *number);
-    }
-    return text;
-  }
-  auto listed = view.array_size();
-  if (!listed) return listed.error();
-  for (std::size_t i = 0; i < *listed; ++i) {
-    std::string name;
-    std::int64_t value = 0;
-    if (auto read = view.item(i).read("name", name); !read) return read.error();
-    if (auto read = view.item(i).read("value", value); !read) return read.error();
-    add(name, value);
+  for (const auto& [name, value] : view.raw().items()) {
+    auto number = JsonView(value, view.path() + "." + name).as_int();
+    if (!number) return number.error();
+    text += (text.empty() ? "" : ", ") + name + "=" + std::to_string(*number);
   }
   return text;
 }
@@ -44,20 +30,9 @@ Expected<shrink::ShapeProposal> decode_proposal(const JsonView& view) {
   auto text = sizes_text(*sizes);
   if (!text) return text.error();
   proposal.sizes = *text;
-  auto storages = view.for_each_item("storages", [&](const JsonView& item) -> Expected<void> {
-    auto storage = decode_storage_ref(item);
-    if (!storage) return storage.error();
-    proposal.storages.push_back(std::move(*storage));
-    return {};
-  });
-  if (!storages) return storages.error();
-  auto inputs = view.for_each_item("inputs", [&](const JsonView& item) -> Expected<void> {
-    auto input = decode_graph_input(item);
-    if (!input) return input.error();
-    proposal.inputs.push_back(std::move(*input));
-    return {};
-  });
-  if (!inputs) return inputs.error();
+  if (auto storages = view.append_items("storages", decode_storage_ref, proposal.storages); !storages)
+    return storages.error();
+  if (auto inputs = view.append_items("inputs", decode_graph_input, proposal.inputs); !inputs) return inputs.error();
   return proposal;
 }
 
@@ -70,13 +45,7 @@ Expected<shrink::ShapeProposals> decode_proposals(const nlohmann::json& json) {
   if (!sizes) return sizes.error();
   proposals.sizes = *sizes;
   if (auto read = view.read("note", proposals.note); !read) return read.error();
-  auto listed = view.for_each_item("proposals", [&](const JsonView& item) -> Expected<void> {
-    auto proposal = decode_proposal(item);
-    if (!proposal) return proposal.error();
-    proposals.proposals.push_back(std::move(*proposal));
-    return {};
-  });
-  if (!listed) return listed.error();
+  if (auto listed = view.append_items("proposals", decode_proposal, proposals.proposals); !listed) return listed.error();
   return proposals;
 }
 

@@ -94,8 +94,7 @@ Expected<std::vector<StorageFill>> Shrinker::fills_for(std::size_t index, DType 
 
 GraphDocument Shrinker::filled(std::size_t index, const StorageFill& fill) const {
   GraphDocument document = search::clone_document(current_);
-  document.storages[index].fill = fill;
-  document.storages[index].hash.clear();
+  document.storages[index].fill_with(fill);
   return document;
 }
 
@@ -110,8 +109,7 @@ Expected<void> Shrinker::shrink_all_at_once(std::vector<std::size_t>& left, std:
     for (std::size_t index : left)
       for (const StorageFill& fill : fills[index])
         if (fill.kind == kind) {
-          document.storages[index].fill = fill;
-          document.storages[index].hash.clear();
+          document.storages[index].fill_with(fill);
           any = true;
         }
     if (!any) continue;

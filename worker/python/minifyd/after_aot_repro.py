@@ -9,7 +9,6 @@ import contextlib
 import importlib
 import inspect
 import io
-import json
 import os
 import re
 import sys
@@ -47,10 +46,8 @@ def _storage_key(storage):
         return None
 
 
-def _filled_inputs(graph_dir, inputs):
-    """(device, data_ptr) of each input storage graph.json fills -> (its fill, its nbytes)."""
-    with open(os.path.join(graph_dir, "graph.json")) as f:
-        doc = json.load(f)
+def _filled_inputs(doc, inputs):
+    """(device, data_ptr) of each input storage the document fills -> (its fill, its nbytes)."""
     fills = {}
     for entry, value in zip(doc["inputs"], inputs):
         storage = doc["storages"][entry["storage"]] if isinstance(entry, dict) and "storage" in entry else {}
@@ -116,7 +113,7 @@ AOT_MAIN = """if __name__ == '__main__':
 def write_repro(graph_dir, out_path, backend, options, accuracy):
     """Writes out_path for the graph in graph_dir; the inputs go to INPUTS_DIR beside it."""
     from torch._dynamo.repro.after_aot import save_graph_repro
-    gm, inputs = gf.load_graph(graph_dir)
+    gm, inputs, doc = gf.load_graph_and_document(graph_dir)
     # Set, not patched: the generator writes the config values that differ from the defaults.
     for module_name, values in compile_backends.config_patches(options).items():
         module = importlib.import_module(module_name)
@@ -129,7 +126,7 @@ def write_repro(graph_dir, out_path, backend, options, accuracy):
     # 'symbolic' compiles the symbolic trace on the real inputs, which Inductor fails to lower (a
     # failure of the repro, not the graph's).
     written = {}
-    with _filled_storages_unsaved(_filled_inputs(graph_dir, inputs), written):
+    with _filled_storages_unsaved(_filled_inputs(doc, inputs), written):
         save_graph_repro(text, gm, inputs, backend, save_dir=save_dir, accuracy=accuracy)
     prelude = PRELUDE + (FILL_FUNCTIONS + "\n\n" if written else "")
     # PyTorch's generator leaves load_args without a body for a graph of no inputs (a minimized graph

@@ -215,10 +215,15 @@ def _make_input(flats, entry, where):
 
 def load_graph(graph_dir):
     """DIR/graph.json and DIR/store as (torch.fx.GraphModule, list of inputs: tensors, ints for SymInts)."""
+    return load_graph_and_document(graph_dir)[:2]
+
+
+def load_graph_and_document(graph_dir):
+    """load_graph's GraphModule and inputs, and the graph.json document they were built from."""
     path = os.path.join(graph_dir, "graph.json")
     with open(path) as f:
         doc = json.load(f)
-    return build_graph(doc, os.path.join(graph_dir, "store"), path)
+    return (*build_graph(doc, os.path.join(graph_dir, "store"), path), doc)
 
 
 def build_graph(doc, store_dir, path, read=read_blob):

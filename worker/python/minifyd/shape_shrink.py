@@ -7,8 +7,8 @@
 # sizes; an input's stored values become the leading slice of the old ones, written to the run's store
 # (under ROOT, which the coordinator drops with the run's other roots), a filled storage keeps its fill.
 # The coordinator evaluates the proposals like any candidate and keeps the first, in that order, that
-# still fails the same way. Prints one JSON object: {"symbols": [...], "proposals": [...], "note": why
-# no size can shrink, or ""}.
+# still fails the same way. Prints one JSON object: {"symbols": {"s0": 512, ...}, "proposals": [...],
+# "note": why no size can shrink, or ""}.
 import argparse
 import json
 import os
@@ -123,21 +123,19 @@ def _proposal(doc, inputs, values, assignment, store, name):
 
 def propose(graph_dir, store_dir, root):
     """{"symbols", "proposals", "note"} for the graph in graph_dir (its blobs in store_dir)."""
-    with open(os.path.join(graph_dir, "graph.json")) as f:
-        doc = json.load(f)
-    gm, inputs = gf.load_graph(graph_dir)
+    gm, inputs, doc = gf.load_graph_and_document(graph_dir)
     if not any(isinstance(value, torch.Tensor) for value in inputs):
-        return {"symbols": [], "proposals": [], "note": "the graph has no tensor input"}
+        return {"symbols": {}, "proposals": [], "note": "the graph has no tensor input"}
     values, env = _traced(gm, inputs)
     guards = [guard.expr for guard in env.guards]
     symbols = _symbols_of(values)
     current = {symbol: int(env.var_to_val[symbol]) for symbol in symbols}
-    described = [{"name": str(s), "value": int(v)} for s, v in current.items()]
+    described = {str(s): v for s, v in current.items()}
     if not symbols:
         pinned = [f"{symbol}={value}" for symbol, value in env.replacements.items() if not value.free_symbols]
         note = ("the graph's own arguments fix every size (the trace specialised " + ", ".join(pinned[:6]) + ")"
                 if pinned else "no input has a size above 1")
-        return {"symbols": [], "proposals": [], "note": note}
+        return {"symbols": {}, "proposals": [], "note": note}
     proposals, seen = [], set()
     with gf.StoreWriter(store_dir) as store:
         digests = []
@@ -182,7 +180,7 @@ def main():
         print(f"shape_shrink: {error}", file=sys.stderr)
         return 2
     except Exception as error:  # the trace of a graph the symbolic tracer cannot follow
-        result = {"symbols": [], "proposals": [],
+        result = {"symbols": {}, "proposals": [],
                   "note": f"the graph cannot be traced with symbolic sizes: {type(error).__name__}: {error}"[:400]}
     print(json.dumps(result))
     return 0
