@@ -25,6 +25,8 @@ import subprocess
 import sys
 import time
 
+import query_breakdown
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..")
 MODELS = {"chain": os.path.join(ROOT, "tests", "inductor", "models", "chain200.py"),
@@ -133,8 +135,9 @@ def ours(minify, python, work, model, bug, gpu_workers, analyze_first=False):
                        check=True, capture_output=True)
     out = os.path.join(work, f"ours-{model}-{bug}{'-analyze-first' if analyze_first else ''}")
     shutil.rmtree(out, ignore_errors=True)
+    timeline = out + ".timeline.jsonl"
     command = [minify, "run", graph, "--out", out, "--backend", "inductor", "--python", python,
-               "--backend-opt", f"{bug_option(model)}={bug}", "--json"]
+               "--backend-opt", f"{bug_option(model)}={bug}", "--json", "--timeline", timeline]
     if model.endswith("_cuda"):
         command += ["--gpus", "0", "--workers-per-gpu", str(gpu_workers)]
     if bug == "accuracy":
@@ -142,6 +145,9 @@ def ours(minify, python, work, model, bug, gpu_workers, analyze_first=False):
     if analyze_first:
         command.append("--analyze-first")
     row = minify_run_row(command, work)
+    if os.path.isfile(timeline):
+        row["breakdown"] = query_breakdown.breakdown(timeline)
+        print(query_breakdown.render(row["breakdown"]), file=sys.stderr, flush=True)
     if analyze_first and os.path.isfile(os.path.join(out, "checkpoint.json")):
         with open(os.path.join(out, "checkpoint.json")) as f:
             checkpoint = json.load(f)

@@ -54,6 +54,40 @@ protocol::Verdict nan_verdict(const std::string& output) {
   return verdict;
 }
 
+// The accuracy check of a compiled run's output, as the seeds' same_two_models: a candidate whose
+// references cannot be computed is not an accuracy failure; `accuracy` requires the fp64 reference,
+// `strict-accuracy` does without. A CUDA error in a reference is the verdict: the compiled graph's
+// kernels may have broken the context the references run in.
+std::optional<protocol::Verdict> accuracy_failure(const LoadedGraph& loaded, const c10::IValue& compiled_output,
+                                                  protocol::AccuracyMode mode, std::optional<at::Device> cuda_device) {
+  const Graph& graph = loaded.document.graph;
+  RunArguments eager_arguments = fresh_arguments(loaded);
+  EagerResult eager = EagerInterpreter(graph, EagerOptions{cuda_device, false}).run(eager_arguments.inputs, eager_arguments.constants);
+  if (eager.failure) {
+    if (is_cuda_failure(*eager.failure)) return exception_verdict(*eager.failure);
+    std::cerr << "accuracy check skipped, eager reference failed: " << eager.failure->to_string() << std::endl;
+    return std::nullopt;
+  }
+  RunArguments fp64_arguments = fresh_arguments(loaded, true);
+  EagerResult fp64 = EagerInterpreter(graph, EagerOptions{cuda_device, true}).run(fp64_arguments.inputs, fp64_arguments.constants);
+  bool strict = mode == protocol::AccuracyMode::strict_accuracy;
+  if (fp64.failure && is_cuda_failure(*fp64.failure)) return exception_verdict(*fp64.failure);
+  if (fp64.failure) {
+    std::cerr << "fp64 reference failed: " << fp64.failure->to_string() << std::endl;
+    if (!strict) return std::nullopt;
+  }
+  AccuracyCheck check = compare_outputs(eager.output, compiled_output,
+                                        fp64.failure ? std::nullopt : std::optional<c10::IValue>(fp64.output),
+                                        AccuracyOptions{1e-3, !strict});
+  if (check.passes) return std::nullopt;
+  protocol::Verdict verdict;
+  verdict.pass = false;
+  verdict.kind = protocol::FailureKind::accuracy;
+  verdict.message = check.detail;
+  verdict.accuracy = check.report;
+  return verdict;
+}
+
 protocol::ErrorReply error_reply(std::uint64_t id, const Error& error) { return {id, error.message}; }
 
 Expected<ContentStore> open_store(const std::string& path) { return ContentStore::open(path, false); }
@@ -86,6 +120,7 @@ Expected<RequestHandler::Prepared> RequestHandler::prepare(const Request& reques
 }
 
 protocol::WorkerReply RequestHandler::evaluate(const protocol::EvaluateRequest& request) {
+  auto start = Clock::now();
   auto prepared = prepare(request);
   if (!prepared) return error_reply(request.id, prepared.error());
   const LoadedGraph& loaded = prepared->graph;
@@ -99,7 +134,8 @@ protocol::WorkerReply RequestHandler::evaluate(const protocol::EvaluateRequest& 
   bool check_nan = request.nan_check && !holds_non_finite(loaded.inputs);
   // The compiled graph keeps its constants for as long as it lives.
   RunArguments compiled_arguments = fresh_arguments(loaded);
-  auto start = Clock::now();
+  reply.load_ms = ms_since(start);
+  start = Clock::now();
   CompileResult compiled = chosen.compile(loaded.document.graph, compiled_arguments.constants,
                                               BackendContext{eager_options, loaded.document.inputs});
   reply.compile_ms = ms_since(start);
@@ -128,38 +164,9 @@ protocol::WorkerReply RequestHandler::evaluate(const protocol::EvaluateRequest& 
     }
   }
   if (request.accuracy == protocol::AccuracyMode::off) return reply;
-
-  // As the seeds' same_two_models: a candidate whose references cannot be computed is not an
-  // accuracy failure; `accuracy` requires the fp64 reference, `strict-accuracy` does without.
-  const Graph& graph = loaded.document.graph;
-  RunArguments eager_arguments = fresh_arguments(loaded);
-  EagerResult eager = EagerInterpreter(graph, eager_options).run(eager_arguments.inputs, eager_arguments.constants);
-  if (eager.failure) {
-    // The compiled graph's kernels may have broken the context the references run in.
-    if (is_cuda_failure(*eager.failure)) reply.verdict = exception_verdict(*eager.failure);
-    else std::cerr << "accuracy check skipped, eager reference failed: " << eager.failure->to_string() << std::endl;
-    return reply;
-  }
-  RunArguments fp64_arguments = fresh_arguments(loaded, true);
-  EagerResult fp64 = EagerInterpreter(graph, EagerOptions{cuda_device_, true}).run(fp64_arguments.inputs, fp64_arguments.constants);
-  bool strict = request.accuracy == protocol::AccuracyMode::strict_accuracy;
-  if (fp64.failure && is_cuda_failure(*fp64.failure)) {
-    reply.verdict = exception_verdict(*fp64.failure);
-    return reply;
-  }
-  if (fp64.failure) {
-    std::cerr << "fp64 reference failed: " << fp64.failure->to_string() << std::endl;
-    if (!strict) return reply;
-  }
-  AccuracyCheck check = compare_outputs(eager.output, result.output,
-                                        fp64.failure ? std::nullopt : std::optional<c10::IValue>(fp64.output),
-                                        AccuracyOptions{1e-3, !strict});
-  if (!check.passes) {
-    reply.verdict.pass = false;
-    reply.verdict.kind = protocol::FailureKind::accuracy;
-    reply.verdict.message = check.detail;
-    reply.verdict.accuracy = check.report;
-  }
+  start = Clock::now();
+  if (auto failure = accuracy_failure(loaded, result.output, request.accuracy, cuda_device_)) reply.verdict = std::move(*failure);
+  reply.check_ms = ms_since(start);
   return reply;
 }
 

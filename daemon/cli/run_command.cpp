@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <thread>
 
@@ -39,6 +40,7 @@ struct RunOptions {
   bool list_strategies = false;
   bool json = false;
   std::optional<unsigned> speculate_after_ms;  // nullopt: the run's default (out_dir_run.h)
+  std::string timeline;  // --timeline FILE (run/timeline.h); empty: none
 };
 
 int fail(const std::string& message, int code, bool json) {
@@ -84,9 +86,16 @@ int run_command(RunOptions& options) {
     return fail("GRAPH_DIR (or FILE.py), --out and --backend are required (or --resume OUT_DIR)", exit_usage, options.json);
   }
 
+  std::unique_ptr<run::Timeline> timeline;
+  if (!options.timeline.empty()) {
+    auto opened = run::Timeline::open(options.timeline);
+    if (!opened) return fail(opened.error().message, exit_usage, options.json);
+    timeline = std::move(*opened);
+  }
   // A resumed run takes its spec from the checkpoint.
   std::optional<run::RunSpec> spec;
   if (!resuming) {
+    run::TimelinePhase importing(timeline.get(), "import");
     // A repro file is imported into the output directory (the import makes it), where a resumed run
     // still finds it.
     std::filesystem::path import_dir = std::filesystem::path(options.out) / imported_graph_dir_name;
@@ -101,6 +110,7 @@ int run_command(RunOptions& options) {
   if (!made_settings) return fail(made_settings.error().message, exit_usage, options.json);
   run::RunSettings settings = std::move(*made_settings);
   if (options.speculate_after_ms) settings.speculate_after = std::chrono::milliseconds(*options.speculate_after_ms);
+  settings.timeline = timeline.get();
   // The live line replaces the info log on a terminal; --log-level debug (or a pipe) keeps the log.
   bool live = !options.json && ::isatty(STDERR_FILENO) && log::level() == log::Level::info;
   std::optional<ProgressLine> progress;
@@ -144,6 +154,9 @@ void add_run_command(CLI::App& app, Action& action) {
                       "when a deciding verdict is pending this many ms, search on in parallel as if the candidate "
                       "fails (overlaps hangs; the result is unchanged); 0: never; default 20, off for the "
                       "torch.compile backends, whose every query compiles for seconds");
+  command->add_option("--timeline", options->timeline,
+                      "write FILE: one JSON line per worker start, request and phase of the run, as it happens "
+                      "(bench/query_breakdown.py says where each query's time went)");
   command->callback([options, &action] { action = [options] { return run_command(*options); }; });
 }
 

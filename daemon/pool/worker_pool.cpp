@@ -75,6 +75,7 @@ void WorkerPool::launch(std::size_t slot_index, bool as_spare) {
                                      });
   *holder = worker;
   ++stats_.workers_started;
+  tell(PoolEvent::of_worker(PoolEvent::Kind::worker_launched, slot_index, worker->pid(), as_spare));
   (as_spare ? slot.spare : slot.active) = worker;
   (as_spare ? slot.spare_ready : slot.active_ready) = false;
 }
@@ -87,6 +88,7 @@ void WorkerPool::on_started(std::size_t slot_index, const std::shared_ptr<Worker
     if (is_active) slot.active = nullptr;
     if (is_spare) slot.spare = nullptr;
     if (stopping_) return check_stopped();
+    tell(PoolEvent::of_worker(PoolEvent::Kind::worker_start_failed, slot_index, worker ? worker->pid() : 0));
     ++slot.start_failures;
     log::warn("slot " + std::to_string(slot_index) + ": " + fault->describe() +
               (fault->stderr_tail.empty() ? "" : "\n" + fault->stderr_tail));
@@ -103,6 +105,7 @@ void WorkerPool::on_started(std::size_t slot_index, const std::shared_ptr<Worker
     return retire(worker);
   }
   slot.start_failures = 0;
+  tell(PoolEvent::of_worker(PoolEvent::Kind::worker_ready, slot_index, worker->pid()));
   worker->on_death([this, alive = std::weak_ptr<bool>(alive_), slot_index, weak = std::weak_ptr<WorkerProcess>(worker)](
                        const WorkerFault& fault) {
     if (alive.expired()) return;
@@ -168,6 +171,7 @@ void WorkerPool::send(std::size_t slot_index, Submission submission) {
   sent.slot_index = slot_index;
   sent.worker = slot.active;
   sent.sent_at = std::chrono::steady_clock::now();
+  tell(PoolEvent::sent(slot_index, sent.worker->pid(), ticket, sent.submission.request));
   if (config_.park_after && sent.worker->concurrency() > 1) {
     sent.park_timer = std::make_unique<boost::asio::steady_timer>(io_, *config_.park_after);
     sent.park_timer->async_wait(
@@ -248,6 +252,7 @@ void WorkerPool::on_outcome(Ticket ticket, WorkerOutcome outcome) {
       slot.active_ready = false;
     }
   }
+  tell(PoolEvent::answered(done.slot_index, done.worker->pid(), ticket, outcome));
   // The handler first: if it stops the pool, no replacement is started in vain.
   done.submission.handler(std::move(outcome));
   if (stopping_) return check_stopped();
@@ -310,6 +315,7 @@ void WorkerPool::retire(const std::shared_ptr<WorkerProcess>& worker) {
                                  [](const auto& old) { return old->state() == WorkerProcess::State::dead; }),
                   retiring_.end());
   retiring_.push_back(worker);
+  tell(PoolEvent::of_worker(PoolEvent::Kind::worker_retired, 0, worker->pid()));
   worker->stop([this, alive = std::weak_ptr<bool>(alive_)] {
     if (!alive.expired()) check_stopped();
   });
@@ -323,6 +329,10 @@ void WorkerPool::check_stopped() {
   on_stopped_ = nullptr;
   retiring_.clear();
   boost::asio::post(io_, std::move(done));
+}
+
+void WorkerPool::tell(const PoolEvent& event) const {
+  if (config_.on_event) config_.on_event(event);
 }
 
 std::vector<protocol::WorkerHello> WorkerPool::hellos() const {

@@ -21,6 +21,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include "daemon/pool/pool_event.h"
 #include "daemon/pool/request_pool.h"
 #include "daemon/pool/worker_process.h"
 
@@ -39,6 +40,8 @@ struct PoolConfig {
   // A request running this long on a concurrent worker is parked (nullopt: never). At most
   // concurrency() - 1 are parked per worker; beyond that the slot waits for its request.
   std::optional<std::chrono::milliseconds> park_after;
+  // Told what the pool does, as it does it (a run's timeline); none when empty.
+  PoolEventSink on_event;
 };
 
 struct PoolStats {
@@ -125,6 +128,7 @@ class WorkerPool final : public RequestPool {
   // Stops a worker that serves nothing more, keeping it until it is reaped.
   void retire(const std::shared_ptr<WorkerProcess>& worker);
   void check_stopped();
+  void tell(const PoolEvent& event) const;
 
   boost::asio::io_context& io_;
   PoolConfig config_;

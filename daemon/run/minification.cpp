@@ -2,6 +2,8 @@
 #include "daemon/run/minification.h"
 
 #include <chrono>
+#include <memory>
+#include <optional>
 
 #include "common/canonical_hash.h"
 #include "common/graph_codec.h"
@@ -11,6 +13,7 @@
 #include "daemon/bisect/bisector.h"
 #include "daemon/pool/worker_program.h"
 #include "daemon/run/plain_check.h"
+#include "daemon/run/plain_confirmation.h"
 #include "daemon/run/propagation.h"
 #include "daemon/run/shape_proposer.h"
 #include "daemon/search/minifier.h"
@@ -135,31 +138,24 @@ class Session final : public search::SearchObserver {
 };
 
 // The plain check of the original (run/plain_check.h) for a session that checks the original: recorded in
-// the checkpoint, either as skipped or by the search's confirm_failure once the sanity check found the
-// original failing, with the candidates' time limit that the sanity check set.
-void arrange_plain_check(search::SearchOptions& options, Checkpoint& checkpoint, const RunPlace& place,
-                         const SessionHooks& hooks, const PoolEvaluator& evaluator, const FailureJudge& judge) {
+// the checkpoint as skipped, or made beside the search (run/plain_confirmation.h) once the sanity check
+// found the original failing, with the candidates' time limit that the sanity check set.
+void arrange_plain_check(PlainConfirmation& confirmation, Checkpoint& checkpoint, const RunPlace& place,
+                         const SessionHooks& hooks, PoolEvaluator& evaluator, const FailureJudge& judge) {
   if (!has_plain_check(checkpoint.spec.evaluation) || checkpoint.plain_check) return;
   if (std::string reason = plain_check_skip_reason(checkpoint.spec); !reason.empty()) {
     checkpoint.plain_check = plain_check_skipped(reason);
     return;
   }
-  options.confirm_failure = [&checkpoint, &place, &hooks, &evaluator, &judge] {
+  evaluator.on_original_fails([&confirmation, &checkpoint, &place, &hooks, &evaluator, &judge] {
     auto python = hooks.python ? hooks.python() : make_error(ErrorKind::invalid_input, "no python given");
-    std::optional<FailureSignature> expected = judge.expected();
-    if (!python) {
-      checkpoint.plain_check = plain_check_skipped("no python: " + python.error().message);
-    } else if (!expected) {
-      checkpoint.plain_check = plain_check_skipped("the original's failure has no signature");
-    } else {
-      PlainCheckInput input{*python, &checkpoint.state.document, place.store.root(), &checkpoint.spec.evaluation,
-                            evaluator.timeout() + plain_check_start_allowance};
-      checkpoint.plain_check = check_under_plain_pytorch(input, *expected);
-    }
-    log::info("under plain PyTorch the original " + checkpoint.plain_check->outcome + ": " +
-              checkpoint.plain_check->detail);
-    return plain_check_confirms(*checkpoint.plain_check);
-  };
+    if (!python) return confirmation.skip("no python: " + python.error().message);
+    if (!judge.expected()) return confirmation.skip("the original's failure has no signature");
+    confirmation.start(PlainCheckRequest{*python, search::clone_document(checkpoint.state.document), place.store.root(),
+                                         checkpoint.spec.evaluation, evaluator.timeout() + plain_check_start_allowance,
+                                         *judge.expected()},
+                       hooks.timeline);
+  });
 }
 
 std::optional<std::size_t> remaining(std::optional<std::size_t> limit, std::uint64_t used) {
@@ -332,13 +328,26 @@ Expected<RunResult> continue_run(Checkpoint checkpoint, const RunPlace& place, c
 
   PoolEvaluator evaluator(pool, spec.evaluation, place.store.root(), judge, checkpoint.original_hash,
                           spec.timeout_follows_original);
-  arrange_plain_check(options, checkpoint, place, hooks, evaluator, judge);
+  PlainConfirmation confirmation;
+  options.runner.refuted = &confirmation.refuted();
+  arrange_plain_check(confirmation, checkpoint, place, hooks, evaluator, judge);
   Session session(checkpoint, place, hooks.observer, cache, evaluator, judge, started);
   search::SteadyClock clock;
   std::uint64_t prior_queries = checkpoint.totals.queries;
   std::uint64_t prior_hits = checkpoint.totals.cache_hits;
+  std::size_t prior_steps = checkpoint.steps.size();
+  search::SearchState before = search::clone_state(checkpoint.state);
+  std::optional<TimelinePhase> searching(std::in_place, hooks.timeline, "search");
   auto searched = search::minify(search::clone_state(checkpoint.state), evaluator, cache, clock, options, &session);
+  searching.reset();
+  if (auto plain = confirmation.wait()) checkpoint.plain_check = std::move(*plain);
   if (!searched) return searched.error();
+  if (confirmation.refuted()) {  // nothing the search accepted meanwhile stands
+    searched->stop = search::StopReason::unconfirmed;
+    searched->best = std::move(before);
+    checkpoint.state = search::clone_state(searched->best);
+    checkpoint.steps.erase(checkpoint.steps.begin() + static_cast<std::ptrdiff_t>(prior_steps), checkpoint.steps.end());
+  }
 
   RunResult result;
   result.stop = searched->stop;
@@ -354,6 +363,7 @@ Expected<RunResult> continue_run(Checkpoint checkpoint, const RunPlace& place, c
   if (minimized) checkpoint.state = std::move(searched->best);
   checkpoint.finished = searched->stop != search::StopReason::error && searched->stop != search::StopReason::interrupted;
   if (checkpoint.finished && minimized) {
+    TimelinePhase after_search(hooks.timeline, "after_search");
     // After the search, the minimized graph's questions, each request limited as its candidates were.
     EvaluationSpec candidates = spec.evaluation;
     candidates.timeout = evaluator.timeout();

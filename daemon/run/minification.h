@@ -18,6 +18,7 @@
 #include "daemon/run/checkpoint.h"
 #include "daemon/run/pool_evaluator.h"
 #include "daemon/run/run_spec.h"
+#include "daemon/run/timeline.h"
 #include "daemon/search/search_observer.h"
 #include "daemon/search/search_status.h"
 
@@ -61,6 +62,7 @@ struct SessionHooks {
   std::optional<std::chrono::milliseconds> speculate_after;
   // The torch.compile backends' python, for the plain check of the original (run/plain_check.h).
   std::function<Expected<std::string>()> python;
+  Timeline* timeline = nullptr;  // the run's phases are marked there, if anywhere
 };
 
 // Copies the blobs `original` names from `source` into the run's store, verified on the way, and

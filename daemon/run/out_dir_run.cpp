@@ -50,6 +50,7 @@ Expected<PoolConfig> pool_config(const RunSettings& settings, const EvaluationSp
   hide_gpus_unless_used(config.worker, original);
   config.slots = settings.slots;
   if (auto speculate_after = speculation_of(settings, spec)) config.park_after = std::min(*speculate_after, park_after);
+  if (settings.timeline) config.on_event = settings.timeline->pool_sink();
   return config;
 }
 
@@ -69,13 +70,14 @@ std::function<Expected<std::string>()> python_of(const RunSettings& settings) {
 
 // A session's progress, speculation and python, from the settings.
 SessionHooks session_hooks(const RunSettings& settings, const EvaluationSpec& spec) {
-  return SessionHooks{settings.observer, nullptr, speculation_of(settings, spec), python_of(settings)};
+  return SessionHooks{settings.observer, nullptr, speculation_of(settings, spec), python_of(settings), settings.timeline};
 }
 
 // The outputs of a run that minimized something (a failing original), its best graph so far when
 // the search stopped early.
 Expected<RunResult> with_outputs(RunResult result, const RunSettings& settings) {
   if (search::nothing_to_minimize(result.stop)) return result;
+  TimelinePhase writing(settings.timeline, "outputs");
   std::string report = render_report(result.checkpoint, result, settings.slots.size());
   OutputPlace place{settings.out_dir, settings.minify_executable, python_of(settings)};
   if (auto written = write_outputs(result.checkpoint, report, place); !written)

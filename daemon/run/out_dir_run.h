@@ -14,6 +14,7 @@
 #include "daemon/pool/worker_pool.h"
 #include "daemon/run/minification.h"
 #include "daemon/run/run_spec.h"
+#include "daemon/run/timeline.h"
 #include "daemon/search/search_observer.h"
 
 namespace minifyd::run {
@@ -29,6 +30,7 @@ struct RunSettings {
   // (search/speculation.h); 0: neither. nullopt: 20 ms, and never for the torch.compile backends,
   // whose every query compiles for seconds, so that lineages would only compete for the cores.
   std::optional<std::chrono::milliseconds> speculate_after;
+  Timeline* timeline = nullptr;  // where the run's workers, requests and phases are told, if anywhere
 };
 
 // Starts a run of `spec` (spec.graph_dir must be absolute) into settings.out_dir, which must not

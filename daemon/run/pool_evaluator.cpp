@@ -124,9 +124,11 @@ void PoolEvaluator::receive(RequestPool::Ticket ticket, const std::string& hash,
     held_for_original_.push_back([this, hash, verdict, deliver] { deliver(judge(hash, verdict)); });
     return;
   }
+  bool expected_before = judge_.expected().has_value();
   deliver(judge(hash, verdict));
   if (!original) return;
   follow_original(outcome, std::chrono::steady_clock::now() - submitted);
+  if (!expected_before && judge_.expected() && on_original_fails_) std::exchange(on_original_fails_, nullptr)();
   std::vector<std::function<void()>> held;
   held.swap(held_for_original_);
   for (auto& judge_and_deliver : held) judge_and_deliver();

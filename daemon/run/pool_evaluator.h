@@ -58,6 +58,9 @@ class PoolEvaluator final : public search::CandidateEvaluator {
   const VerdictTally& tally() const { return tally_; }
   // The time limit candidates are submitted with now.
   std::chrono::milliseconds timeout() const { return timeout_; }
+  // Called once, on this thread, when the original's verdict first sets the judge's signature (the
+  // sanity check saw it fail), after the candidates' time limit followed it.
+  void on_original_fails(std::function<void()> hook) { on_original_fails_ = std::move(hook); }
 
  private:
   class Shared;
@@ -91,6 +94,7 @@ class PoolEvaluator final : public search::CandidateEvaluator {
   std::string original_hash_;
   bool timeout_follows_original_;
   std::chrono::milliseconds timeout_;
+  std::function<void()> on_original_fails_;
   std::map<RequestPool::Ticket, Pending> pending_;  // this thread's search's
   // Evaluations of the original in flight. While the sanity check is one of them (a lineage went
   // ahead of it), a failure with no signature to compare yet waits for the original's.

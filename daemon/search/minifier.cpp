@@ -36,14 +36,11 @@ Expected<SearchResult> minify(SearchState original, CandidateEvaluator& evaluato
   std::optional<bool> fails = true;
   if (!options.skip_sanity) fails = runner.check_to_continue(original);
   if (!fails && runner.error()) return runner.error()->with_context("checking the original graph");
-  bool confirmed = options.skip_sanity || !fails || !*fails || runner.handed_over() || !options.confirm_failure ||
-                   options.confirm_failure();
-  if (fails && *fails && !runner.handed_over() && confirmed) {
+  if (fails && *fails && !runner.handed_over()) {
     outcome = search_from_original(runner, options, std::move(original));
   } else {  // stopped, handed over to a lineage that went ahead of the check, or nothing to minimize
     outcome = runner.outcome(std::move(original));
     if (fails && !*fails) outcome.stop = StopReason::original_passes;
-    if (!confirmed) outcome.stop = StopReason::unconfirmed;
   }
   result.best = std::move(*outcome.best);
   result.stop = outcome.stop;

@@ -28,6 +28,9 @@ struct RunnerOptions {
   bool reverify = true;
   // Set from another thread to stop the search before its next query (StopReason::interrupted).
   const std::atomic<bool>* interrupt = nullptr;
+  // Set from another thread when the failure being minimized is refuted (run/plain_confirmation.h):
+  // the search stops before its next query (StopReason::unconfirmed).
+  const std::atomic<bool>* refuted = nullptr;
 };
 
 // Lineages past slow verdicts (search/speculation.h).
@@ -43,10 +46,6 @@ struct SearchOptions {
   // Start each round at min(this, the largest power of two <= node count); a power of two.
   std::optional<std::size_t> max_granularity;
   bool skip_sanity = false;  // trust that the original fails instead of checking it first
-  // Asked once the sanity check found the original failing, before the search goes on: whether the
-  // failure is confirmed (run/plain_check.h: by plain PyTorch); false stops the search there, with
-  // StopReason::unconfirmed. Unset: confirmed.
-  std::function<bool()> confirm_failure;
   RunnerOptions runner;
   SpeculationOptions speculation;
   // The strategies to run, from select_strategies(); the driver decides when each runs by role.

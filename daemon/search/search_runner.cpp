@@ -190,6 +190,8 @@ bool SearchRunner::may_query(std::size_t pending) {
   if (stopped()) return false;
   if (interrupted())
     halt(StopReason::interrupted);
+  else if (options_.refuted != nullptr && options_.refuted->load())
+    halt(StopReason::unconfirmed);
   else if (options_.budget.max_queries && counters_.queries + pending > *options_.budget.max_queries)
     halt(StopReason::query_budget);
   else if (options_.budget.max_time && clock_.now() - started_ >= *options_.budget.max_time)

@@ -12,7 +12,7 @@ namespace minifyd::search {
 enum class StopReason {
   finished,
   original_passes,  // the sanity check found nothing to minimize
-  unconfirmed,      // the original fails, but SearchOptions::confirm_failure did not confirm it
+  unconfirmed,      // the original fails, but RunnerOptions::refuted was set (plain PyTorch does not show it)
   query_budget,
   time_budget,
   interrupted,  // RunnerOptions::interrupt was set

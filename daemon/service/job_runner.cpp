@@ -117,7 +117,7 @@ Expected<run::RunResult> JobRunner::attempt(const JobRecord& job) {
   }
   ProgressForwarder progress(context_.daemon_io, id_, on_event_);
   return run::continue_run(std::move(*checkpoint), place, pool.access(),
-                           run::SessionHooks{&progress, &interrupt_, std::nullopt, context_.python});
+                           run::SessionHooks{&progress, &interrupt_, std::nullopt, context_.python, nullptr});
 }
 
 bool JobRunner::wait_for_room(const Error& error) {

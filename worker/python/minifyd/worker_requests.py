@@ -81,7 +81,9 @@ class RequestHandler:
         patches = compile_backends.config_patches(request.backend_options)
         entry = compile_backends.inductor_entry(request.backend_options)
         load = self._loader(request)
+        started = time.perf_counter()
         gm, inputs = load()
+        timings = {"load_ms": (time.perf_counter() - started) * 1e3}
         check_nan = request.nan_check and not any(repro_template._non_finite(t) for t in inputs)
         probe = None if request.bisect is None else bisect_probe.Probe(request.backend, bisect_probe.graph_facts(gm, inputs),
                                                                           **request.bisect)
@@ -103,10 +105,10 @@ class RequestHandler:
             except Exception as error:  # noqa: BLE001  (a compile error is the candidate's verdict)
                 verdict = self._failure_of(error)
                 return self._reply(request.id, verdict, (time.perf_counter() - started) * 1e3, 0.0,
-                                   **observed(error, verdict))
+                                   **timings, **observed(error, verdict))
             compile_ms = (time.perf_counter() - started) * 1e3
             if request.output_code == wp.OUTPUT_CODE_COMPILE:
-                return self._reply(request.id, wp.passed(), compile_ms, 0.0, **observed())
+                return self._reply(request.id, wp.passed(), compile_ms, 0.0, **timings, **observed())
             started = time.perf_counter()
             try:
                 with capture.marking_kernels() if capture else contextlib.nullcontext():
@@ -115,10 +117,12 @@ class RequestHandler:
             except Exception as error:  # noqa: BLE001  (so is a run error)
                 verdict = self._failure_of(error)
                 return self._reply(request.id, verdict, compile_ms, (time.perf_counter() - started) * 1e3,
-                                   **observed(error, verdict))
+                                   **timings, **observed(error, verdict))
             run_ms = (time.perf_counter() - started) * 1e3
+            started = time.perf_counter()
             verdict = self._judge(request, load, outputs, inputs, check_nan)
-            return self._reply(request.id, verdict, compile_ms, run_ms, **observed())
+            timings["check_ms"] = (time.perf_counter() - started) * 1e3
+            return self._reply(request.id, verdict, compile_ms, run_ms, **timings, **observed())
 
     def _failure_of(self, error):
         """The verdict of an exception that a compile or a run raised. On a GPU a kernel's fault is

@@ -1,0 +1,143 @@
+# Where a `minify run`'s time went, from its timeline (`minify run --timeline FILE`, daemon/run/timeline.h):
+#   /usr/bin/python3 bench/query_breakdown.py FILE [FILE...] [--json]
+# For each run: its phases (import of a repro file, until the search starts: the workers' start and the
+# original's propagation; the search; the plain check beside it; after the search; outputs), and the
+# search's worker time, slot by slot (a slot is one worker place of the pool): in requests (the worker's
+# own load, compile, run and check, and our overhead: the rest of the time from sending a request to its
+# answer, i.e. the fork of a child, JSON both ways, the pipes), starting a worker (at the start, and again
+# after one retired or died), and idle (a worker up with nothing to do: the search had fewer candidates
+# than workers). Per query: each part divided by the search's evaluate requests.
+import argparse
+import json
+import sys
+
+PARTS = ("load", "compile", "run", "check", "overhead", "starting", "idle")
+
+
+def read_timeline(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def phases(events):
+    """{phase: (begin, end)}, the first begin and last end of each."""
+    found = {}
+    for e in events:
+        if e["event"] != "phase":
+            continue
+        begin, end = found.get(e["phase"], (None, None))
+        if e["edge"] == "begin" and begin is None:
+            begin = e["t"]
+        if e["edge"] == "end":
+            end = e["t"]
+        found[e["phase"]] = (begin, end)
+    return found
+
+
+def slot_time(events, window):
+    """Seconds of each part summed over the slots within window (begin, end), and the requests counted."""
+    begin, end = window
+    totals = dict.fromkeys(PARTS, 0.0)
+    state = {}  # slot -> ("starting" | "idle" | "busy", since)
+    sent = {}   # ticket -> (slot, t)
+    slot_of = {}  # pid -> slot
+    requests = {"evaluate": 0, "failing": 0, "retirements": 0}
+
+    def charge(slot, until):
+        kind, since = state.get(slot, (None, None))
+        if kind in ("starting", "idle"):
+            lo, hi = max(since, begin), min(until, end)
+            if hi > lo:
+                totals[kind] += hi - lo
+
+    for e in events:
+        t, kind = e["t"], e["event"]
+        if kind == "worker_launched":
+            slot_of[e["pid"]] = e["slot"]
+            if not e["spare"] and state.get(e["slot"], ("", 0))[0] != "busy":
+                charge(e["slot"], t)
+                state[e["slot"]] = ("starting", t)
+        elif kind == "worker_ready":
+            if state.get(e["slot"], ("", 0))[0] == "starting":
+                charge(e["slot"], t)
+                state[e["slot"]] = ("idle", t)
+        elif kind == "request_sent":
+            charge(e["slot"], t)
+            state[e["slot"]] = ("busy", t)
+            sent[e["ticket"]] = (e["slot"], t, e.get("request"))
+        elif kind == "request_answered":
+            slot, t0, request = sent.pop(e["ticket"], (e["slot"], t, None))
+            if begin <= t0 and t <= end and request == "evaluate":
+                requests["evaluate"] += 1
+                worker_ms = 0.0
+                for part in ("load", "compile", "run", "check"):
+                    ms = e.get(part + "_ms", 0.0) or 0.0
+                    totals[part] += ms / 1e3
+                    worker_ms += ms
+                totals["overhead"] += max(0.0, (t - t0) - worker_ms / 1e3)
+                if e.get("outcome") != "pass":
+                    requests["failing"] += 1
+                if e.get("retiring") or e.get("outcome") == "fault":
+                    requests["retirements"] += 1
+            # The slot starts a worker again if this one retired or died; else it is idle until its next request.
+            retired = e.get("retiring") or e.get("outcome") == "fault"
+            state[slot] = ("starting" if retired else "idle", t)
+    for slot in list(state):
+        charge(slot, end)
+    return totals, requests
+
+
+def breakdown(path):
+    events = read_timeline(path)
+    spans = phases(events)
+    wall = max(e["t"] for e in events)
+    search = spans.get("search", (None, None))
+    row = {"timeline": path, "wall_s": round(wall, 2)}
+    for name, (b, e) in spans.items():
+        if b is not None and e is not None:
+            row[name + "_s"] = round(e - b, 2)
+    if search[0] is None or search[1] is None:
+        return row
+    row["before_search_s"] = round(search[0] - spans.get("import", (0, 0))[1] if "import" in spans else search[0], 2)
+    slots = len({e["slot"] for e in events if e["event"] == "worker_launched"})
+    totals, requests = slot_time(events, search)
+    n = max(1, requests["evaluate"])
+    row.update(slots=slots, queries=requests["evaluate"], failing=requests["failing"],
+               retirements=requests["retirements"],
+               search_wall_per_query_s=round((search[1] - search[0]) / n, 3))
+    slot_seconds = slots * (search[1] - search[0])
+    row["per_query_s"] = {part: round(totals[part] / n, 3) for part in PARTS}
+    row["share"] = {part: round(totals[part] / slot_seconds, 3) if slot_seconds else 0 for part in PARTS}
+    busy = sum(totals[p] for p in ("load", "compile", "run", "check", "overhead"))
+    row["overhead_of_a_query"] = round(totals["overhead"] / busy, 3) if busy else 0
+    return row
+
+
+def render(row):
+    lines = [f"{row['timeline']}: {row['wall_s']} s"]
+    phase_names = [k[:-2] for k, v in row.items() if k.endswith("_s") and isinstance(v, float)
+                   and k not in ("wall_s", "search_wall_per_query_s")]
+    lines.append("  phases: " + ", ".join(f"{name} {row[name + '_s']} s" for name in phase_names))
+    if "queries" in row:
+        lines.append(f"  search: {row['queries']} worker queries ({row['failing']} failing, {row['retirements']} "
+                     f"retired their worker) on {row['slots']} slots, {row['search_wall_per_query_s']} s of wall "
+                     "per query")
+        lines.append("  per query, slot seconds: " + ", ".join(f"{p} {row['per_query_s'][p]}" for p in PARTS))
+        lines.append("  share of the slots' time: " + ", ".join(f"{p} {100 * row['share'][p]:.0f}%" for p in PARTS))
+        lines.append(f"  our overhead: {100 * row['overhead_of_a_query']:.1f}% of a query's time in its worker")
+    return "\n".join(lines)
+
+
+def main():
+    parser = argparse.ArgumentParser(description="where a minify run's time went, from its --timeline")
+    parser.add_argument("timelines", nargs="+")
+    parser.add_argument("--json", action="store_true", help="one JSON object per timeline")
+    args = parser.parse_args()
+    for path in args.timelines:
+        row = breakdown(path)
+        print(json.dumps(row) if args.json else render(row))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
