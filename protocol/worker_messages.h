@@ -117,11 +117,11 @@ using WorkerRequest = std::variant<EvaluateRequest, PropagateRequest, AnalyzeReq
 struct EvaluateReply {
   std::uint64_t id = 0;
   Verdict verdict;
-  // Where the worker's time went: loading the graph and its tensors, compiling, running, and
-  // checking the outputs (against eager and fp64 for an accuracy check); for the run's timeline.
-  double load_ms = 0;
+  // Where the worker's time went: compiling, running, loading the graph and its tensors, and checking
+  // the outputs (against eager and fp64 for an accuracy check); the last two for the run's timeline.
   double compile_ms = 0;
   double run_ms = 0;
+  double load_ms = 0;
   double check_ms = 0;
   // The worker exits after this reply (the Python worker serving in its own process, after a
   // failure, so that no candidate runs where another failed): it must be sent nothing more.
