@@ -128,7 +128,7 @@ def write_results(work, rows):
         json.dump(rows, f, indent=1)
 
 
-def ours(minify, python, work, model, bug, gpu_workers, analyze_first=False):
+def ours(minify, python, work, model, bug, gpu_workers, analyze_first=False, extra=()):
     graph = os.path.join(work, f"graph-{model}")
     if not os.path.isfile(os.path.join(graph, "graph.json")):
         subprocess.run([python, os.path.join(ROOT, "scripts", "export_fx.py"), MODELS[model], "--aot", "--out", graph],
@@ -144,7 +144,7 @@ def ours(minify, python, work, model, bug, gpu_workers, analyze_first=False):
         command.append("--accuracy")
     if analyze_first:
         command.append("--analyze-first")
-    row = minify_run_row(command, work)
+    row = minify_run_row(command + list(extra), work)
     if os.path.isfile(timeline):
         row["breakdown"] = query_breakdown.breakdown(timeline)
         print(query_breakdown.render(row["breakdown"]), file=sys.stderr, flush=True)
@@ -166,6 +166,7 @@ def main():
     parser.add_argument("--cases", default=",".join(f"{m}:{b}" for m in ("chain", "resnet18") for b in BUGS))
     parser.add_argument("--peer-timeout", type=float, help="stop the peer's minifier after this many seconds")
     parser.add_argument("--gpu-workers", type=int, default=2, help="our workers on the GPU for *_cuda models")
+    parser.add_argument("--ours-args", default="", help="more arguments for our minify run, space-separated")
     parser.add_argument("--sides", default="ours,peer",
                         help="which sides to run, of ours, ours-analyze-first (minify run --analyze-first) and peer "
                              "(one, where a host's time limit per command cannot hold both)")
@@ -181,7 +182,8 @@ def main():
         sides = args.sides.split(",")
         row = {"case": case}
         if "ours" in sides:
-            row["ours"] = ours(args.minify, args.python, args.work, model, bug, args.gpu_workers)
+            row["ours"] = ours(args.minify, args.python, args.work, model, bug, args.gpu_workers,
+                               extra=args.ours_args.split())
         if "ours-analyze-first" in sides:
             row["ours_analyze_first"] = ours(args.minify, args.python, args.work, model, bug, args.gpu_workers, True)
         if "peer" in sides:

@@ -110,6 +110,14 @@ AOT_MAIN = """if __name__ == '__main__':
 """
 
 
+def _sha1_named_blobs():
+    """save_graph_repro's argument naming each stored blob by its bytes' SHA-1 where this PyTorch has it
+    (2.1 and later): by default its writer names them by a hash it computes with a kernel it compiles
+    with Inductor first, which costs the repro's writing seconds (and a Triton compile on a GPU)."""
+    from torch._dynamo.repro.after_aot import save_graph_repro
+    return {"stable_hash": True} if "stable_hash" in inspect.signature(save_graph_repro).parameters else {}
+
+
 def write_repro(graph_dir, out_path, backend, options, accuracy):
     """Writes out_path for the graph in graph_dir; the inputs go to INPUTS_DIR beside it."""
     from torch._dynamo.repro.after_aot import save_graph_repro
@@ -127,7 +135,7 @@ def write_repro(graph_dir, out_path, backend, options, accuracy):
     # failure of the repro, not the graph's).
     written = {}
     with _filled_storages_unsaved(_filled_inputs(doc, inputs), written):
-        save_graph_repro(text, gm, inputs, backend, save_dir=save_dir, accuracy=accuracy)
+        save_graph_repro(text, gm, inputs, backend, save_dir=save_dir, accuracy=accuracy, **_sha1_named_blobs())
     prelude = PRELUDE + (FILL_FUNCTIONS + "\n\n" if written else "")
     # PyTorch's generator leaves load_args without a body for a graph of no inputs (a minimized graph
     # that builds its tensors itself, as a full() of a NaN constant does): a SyntaxError, not the bug.

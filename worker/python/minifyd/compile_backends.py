@@ -155,3 +155,13 @@ def warm_up(backend, device):
     x = torch.ones(4, device=device)
     with torch.no_grad():
         compile_graph(backend, make_fx(tiny)(x), [x])([x])
+
+
+def forget_compiled():
+    """Drops what Dynamo and Inductor keep in this process's memory of earlier compiles (compiled
+    modules and kernels, loaded code, guards), so that the next candidate compiles as it would in a fresh
+    process; Inductor's on-disk caches, which hold only what compiled, stay."""
+    import torch._dynamo
+    from torch._inductor.utils import clear_inductor_caches
+    torch._dynamo.reset()
+    clear_inductor_caches()

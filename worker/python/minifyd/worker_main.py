@@ -2,8 +2,9 @@
 # the torch.compile backends. torch and the backend are imported and warmed up once; then, without a
 # GPU, requests are served by forked children (fork_server.py), one each, several at once, so a
 # segfault or an abort in generated code is one request's verdict and no candidate sees another's
-# process state; with a GPU (or --no-fork-server), in this process, which exits after every failing
-# verdict, saying so in it (worker_requests.py says why).
+# process state; with a GPU (or --no-fork-server), in this process, which exits after a CUDA error,
+# saying so in its verdict, and after another failure drops Inductor's in-memory caches
+# (worker_requests.py says why).
 import argparse
 import ctypes.util
 import json
@@ -145,7 +146,7 @@ def main():
         torch.zeros(1, device="cuda")  # the CUDA context, before the hello: no query's time limit pays for it
     # Every candidate compiles in the process that judges it: children forked from a fork server would
     # share the pipes of a pool of compile workers; a worker serving in its own process (a GPU) retires
-    # after each failing verdict, and would start a pool (a process per core, each importing torch) every
+    # after each CUDA error, and would start a pool (a process per core, each importing torch) every
     # time; and Inductor uses its pool only once the pool is ready, so a compile error's text would
     # depend on how far the pool had started.
     torch._inductor.config.compile_threads = 1
@@ -159,7 +160,7 @@ def main():
         signal.signal(number, signal.SIG_DFL)
 
     synchronize = torch.cuda.synchronize if devices else (lambda: None)
-    handler = RequestHandler(synchronize, retire_after_failure=in_process)
+    handler = RequestHandler(synchronize, in_process=in_process)
     concurrency = 1 if in_process else max(1, args.max_concurrent)
     write_line(protocol_fd, wp.hello_line(os.getpid(), torch.__version__, devices, concurrency,
                                       list(compile_backends.BACKENDS), _sandbox_report(protocol_fd)))

@@ -36,15 +36,13 @@ class BlobCache:
 
 
 class RequestHandler:
-    def __init__(self, synchronize, retire_after_failure):
+    def __init__(self, synchronize, in_process):
         # synchronize(): waits for the device's queued work, so an asynchronous kernel error is the
         # failure of the run that launched it (a no-op without a GPU).
         self.synchronize = synchronize
-        # Serving in its own process, the worker exits after a failing verdict (and says so in it):
-        # Inductor keeps state in its process, and a candidate compiled where another failed can
-        # pass where it fails alone (seen with Triton's injected compile error on the H100). A CUDA
-        # error leaves the process's CUDA context unusable besides.
-        self.retire_after_failure = retire_after_failure
+        # Serving every request in this process (a GPU's worker, which cannot fork once CUDA is up),
+        # rather than each in a fresh child of a fork server (worker_main.py).
+        self.in_process = in_process
         self.cache = BlobCache()
 
     def _loader(self, request):
@@ -139,8 +137,20 @@ class RequestHandler:
         return _exception_verdict(error)
 
     def _reply(self, request_id, verdict, compile_ms, run_ms, **additions):
-        retiring = self.retire_after_failure and verdict["status"] == "fail"
-        return wp.verdict_line(request_id, verdict, compile_ms, run_ms, retiring, **additions)
+        return wp.verdict_line(request_id, verdict, compile_ms, run_ms, self._retires_after(verdict), **additions)
+
+    def _retires_after(self, failure):
+        """Whether a worker serving in its own process exits after this verdict (and says so in it): after a
+        CUDA error, which leaves the process's CUDA context unusable. After another failure it drops what
+        Inductor keeps in memory of the compiles so far instead: a candidate compiled where another had
+        failed could pass where it fails alone (Triton's injected compile error on the H100, docs/gpu.md),
+        so the next one compiles as in a fresh process, from the warmed-up state and the on-disk caches."""
+        if not self.in_process or failure is None or failure["status"] != "fail":
+            return False
+        if failure["kind"] == "cuda_error":
+            return True
+        compile_backends.forget_compiled()
+        return False
 
     def _judge(self, request, load, outputs, inputs, check_nan):
         if check_nan:
@@ -215,7 +225,7 @@ class RequestHandler:
 
         def failed(verdict, compile_ms=0.0, run_ms=0.0):
             return wp.analyzed_line(request.id, exposure, compiled_failure=verdict, compile_ms=compile_ms,
-                                    run_ms=run_ms, retiring=self.retire_after_failure)
+                                    run_ms=run_ms, retiring=self._retires_after(verdict))
 
         try:
             eager = value_analysis.node_values(*load(), set(names))
