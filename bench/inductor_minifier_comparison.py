@@ -77,7 +77,16 @@ def timed(command, cwd, env=None, timeout=None):
     return code, stdout, "\n".join(lines[:-1] if peak_kib else lines), seconds, peak_kib / 1024
 
 
-def write_launcher(python, run_dir, model_path, option, bug):
+def cold_caches(work, name):
+    """The environment of a run that starts with empty Inductor caches of its own: its TMPDIR, which
+    our workers inherit and under which Inductor keeps its on-disk caches (torchinductor_$USER)."""
+    tmp = os.path.join(work, "tmp-" + name)
+    shutil.rmtree(tmp, ignore_errors=True)
+    os.makedirs(tmp)
+    return {"TMPDIR": tmp}
+
+
+def write_launcher(python, run_dir, model_path, option, bug, env=None):
     """The minifier_launcher.py PyTorch writes when model_path's make() runs under torch.compile with
     the injected bug (option = bug) and TORCHDYNAMO_REPRO_AFTER=aot, in a fresh run_dir; None if
     it wrote none."""
@@ -86,22 +95,24 @@ def write_launcher(python, run_dir, model_path, option, bug):
     with open(os.path.join(run_dir, "user_run.py"), "w") as f:
         f.write(USER_RUN.format(bug_option=option, bug=bug, model=model_path, model_dir=os.path.dirname(model_path)))
     subprocess.run([python, "user_run.py"], cwd=run_dir, capture_output=True,
-                   env={**os.environ, "TORCHDYNAMO_REPRO_AFTER": "aot", "TORCHDYNAMO_REPRO_LEVEL": REPRO_LEVEL[bug]})
+                   env={**os.environ, **(env or {}), "TORCHDYNAMO_REPRO_AFTER": "aot",
+                        "TORCHDYNAMO_REPRO_LEVEL": REPRO_LEVEL[bug]})
     launchers = glob.glob(os.path.join(run_dir, "torch_compile_debug", "run_*", "minifier", "minifier_launcher.py"))
     return launchers[0] if launchers else None
 
 
-def peer(python, work, model, bug, timeout):
-    launcher = write_launcher(python, os.path.join(work, f"peer-{model}-{bug}"), MODELS[model], bug_option(model), bug)
+def peer(python, work, model, bug, timeout, env=None):
+    launcher = write_launcher(python, os.path.join(work, f"peer-{model}-{bug}"), MODELS[model], bug_option(model), bug,
+                              env)
     if launcher is None:
         return {"error": "the user's run wrote no minifier_launcher.py"}
-    return run_peer_launcher(python, launcher, timeout)
+    return run_peer_launcher(python, launcher, timeout, env)
 
 
-def run_peer_launcher(python, launcher, timeout):
+def run_peer_launcher(python, launcher, timeout, env=None):
     """PyTorch's minifier as its users run it, `python minifier_launcher.py` (isolated, its default): its
     final nodes, queries, wall time and peak memory, from what it prints."""
-    code, _, stderr, seconds, peak = timed([python, launcher], os.path.dirname(launcher), timeout=timeout)
+    code, _, stderr, seconds, peak = timed([python, launcher], os.path.dirname(launcher), env=env, timeout=timeout)
     queries = re.findall(r"Made (\d+) queries", stderr)
     nodes = re.findall(r"Writing checkpoint with (\d+) nodes", stderr)
     row = {"exit": code, "queries": int(queries[-1]) if queries else None,
@@ -113,10 +124,10 @@ def run_peer_launcher(python, launcher, timeout):
     return row
 
 
-def minify_run_row(command, cwd):
+def minify_run_row(command, cwd, env=None):
     """`minify run ... --json` timed: its exit, queries, nodes at start and end, wall time, peak memory,
     timeouts and failure."""
-    code, stdout, stderr, seconds, peak = timed(command, cwd)
+    code, stdout, stderr, seconds, peak = timed(command, cwd, env=env)
     summary = json.loads(stdout) if stdout.strip() else {}
     return {"exit": code, "queries": summary.get("queries"), "start_nodes": summary.get("start_nodes"),
             "final_nodes": summary.get("nodes"), "seconds": round(seconds, 1), "peak_mib": round(peak),
@@ -128,7 +139,7 @@ def write_results(work, rows):
         json.dump(rows, f, indent=1)
 
 
-def ours(minify, python, work, model, bug, gpu_workers, analyze_first=False, extra=()):
+def ours(minify, python, work, model, bug, gpu_workers, analyze_first=False, extra=(), env=None):
     graph = os.path.join(work, f"graph-{model}")
     if not os.path.isfile(os.path.join(graph, "graph.json")):
         subprocess.run([python, os.path.join(ROOT, "scripts", "export_fx.py"), MODELS[model], "--aot", "--out", graph],
@@ -144,7 +155,7 @@ def ours(minify, python, work, model, bug, gpu_workers, analyze_first=False, ext
         command.append("--accuracy")
     if analyze_first:
         command.append("--analyze-first")
-    row = minify_run_row(command + list(extra), work)
+    row = minify_run_row(command + list(extra), work, env)
     if os.path.isfile(timeline):
         row["breakdown"] = query_breakdown.breakdown(timeline)
         print(query_breakdown.render(row["breakdown"]), file=sys.stderr, flush=True)
@@ -167,6 +178,9 @@ def main():
     parser.add_argument("--peer-timeout", type=float, help="stop the peer's minifier after this many seconds")
     parser.add_argument("--gpu-workers", type=int, default=2, help="our workers on the GPU for *_cuda models")
     parser.add_argument("--ours-args", default="", help="more arguments for our minify run, space-separated")
+    parser.add_argument("--cold-caches", action="store_true",
+                        help="every run starts with empty Inductor caches of its own (else both sides share the "
+                             "default ones, which earlier runs warmed)")
     parser.add_argument("--sides", default="ours,peer",
                         help="which sides to run, of ours, ours-analyze-first (minify run --analyze-first) and peer "
                              "(one, where a host's time limit per command cannot hold both)")
@@ -183,11 +197,13 @@ def main():
         row = {"case": case}
         if "ours" in sides:
             row["ours"] = ours(args.minify, args.python, args.work, model, bug, args.gpu_workers,
-                               extra=args.ours_args.split())
+                               extra=args.ours_args.split(),
+                               env=cold_caches(args.work, f"ours-{model}-{bug}") if args.cold_caches else None)
         if "ours-analyze-first" in sides:
             row["ours_analyze_first"] = ours(args.minify, args.python, args.work, model, bug, args.gpu_workers, True)
         if "peer" in sides:
-            row["peer"] = peer(args.python, args.work, model, bug, args.peer_timeout)
+            row["peer"] = peer(args.python, args.work, model, bug, args.peer_timeout,
+                               cold_caches(args.work, f"peer-{model}-{bug}") if args.cold_caches else None)
         rows.append(row)
         print(json.dumps(row), flush=True)
     write_results(args.work, rows)

@@ -6,12 +6,14 @@
 # own load, compile, run and check, and our overhead: the rest of the time from sending a request to its
 # answer, i.e. the fork of a child, JSON both ways, the pipes), starting a worker (at the start, and again
 # after one retired or died), and idle (a worker up with nothing to do: the search had fewer candidates
-# than workers). Per query: each part divided by the search's evaluate requests.
+# than workers). A request whose answer has no worker's times (a crash's verdict, which the fork server
+# makes when its child dies; a fault) counts whole as unsplit. Per query: each part divided by the
+# search's evaluate requests.
 import argparse
 import json
 import sys
 
-PARTS = ("load", "compile", "run", "check", "overhead", "starting", "idle")
+PARTS = ("load", "compile", "run", "check", "overhead", "unsplit", "starting", "idle")
 
 
 def read_timeline(path):
@@ -74,7 +76,10 @@ def slot_time(events, window):
                     ms = e.get(part + "_ms", 0.0) or 0.0
                     totals[part] += ms / 1e3
                     worker_ms += ms
-                totals["overhead"] += max(0.0, (t - t0) - worker_ms / 1e3)
+                if worker_ms > 0:
+                    totals["overhead"] += max(0.0, (t - t0) - worker_ms / 1e3)
+                else:  # a crash's verdict (made by the fork server when its child died) or a fault: no times
+                    totals["unsplit"] += t - t0
                 if e.get("outcome") != "pass":
                     requests["failing"] += 1
                 if e.get("retiring") or e.get("outcome") == "fault":
@@ -108,7 +113,7 @@ def breakdown(path):
     slot_seconds = slots * (search[1] - search[0])
     row["per_query_s"] = {part: round(totals[part] / n, 3) for part in PARTS}
     row["share"] = {part: round(totals[part] / slot_seconds, 3) if slot_seconds else 0 for part in PARTS}
-    busy = sum(totals[p] for p in ("load", "compile", "run", "check", "overhead"))
+    busy = sum(totals[p] for p in ("load", "compile", "run", "check", "overhead"))  # of answers with times
     row["overhead_of_a_query"] = round(totals["overhead"] / busy, 3) if busy else 0
     return row
 
@@ -120,8 +125,8 @@ def render(row):
     lines.append("  phases: " + ", ".join(f"{name} {row[name + '_s']} s" for name in phase_names))
     if "queries" in row:
         lines.append(f"  search: {row['queries']} worker queries ({row['failing']} failing, {row['retirements']} "
-                     f"retired their worker) on {row['slots']} slots, {row['search_wall_per_query_s']} s of wall "
-                     "per query")
+                     f"ending their worker or its child: a retirement, a cancel, a death) on {row['slots']} slots, "
+                     f"{row['search_wall_per_query_s']} s of wall per query")
         lines.append("  per query, slot seconds: " + ", ".join(f"{p} {row['per_query_s'][p]}" for p in PARTS))
         lines.append("  share of the slots' time: " + ", ".join(f"{p} {100 * row['share'][p]:.0f}%" for p in PARTS))
         lines.append(f"  our overhead: {100 * row['overhead_of_a_query']:.1f}% of a query's time in its worker")

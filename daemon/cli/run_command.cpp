@@ -152,8 +152,7 @@ void add_run_command(CLI::App& app, Action& action) {
   command->add_flag("--json", options->json, "print the summary as JSON");
   command->add_option("--speculate-after", options->speculate_after_ms,
                       "when a deciding verdict is pending this many ms, search on in parallel as if the candidate "
-                      "fails (overlaps hangs; the result is unchanged); 0: never; default 20, off for the "
-                      "torch.compile backends, whose every query compiles for seconds");
+                      "fails (overlaps hangs and fills idle workers; the result is unchanged); 0: never; default 20");
   command->add_option("--timeline", options->timeline,
                       "write FILE: one JSON line per worker start, request and phase of the run, as it happens "
                       "(bench/query_breakdown.py says where each query's time went)");

@@ -31,12 +31,20 @@ constexpr std::chrono::milliseconds park_after{2};
 constexpr std::chrono::milliseconds default_speculate_after{20};
 
 // How soon the run speculates (search/speculation.h), if at all.
-std::optional<std::chrono::milliseconds> speculation_of(const RunSettings& settings, const EvaluationSpec& spec) {
+std::optional<std::chrono::milliseconds> speculation_of(const RunSettings& settings) {
   if (settings.speculate_after)
     return settings.speculate_after->count() > 0 ? settings.speculate_after : std::nullopt;
-  auto program = worker_program_for(spec.backend);
-  if (program && *program == WorkerProgram::python) return std::nullopt;
   return default_speculate_after;
+}
+
+// Whether the run's requests are parked when they run long (only with speculation). Not for the
+// torch.compile backends: their every request compiles for a second or more on a core of its own, so
+// parked requests would only share the cores with the slots' requests (on 2 cores, the chain's compile
+// error took as long with parking as without, its compiles twice as long each); their lineages wait
+// for a free slot instead.
+bool parks(const RunSettings& settings, const EvaluationSpec& spec) {
+  auto program = worker_program_for(spec.backend);
+  return speculation_of(settings) && !(program && *program == WorkerProgram::python);
 }
 
 // The run's pool: the worker serving the spec's backend on each slot, with the run's limits, the GPUs
@@ -49,7 +57,7 @@ Expected<PoolConfig> pool_config(const RunSettings& settings, const EvaluationSp
   config.worker.limits = settings.sandbox;
   hide_gpus_unless_used(config.worker, original);
   config.slots = settings.slots;
-  if (auto speculate_after = speculation_of(settings, spec)) config.park_after = std::min(*speculate_after, park_after);
+  if (parks(settings, spec)) config.park_after = std::min(*speculation_of(settings), park_after);
   if (settings.timeline) config.on_event = settings.timeline->pool_sink();
   return config;
 }
@@ -69,8 +77,8 @@ std::function<Expected<std::string>()> python_of(const RunSettings& settings) {
 }
 
 // A session's progress, speculation and python, from the settings.
-SessionHooks session_hooks(const RunSettings& settings, const EvaluationSpec& spec) {
-  return SessionHooks{settings.observer, nullptr, speculation_of(settings, spec), python_of(settings), settings.timeline};
+SessionHooks session_hooks(const RunSettings& settings) {
+  return SessionHooks{settings.observer, nullptr, speculation_of(settings), python_of(settings), settings.timeline};
 }
 
 // The outputs of a run that minimized something (a failing original), its best graph so far when
@@ -140,7 +148,7 @@ Expected<RunResult> start_run(const RunSpec& spec, const RunSettings& given) {
 
   auto checkpoint = begin_run(spec, std::move(*original), place, runner.access());
   if (!checkpoint) return checkpoint.error();
-  auto result = continue_run(std::move(*checkpoint), place, runner.access(), session_hooks(settings, spec.evaluation));
+  auto result = continue_run(std::move(*checkpoint), place, runner.access(), session_hooks(settings));
   if (!result) return result.error();
   return with_outputs(std::move(*result), settings);
 }
@@ -173,7 +181,7 @@ Expected<RunResult> resume_run(const RunSettings& given) {
   auto pool = pool_config(settings, checkpoint->spec.evaluation, checkpoint->state.document);
   if (!pool) return pool.error();
   PoolRunner runner(std::move(*pool));
-  auto hooks = session_hooks(settings, checkpoint->spec.evaluation);
+  auto hooks = session_hooks(settings);
   auto result = continue_run(std::move(*checkpoint), place, runner.access(), hooks);
   if (!result) return result.error();
   return with_outputs(std::move(*result), settings);

@@ -26,9 +26,9 @@ struct RunSettings {
   SandboxLimits sandbox;   // each worker's rlimits
   std::string minify_executable;  // written into repro.py for backends plain PyTorch cannot run
   search::SearchObserver* observer = nullptr;  // progress, on the calling thread
-  // Workers park a request running longer than this, and the search speculates past it
-  // (search/speculation.h); 0: neither. nullopt: 20 ms, and never for the torch.compile backends,
-  // whose every query compiles for seconds, so that lineages would only compete for the cores.
+  // The search speculates past a verdict pending this long (search/speculation.h), and workers park a
+  // request running this long (never those of the torch.compile backends: out_dir_run.cpp says why);
+  // 0: neither. nullopt: 20 ms.
   std::optional<std::chrono::milliseconds> speculate_after;
   Timeline* timeline = nullptr;  // where the run's workers, requests and phases are told, if anywhere
 };

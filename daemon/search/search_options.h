@@ -40,6 +40,11 @@ struct SpeculationOptions {
   // evaluator that can be shared with other threads; nullopt: never (the search is sequential).
   std::optional<std::chrono::milliseconds> after;
   std::size_t max_lineages = 64;  // running at once, over the whole search
+  // Go past a verdict pending for `after` however long passing verdicts take (the torch.compile
+  // backends, whose every candidate compiles for a second or more: no verdict is quick enough to wait
+  // for while a worker idles); else only once it has also been pending past the evaluator's
+  // slow_beyond(), the time a passing verdict takes.
+  bool regardless_of_passes = false;
 };
 
 struct SearchOptions {

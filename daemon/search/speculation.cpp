@@ -52,9 +52,10 @@ Speculation::Speculation(std::shared_ptr<Search> search, CandidateEvaluator& eva
     : search_(std::move(search)), evaluator_(evaluator) {}
 
 bool Speculation::due(std::chrono::steady_clock::time_point submitted) const {
-  const std::optional<std::chrono::milliseconds>& after = search_->options.speculation.after;
+  const SpeculationOptions& speculation = search_->options.speculation;
   std::chrono::steady_clock::duration pending = std::chrono::steady_clock::now() - submitted;
-  return after && pending >= *after && pending >= evaluator_.slow_beyond();
+  return speculation.after && pending >= *speculation.after &&
+         (speculation.regardless_of_passes || pending >= evaluator_.slow_beyond());
 }
 
 void Speculation::front_pending(const SearchRunner& runner, const Front& front) {

@@ -1,7 +1,7 @@
 # End-to-end tests of `minify run` (label run): real worker processes, graphs exported from Debian's
 # torch with scripts/export_fx.py, the faulty plugin. One ctest per acceptance case of cases.py, each
 # run with --workers 1 and --workers 4 (the graphs must be byte-identical), plus resume after SIGKILL,
-# budgets, bad input and --shrink-inputs.
+# budgets, bad input, --shrink-inputs and --timeline.
 import argparse
 import json
 import os
@@ -225,15 +225,52 @@ def run_shrink_inputs(minify, faulty, work):
         expect(repro.returncode == 1, f"{name}: repro.py exits {repro.returncode}:\n{repro.stdout}{repro.stderr}")
 
 
+def run_timeline(minify, faulty, work):
+    """--timeline: every worker start, request and phase of a run, as bench/query_breakdown.py reads them;
+    its evaluate requests are the run's queries, each answer with the worker's own times."""
+    sys.path.insert(0, os.path.join(HERE, "..", "..", "bench"))
+    import query_breakdown
+    case = CASES["chain1000_segfault"]
+    shutil.rmtree(work, ignore_errors=True)
+    graph, out, timeline = os.path.join(work, "graph"), os.path.join(work, "out"), os.path.join(work, "timeline.jsonl")
+    export_case(case, graph)
+    code, summary, stderr = minify_run(minify, graph, "--out", out, *case.run_args(faulty), "--workers", "2",
+                                       "--timeline", timeline)
+    expect(code == EXIT_OK, f"exit {code}: {summary}\n{stderr[-3000:]}")
+    events = query_breakdown.read_timeline(timeline)
+    kinds = {e["event"] for e in events}
+    expect({"worker_launched", "worker_ready", "request_sent", "request_answered", "phase"} <= kinds,
+           f"events of the timeline: {sorted(kinds)}")
+    phases = query_breakdown.phases(events)
+    expect(all(phases.get(name, (None, None))[1] is not None for name in ("search", "outputs")),
+           f"phases of the timeline: {phases}")
+    evaluated = [e for e in events if e["event"] == "request_answered" and "compile_ms" in e]
+    expect(all(e["outcome"] in ("pass", "fail", "fault") and e["load_ms"] >= 0 for e in evaluated),
+           f"answers without the worker's times: {evaluated[:3]}")
+    times = [e["t"] for e in events]
+    expect(times == sorted(times), "the timeline's times go backwards")
+    row = query_breakdown.breakdown(timeline)
+    print(query_breakdown.render(row))
+    # The run's queries leave out cache hits (never sent) and the wasted queries of stopped lineages.
+    expect(summary["queries"] <= row["queries"] <= summary["queries"] + summary["speculative_queries"],
+           f"the breakdown counts {row['queries']} queries, the run {summary}")
+    expect(row["failing"] >= 1 and abs(sum(row["share"].values()) - 1) < 0.35,
+           f"the slots' time does not add up: {row}")
+    code, refused, _ = minify_run(minify, graph, "--out", out + "-refused", *case.run_args(faulty), "--timeline",
+                                  os.path.join(work, "no-such-dir", "timeline.jsonl"))
+    expect(code == EXIT_USAGE and "timeline" in refused["error"], f"an unwritable timeline: {code} {refused}")
+
+
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--case", required=True, help="a case of cases.py, or resume, budget, bad_input")
+    parser.add_argument("--case", required=True,
+                        help="a case of cases.py, or resume, budget, bad_input, shrink_inputs, timeline")
     parser.add_argument("--minify", required=True)
     parser.add_argument("--faulty", required=True)
     parser.add_argument("--work", required=True)
     args = parser.parse_args()
     special = {"resume": run_resume, "budget": run_budget, "bad_input": run_bad_input,
-               "shrink_inputs": run_shrink_inputs}
+               "shrink_inputs": run_shrink_inputs, "timeline": run_timeline}
     if args.case in special:
         special[args.case](args.minify, args.faulty, args.work)
     else:
