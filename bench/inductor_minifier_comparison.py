@@ -31,7 +31,16 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..")
 MODELS = {"chain": os.path.join(ROOT, "tests", "inductor", "models", "chain200.py"),
           "resnet18": os.path.join(ROOT, "scripts", "examples", "resnet18.py"),
-          "chain_cuda": os.path.join(ROOT, "tests", "inductor", "models", "chain200_cuda.py")}
+          "chain_cuda": os.path.join(ROOT, "tests", "inductor", "models", "chain200_cuda.py"),
+          # Models of users the project had not run before (bench/models/), on the CPU and, with the
+          # suffix _cuda, on the GPU.
+          **{f"{name}{suffix}": os.path.join(HERE, "models", f"{name}.py")
+             for name in ("convnet", "blocks") for suffix in ("", "_cuda")}}
+
+
+def model_env(model):
+    """The environment that puts a bench/models model on its device."""
+    return {"MINIFYD_BENCH_DEVICE": "cuda" if model.endswith("_cuda") else "cpu"}
 BUGS = ("compile_error", "runtime_error", "accuracy")
 # TORCHDYNAMO_REPRO_LEVEL as PyTorch's test_minifier sets it: 2 dumps the launcher when compiling or
 # running fails, 3 before compiling (a run that aborts leaves nothing behind otherwise), 4 checks accuracy.
@@ -103,7 +112,7 @@ def write_launcher(python, run_dir, model_path, option, bug, env=None):
 
 def peer(python, work, model, bug, timeout, env=None):
     launcher = write_launcher(python, os.path.join(work, f"peer-{model}-{bug}"), MODELS[model], bug_option(model), bug,
-                              env)
+                              {**model_env(model), **(env or {})})
     if launcher is None:
         return {"error": "the user's run wrote no minifier_launcher.py"}
     return run_peer_launcher(python, launcher, timeout, env)
@@ -143,7 +152,7 @@ def ours(minify, python, work, model, bug, gpu_workers, analyze_first=False, ext
     graph = os.path.join(work, f"graph-{model}")
     if not os.path.isfile(os.path.join(graph, "graph.json")):
         subprocess.run([python, os.path.join(ROOT, "scripts", "export_fx.py"), MODELS[model], "--aot", "--out", graph],
-                       check=True, capture_output=True)
+                       check=True, capture_output=True, env={**os.environ, **model_env(model)})
     out = os.path.join(work, f"ours-{model}-{bug}{'-analyze-first' if analyze_first else ''}")
     shutil.rmtree(out, ignore_errors=True)
     timeline = out + ".timeline.jsonl"
