@@ -89,6 +89,25 @@ def plain_check(env):
            f"minify run does not say why it stopped: exit {done.returncode}\n{done.stderr[-2000:]}")
 
 
+def precompiled_headers(env):
+    """The worker's precompiled prefix headers (minifyd/precompiled_headers.py) change no diagnostic: the
+    chain's injected C++ compile error reads the same, in fresh caches, with and without them, and the
+    cache compiled with them holds one."""
+    work = os.path.join(env.work, "precompiled-headers")
+    shutil.rmtree(work, ignore_errors=True)
+    results = {}
+    for mode in ("parsed", "precompiled"):
+        done = subprocess.run([env.python, os.path.join(HERE, "precompiled_headers_check.py"), work, mode],
+                              capture_output=True, text=True, timeout=600)
+        expect(done.returncode == 0, f"{mode}: exit {done.returncode}\n{done.stderr[-3000:]}")
+        results[mode] = json.loads(done.stdout.strip().splitlines()[-1])
+    parsed, precompiled = results["parsed"], results["precompiled"]
+    expect(parsed["error"] and "CppCompileError" in parsed["error"], f"no compile error: {parsed}")
+    expect(precompiled["error"] == parsed["error"],
+           f"the diagnostics differ:\n{parsed['error'][-1500:]}\n----\n{precompiled['error'][-1500:]}")
+    expect(precompiled["headers"] and not parsed["headers"], f"precompiled headers: {results}")
+
+
 def slippage(env):
     graph, out = env.export("slippage"), os.path.join(env.work, "slippage-out")
     shutil.rmtree(out, ignore_errors=True)
@@ -218,7 +237,7 @@ def analyze_resnet18(env):
 
 
 SCENARIOS = {"query_clean": query_clean, "control": control, "plain_export": plain_export, "plain_check": plain_check,
-             "slippage": slippage,
+             "precompiled_headers": precompiled_headers, "slippage": slippage,
              "bad_input": bad_input, "daemon": daemon, "analyze_resnet18": analyze_resnet18}
 # resnet18's three bugs run from the minifier_launcher.py PyTorch writes for them (test_import.py):
 # the same graph, the one Inductor compiles, exported by PyTorch itself.

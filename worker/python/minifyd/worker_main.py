@@ -120,6 +120,8 @@ def main():
     parser.add_argument("--max-concurrent", type=int, default=32, help="requests served at once (fork server)")
     parser.add_argument("--max-line-bytes", type=int, default=16 << 20, help="longest request line accepted")
     parser.add_argument("--no-warm-up", action="store_true", help="skip compiling a tiny graph at start")
+    parser.add_argument("--no-precompiled-headers", action="store_true",
+                        help="let g++ parse the prefix header of every C++ kernel (precompiled_headers.py)")
     args = parser.parse_args()
 
     if not args.check:
@@ -151,6 +153,9 @@ def main():
     # depend on how far the pool had started.
     torch._inductor.config.compile_threads = 1
     bisect_probe.isolate()
+    if not args.no_precompiled_headers:
+        from minifyd import precompiled_headers
+        precompiled_headers.install()
     started = time.perf_counter()
     if not args.no_warm_up:
         compile_backends.warm_up("inductor", "cuda" if devices else "cpu")
