@@ -1,5 +1,9 @@
 # The Python worker's fork server, as worker/fork_server.h: this process (torch imported, Inductor
 # warmed up) forks a child for each request, up to max_concurrent at once; the rest wait in order.
+# One child is forked ahead, while the server waits, and takes its request from a pipe of its own:
+# forking a process that holds torch costs a request about 4 ms otherwise (of 14 ms of overhead on a
+# 10-node graph, docs/benchmarks.md). The server's state never changes between requests, so a child
+# forked ahead is the one a request would have got.
 # Unlike minify-worker's, a child serves one request and exits: Inductor keeps state in its process
 # (loaded modules, in-memory caches, compile futures), and a candidate compiled where another failed
 # can pass where it fails alone (seen with Triton's injected compile error on the H100), so every
@@ -15,18 +19,18 @@ import selectors
 import signal
 
 from minifyd import worker_protocol as wp
-from minifyd.line_reader import LineBuffer, write_line
+from minifyd.line_reader import LineBuffer, read_lines, write_line
 
 PR_SET_PDEATHSIG = 1
 STDERR_TAIL_BYTES = 16 * 1024
 
 
 class _Child:
-    def __init__(self, pid, serving, request_type, reply_fd, stderr_fd, max_line_bytes):
-        self.pid, self.reply_fd, self.stderr_fd = pid, reply_fd, stderr_fd
+    def __init__(self, pid, request_fd, reply_fd, stderr_fd, max_line_bytes):
+        self.pid, self.request_fd, self.reply_fd, self.stderr_fd = pid, request_fd, reply_fd, stderr_fd
         self.replies = LineBuffer(max_line_bytes)
-        self.serving = serving  # the id of the request it serves; None once answered
-        self.request_type = request_type  # the dataclass of the request it serves
+        self.serving = None  # the id of the request it serves; None before it has one and once answered
+        self.request_type = None  # the dataclass of the request it serves
         self.stderr_tail = bytearray()
 
 
@@ -38,10 +42,13 @@ def _relay_stderr(child, data):
     return bool(data)
 
 
-def _child_main(handler, line, reply_fd):
-    """Serves one request line, writes its reply and exits; never returns."""
+def _child_main(handler, request_fd, reply_fd, max_line_bytes):
+    """Serves the request line the server writes to request_fd, writes its reply and exits; never returns."""
     code = 0
     try:
+        line, _ = next(read_lines(request_fd, max_line_bytes), (None, 0))
+        if line is None:  # the server ended without a request for it
+            os._exit(0)
         write_line(reply_fd, handler.handle(wp.decode_request(line)))
     except BaseException:  # noqa: BLE001  (whatever happens, the child must not return into the server)
         import traceback
@@ -55,7 +62,8 @@ class ForkServer:
         self.handler, self.out, self.max_children = handler, protocol_fd, max(1, max_concurrent)
         self.max_line_bytes = max_line_bytes
         self.queue = collections.deque()  # (id, request dataclass, line) not yet given to a child
-        self.children = {}  # pid -> _Child
+        self.children = {}  # pid -> _Child, serving
+        self.ahead = None  # a _Child forked ahead, waiting for its request
         self.selector = selectors.DefaultSelector()
         self.input = LineBuffer(max_line_bytes)
         self.input_open = True
@@ -110,10 +118,47 @@ class ForkServer:
 
     def _dispatch(self):
         while self.queue and len(self.children) < self.max_children:
-            self._fork(*self.queue.popleft())
+            self._serve(*self.queue.popleft())
+        if self.ahead is None and self.input_open:
+            self.ahead = self._fork()
 
     # Children.
-    def _fork(self, request_id, request_type, line):
+    def _serve(self, request_id, request_type, line):
+        """Hands the request to the child forked ahead, or, where that one died waiting, to one forked now."""
+        child, self.ahead = self.ahead, None
+        if child is not None and not self._hand(child, line):
+            self._reap_unserving(child)
+            child = None
+        if child is None:
+            child = self._fork()
+            self._hand(child, line)  # if it died already, its reply pipe's end is the request's crash
+        child.serving, child.request_type = request_id, request_type
+        self.children[child.pid] = child
+        self.selector.register(child.reply_fd, selectors.EVENT_READ, (child, "reply"))
+        self.selector.register(child.stderr_fd, selectors.EVENT_READ, (child, "stderr"))
+
+    def _hand(self, child, line):
+        """Writes the request line to the child, then closes its request pipe; False if it is gone."""
+        try:
+            write_line(child.request_fd, line)
+            handed = True
+        except OSError:
+            handed = False
+        os.close(child.request_fd)
+        child.request_fd = None
+        return handed
+
+    def _reap_unserving(self, child):
+        """Kills and reaps a child that serves no request."""
+        for fd in (child.request_fd, child.reply_fd, child.stderr_fd):
+            if fd is not None:
+                os.close(fd)
+        os.kill(child.pid, signal.SIGKILL)
+        os.waitpid(child.pid, 0)
+
+    def _fork(self):
+        """A child waiting for its request on a pipe of its own."""
+        request_r, request_w = os.pipe()
         reply_r, reply_w = os.pipe()
         stderr_r, stderr_w = os.pipe()
         pid = os.fork()
@@ -123,19 +168,14 @@ class ForkServer:
             os.dup2(null, 0)
             os.dup2(stderr_w, 1)
             os.dup2(stderr_w, 2)
-            for fd in [self.out, reply_r, stderr_r, stderr_w, null] + [
+            for fd in [self.out, request_w, reply_r, stderr_r, stderr_w, null] + [
                     fd for c in self.children.values() for fd in (c.reply_fd, c.stderr_fd)]:
-                if fd != reply_w:
-                    os.close(fd)
+                os.close(fd)
             self.selector.close()
-            _child_main(self.handler, line, reply_w)
-        for fd in (reply_w, stderr_w):
+            _child_main(self.handler, request_r, reply_w, self.max_line_bytes)
+        for fd in (request_r, reply_w, stderr_w):
             os.close(fd)
-        child = _Child(pid, request_id, request_type, reply_r, stderr_r, self.max_line_bytes)
-        self.children[pid] = child
-        self.selector.register(reply_r, selectors.EVENT_READ, (child, "reply"))
-        self.selector.register(stderr_r, selectors.EVENT_READ, (child, "stderr"))
-        return child
+        return _Child(pid, request_w, reply_r, stderr_r, self.max_line_bytes)
 
     def _read_child(self, child, stream):
         if child.pid not in self.children:
@@ -203,4 +243,7 @@ class ForkServer:
             os.kill(child.pid, signal.SIGKILL)
             os.waitpid(child.pid, 0)
             self._forget(child)
+        if self.ahead is not None:
+            self._reap_unserving(self.ahead)
+            self.ahead = None
         return 0

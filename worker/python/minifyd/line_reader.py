@@ -43,6 +43,7 @@ def read_lines(fd, max_line_bytes):
 
 
 def write_line(fd, line):
-    data = (line + "\n").encode()
+    """line (str or bytes) and its newline, whole."""
+    data = (line if isinstance(line, bytes) else line.encode()) + b"\n"
     while data:
         data = data[os.write(fd, data):]
