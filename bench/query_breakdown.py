@@ -103,7 +103,7 @@ def breakdown(path):
             row[name + "_s"] = round(e - b, 2)
     if search[0] is None or search[1] is None:
         return row
-    row["before_search_s"] = round(search[0] - spans.get("import", (0, 0))[1] if "import" in spans else search[0], 2)
+    row["before_search_s"] = round(search[0] - (spans.get("import", (0, 0))[1] or 0), 2)
     slots = len({e["slot"] for e in events if e["event"] == "worker_launched"})
     totals, requests = slot_time(events, search)
     n = max(1, requests["evaluate"])

@@ -89,9 +89,13 @@ Expected<WorkerProgram> worker_program_for(const std::string& backend) {
   return make_error(ErrorKind::invalid_input, "unknown backend '" + backend + "' (" + known_backends() + ")");
 }
 
-double default_timeout_seconds(const std::string& backend) {
+bool is_torch_compile_backend(const std::string& backend) {
   auto program = worker_program_for(backend);
-  return (program && *program == WorkerProgram::python) || backend == "torchscript" ? 600 : 60;
+  return program && *program == WorkerProgram::python;
+}
+
+double default_timeout_seconds(const std::string& backend) {
+  return is_torch_compile_backend(backend) || backend == "torchscript" ? 600 : 60;
 }
 
 std::string python_worker_script() {

@@ -19,6 +19,8 @@ inline const std::vector<std::string> python_backends = {"inductor", "aot_eager"
 
 // The program serving `backend`; an unknown backend is an error listing the known ones.
 Expected<WorkerProgram> worker_program_for(const std::string& backend);
+// Whether the backend is a torch.compile backend, served by the Python worker (false for an unknown one).
+bool is_torch_compile_backend(const std::string& backend);
 
 // How long a query may take unless the user says: 60 s; 600 s for the backends that compile inside
 // the query for long in PyTorch itself: the torch.compile ones (Inductor's cold compile of a 1000-node

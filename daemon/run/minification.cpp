@@ -325,8 +325,7 @@ Expected<RunResult> continue_run(Checkpoint checkpoint, const RunPlace& place, c
   }
   options.runner.interrupt = hooks.interrupt;
   options.speculation.after = hooks.speculate_after;
-  auto program = worker_program_for(spec.evaluation.backend);
-  options.speculation.regardless_of_passes = program && *program == WorkerProgram::python;
+  options.speculation.regardless_of_passes = is_torch_compile_backend(spec.evaluation.backend);
 
   PoolEvaluator evaluator(pool, spec.evaluation, place.store.root(), judge, checkpoint.original_hash,
                           spec.timeout_follows_original);

@@ -43,8 +43,7 @@ std::optional<std::chrono::milliseconds> speculation_of(const RunSettings& setti
 // error took as long with parking as without, its compiles twice as long each); their lineages wait
 // for a free slot instead.
 bool parks(const RunSettings& settings, const EvaluationSpec& spec) {
-  auto program = worker_program_for(spec.backend);
-  return speculation_of(settings) && !(program && *program == WorkerProgram::python);
+  return speculation_of(settings) && !is_torch_compile_backend(spec.backend);
 }
 
 // The run's pool: the worker serving the spec's backend on each slot, with the run's limits, the GPUs

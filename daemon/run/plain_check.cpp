@@ -73,8 +73,7 @@ bool shows_same_kind(const PlainRun& run, const FailureSignature& worker) {
 }  // namespace
 
 bool has_plain_check(const EvaluationSpec& evaluation) {
-  auto program = worker_program_for(evaluation.backend);
-  return program && *program == WorkerProgram::python;
+  return is_torch_compile_backend(evaluation.backend);
 }
 
 std::string plain_check_skip_reason(const RunSpec& spec) {

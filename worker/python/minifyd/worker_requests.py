@@ -145,7 +145,7 @@ class RequestHandler:
         Inductor keeps in memory of the compiles so far instead: a candidate compiled where another had
         failed could pass where it fails alone (Triton's injected compile error on the H100, docs/gpu.md),
         so the next one compiles as in a fresh process, from the warmed-up state and the on-disk caches."""
-        if not self.in_process or failure is None or failure["status"] != "fail":
+        if not self.in_process or failure["status"] != "fail":
             return False
         if failure["kind"] == "cuda_error":
             return True
