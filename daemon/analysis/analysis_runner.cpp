@@ -8,8 +8,8 @@
 #include <set>
 
 #include "common/graph_codec.h"
-#include "daemon/analysis/node_isolation.h"
 #include "daemon/run/propagation.h"
+#include "daemon/search/node_isolation.h"
 #include "daemon/verdict/verdict_of_outcome.h"
 
 namespace minifyd::analysis {
@@ -118,12 +118,12 @@ Expected<Analysis> run_analysis(const GraphDocument& original, const std::filesy
       continue;
     }
     for (const std::string& name : names) {
-      auto isolated = isolate_node(state, name);
+      auto isolated = search::isolate_nodes(state, {name});
       if (!isolated) {
         error = isolated.error();
         break;
       }
-      submit(*isolated, {name}, [&, name](Answer answer) {
+      submit(isolated->document, {name}, [&, name](Answer answer) {
         auto found = answer.results.find(name);
         analysis.nodes[index.at(name)].isolated =
             found != answer.results.end() ? std::move(found->second) : std::move(answer.failure);

@@ -24,6 +24,7 @@ struct SearchSpecOptions {
   double max_time_seconds = 0;
   bool analyze = false;
   bool analyze_first = false;
+  bool no_failing_kernel_first = false;
   bool bisect = false;
   bool shrink_inputs = false;
   // Every option registered by add_to() that shapes the spec (`minify run --resume` refuses them).

@@ -54,7 +54,7 @@ GeneratedCode generated_code(const PoolAccess& pool, const EvaluationSpec& spec,
   }
   // The run ended the process (a crash, a timeout): the kernel it last called, and the code from a compile alone.
   if (auto verdict = verdict_of(ran); verdict && !verdict->pass) {
-    code.failing_kernel = protocol::last_marked_kernel(verdict->stderr_tail);
+    code.failing_kernel = protocol::last_marked_kernel(verdict->stderr_tail).name;
     if (!code.failing_kernel.empty()) code.found_by = "last kernel called";
   }
   request.output_code = protocol::output_code_compile;
@@ -65,6 +65,13 @@ GeneratedCode generated_code(const PoolAccess& pool, const EvaluationSpec& spec,
   }
   code.modules = std::move(compiled->modules);
   return code;
+}
+
+std::vector<std::string> failing_kernel_nodes(const WorkerOutcome& outcome) {
+  if (auto reported = output_code_of(outcome)) return reported->failing_nodes;
+  auto verdict = verdict_of(outcome);
+  if (!verdict || verdict->pass) return {};
+  return protocol::last_marked_kernel(verdict->stderr_tail).nodes;
 }
 
 Expected<void> write_generated_code(const GeneratedCode& code, const std::filesystem::path& out_dir) {

@@ -39,6 +39,10 @@ bool generates_code(const EvaluationSpec& spec);
 GeneratedCode generated_code(const PoolAccess& pool, const EvaluationSpec& spec, const GraphDocument& document,
                              const std::filesystem::path& store);
 
+// The nodes the failing kernel of an output_code_run request was made of: from the reply's output
+// code, or, when the process died, from the last kernel it marked on stderr; empty when unknown.
+std::vector<std::string> failing_kernel_nodes(const WorkerOutcome& outcome);
+
 // OUT/output_code/module_N.py, one per module: the directory replaced whole, by a rename.
 Expected<void> write_generated_code(const GeneratedCode& code, const std::filesystem::path& out_dir);
 // report.md's section (## Generated code).

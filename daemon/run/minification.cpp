@@ -137,24 +137,29 @@ class Session final : public search::SearchObserver {
   Clock::time_point started_;
 };
 
-// The plain check of the original (run/plain_check.h) for a session that checks the original: recorded in
-// the checkpoint as skipped, or made beside the search (run/plain_confirmation.h) once the sanity check
-// found the original failing, with the candidates' time limit that the sanity check set.
+// The plain check of the original (run/plain_check.h) for a session that checks the original (a resumed
+// one does not): recorded in
+// the checkpoint as skipped, or made beside the sanity check and the search (run/plain_confirmation.h):
+// the repro runs from the session's start, under the candidates' time limit before the original's time
+// set it (the ceiling), and is judged once the sanity check found the original failing.
 void arrange_plain_check(PlainConfirmation& confirmation, Checkpoint& checkpoint, const RunPlace& place,
-                         const SessionHooks& hooks, PoolEvaluator& evaluator, const FailureJudge& judge) {
+                         const SessionHooks& hooks, PoolEvaluator& evaluator, const FailureJudge& judge,
+                         bool checks_original) {
   if (!has_plain_check(checkpoint.spec.evaluation) || checkpoint.plain_check) return;
   if (std::string reason = plain_check_skip_reason(checkpoint.spec); !reason.empty()) {
     checkpoint.plain_check = plain_check_skipped(reason);
     return;
   }
-  evaluator.on_original_fails([&confirmation, &checkpoint, &place, &hooks, &evaluator, &judge] {
-    auto python = hooks.python ? hooks.python() : make_error(ErrorKind::invalid_input, "no python given");
+  if (!checks_original) return;
+  auto python = hooks.python ? hooks.python() : make_error(ErrorKind::invalid_input, "no python given");
+  if (python)
+    confirmation.start(PlainCheckRequest{*python, search::clone_document(checkpoint.state.document), place.store.root(),
+                                         checkpoint.spec.evaluation, evaluator.timeout() + plain_check_start_allowance},
+                       hooks.timeline);
+  evaluator.on_original_fails([&confirmation, &judge, python] {
     if (!python) return confirmation.skip("no python: " + python.error().message);
     if (!judge.expected()) return confirmation.skip("the original's failure has no signature");
-    confirmation.start(PlainCheckRequest{*python, search::clone_document(checkpoint.state.document), place.store.root(),
-                                         checkpoint.spec.evaluation, evaluator.timeout() + plain_check_start_allowance,
-                                         *judge.expected()},
-                       hooks.timeline);
+    confirmation.expect(*judge.expected());
   });
 }
 
@@ -329,9 +334,13 @@ Expected<RunResult> continue_run(Checkpoint checkpoint, const RunPlace& place, c
 
   PoolEvaluator evaluator(pool, spec.evaluation, place.store.root(), judge, checkpoint.original_hash,
                           spec.timeout_follows_original);
+  if (spec.failing_kernel_first && generates_code(spec.evaluation) && !options.skip_sanity) {
+    evaluator.locate_failing_kernel();
+    options.failing_kernel_nodes = [&evaluator] { return evaluator.failing_kernel_nodes(); };
+  }
   PlainConfirmation confirmation;
   options.runner.refuted = &confirmation.refuted();
-  arrange_plain_check(confirmation, checkpoint, place, hooks, evaluator, judge);
+  arrange_plain_check(confirmation, checkpoint, place, hooks, evaluator, judge, !options.skip_sanity);
   Session session(checkpoint, place, hooks.observer, cache, evaluator, judge, started);
   search::SteadyClock clock;
   std::uint64_t prior_queries = checkpoint.totals.queries;

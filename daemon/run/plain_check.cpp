@@ -99,9 +99,9 @@ protocol::PlainCheck judge_plain_run(const PlainRun& run, const FailureSignature
   return check;
 }
 
-protocol::PlainCheck check_under_plain_pytorch(const PlainCheckInput& input, const FailureSignature& worker) {
+Expected<PlainRun> run_under_plain_pytorch(const PlainCheckInput& input) {
   auto scratch = ScratchGraphDir::write(*input.original, input.store, "minifyd-plain-check-");
-  if (!scratch) return plain_check_skipped("no scratch graph directory: " + scratch.error().message);
+  if (!scratch) return scratch.error().with_context("no scratch graph directory");
   std::vector<std::string> arguments = {scratch->path().string(), "--backend", input.evaluation->backend, "--timeout",
                                         std::to_string(std::chrono::duration<double>(input.timeout).count())};
   for (const auto& [key, value] : input.evaluation->backend_options) {
@@ -112,11 +112,21 @@ protocol::PlainCheck check_under_plain_pytorch(const PlainCheckInput& input, con
   // plain_check.py keeps the repro to input.timeout itself; this bounds the python around it.
   double helper_limit = std::chrono::duration<double>(input.timeout).count() + 60;
   Expected<std::string> output = run_python_main(input.python, "plain_check", arguments, helper_limit);
-  if (!output) return plain_check_skipped("could not run it: " + output.error().message);
+  if (!output) return output.error().with_context("could not run it");
   nlohmann::json json = nlohmann::json::parse(*output, nullptr, /*allow_exceptions=*/false);
   auto run = protocol::decode_message<PlainRun>(json);
-  if (!run) return plain_check_skipped("minifyd/plain_check.py printed no result: " + run.error().message);
-  return judge_plain_run(*run, worker, input.timeout);
+  if (!run) return run.error().with_context("minifyd/plain_check.py printed no result");
+  return run;
+}
+
+protocol::PlainCheck judge_plain_check(const Expected<PlainRun>& run, const FailureSignature& worker,
+                                       std::chrono::milliseconds timeout) {
+  if (!run) return plain_check_skipped(run.error().message);
+  return judge_plain_run(*run, worker, timeout);
+}
+
+protocol::PlainCheck check_under_plain_pytorch(const PlainCheckInput& input, const FailureSignature& worker) {
+  return judge_plain_check(run_under_plain_pytorch(input), worker, input.timeout);
 }
 
 bool plain_check_confirms(const protocol::PlainCheck& check) {

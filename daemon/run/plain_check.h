@@ -59,8 +59,14 @@ struct PlainCheckInput {
   std::chrono::milliseconds timeout{0};  // for the repro, start included
 };
 
-// Writes the original with its repro.py into a scratch directory, runs it and judges it; a check that
-// could not be made (no python, no scratch space) is skipped, saying why, and never stops the run.
+// Writes the original with its repro.py into a scratch directory and runs it: how it ended, or why it
+// could not be run (no python, no scratch space).
+Expected<PlainRun> run_under_plain_pytorch(const PlainCheckInput& input);
+// The check of `run` against the worker's verdict (judge_plain_run); one that could not be run is
+// skipped, saying why, and never stops the run.
+protocol::PlainCheck judge_plain_check(const Expected<PlainRun>& run, const FailureSignature& worker,
+                                       std::chrono::milliseconds timeout);
+// run_under_plain_pytorch(), then judge_plain_check().
 protocol::PlainCheck check_under_plain_pytorch(const PlainCheckInput& input, const FailureSignature& worker);
 
 // Whether the check leaves the run to go on: its failure shows, or the check was skipped.

@@ -1,6 +1,5 @@
 #include "daemon/run/plain_confirmation.h"
 
-#include <memory>
 #include <utility>
 
 #include "common/log.h"
@@ -19,25 +18,45 @@ PlainConfirmation::~PlainConfirmation() {
 }
 
 void PlainConfirmation::start(PlainCheckRequest request, Timeline* timeline) {
+  std::lock_guard<std::mutex> lock(mutex_);
   if (running_.valid() || result_) return;
+  timeout_ = request.timeout;
   running_ = std::async(std::launch::async, [this, request = std::move(request), timeline] {
-    TimelinePhase checking(timeline, "plain_check");
-    PlainCheckInput input{request.python, &request.original, request.store, &request.evaluation, request.timeout};
-    protocol::PlainCheck check = check_under_plain_pytorch(input, request.expected);
-    log_outcome(check);
-    if (!plain_check_confirms(check)) refuted_ = true;
-    return check;
+    Expected<PlainRun> ran = make_error(ErrorKind::io, "not run");
+    {
+      TimelinePhase checking(timeline, "plain_check");
+      PlainCheckInput input{request.python, &request.original, request.store, &request.evaluation, request.timeout};
+      ran = run_under_plain_pytorch(input);
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    ran_ = std::move(ran);
+    judge_when_ready();
   });
 }
 
+void PlainConfirmation::expect(FailureSignature worker) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  expected_ = std::move(worker);
+  judge_when_ready();
+}
+
+void PlainConfirmation::judge_when_ready() {
+  if (!ran_ || !expected_ || result_) return;
+  result_ = judge_plain_check(*ran_, *expected_, timeout_);
+  log_outcome(*result_);
+  if (!plain_check_confirms(*result_)) refuted_ = true;
+}
+
 void PlainConfirmation::skip(const std::string& reason) {
-  if (running_.valid() || result_) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (result_) return;
   result_ = plain_check_skipped(reason);
   log_outcome(*result_);
 }
 
 std::optional<protocol::PlainCheck> PlainConfirmation::wait() {
-  if (running_.valid()) result_ = running_.get();
+  if (running_.valid()) running_.get();
+  std::lock_guard<std::mutex> lock(mutex_);
   return result_;
 }
 

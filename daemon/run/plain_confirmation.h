@@ -1,12 +1,15 @@
 // The plain check of the original (run/plain_check.h) beside the search. It takes seconds (a fresh
-// python importing torch, then compiling and running the original), which the search need not wait
-// for: started on a thread of its own once the worker's sanity check saw the original fail, it sets
-// refuted() if plain PyTorch does not show the failure, which stops the search before its next query
-// (search::RunnerOptions::refuted); the run then ends with nothing minimized (StopReason::unconfirmed).
+// python importing torch, then compiling and running the original), which the run need not wait
+// for: started on a thread of its own as the session starts, beside the worker's sanity check, it is
+// judged once that check saw the original fail and gave its signature, and sets refuted() if plain
+// PyTorch does not show the failure, which stops the search before its next query
+// (search::RunnerOptions::refuted); the run then ends with nothing minimized
+// (StopReason::unconfirmed).
 #pragma once
 
 #include <atomic>
 #include <future>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -25,7 +28,6 @@ struct PlainCheckRequest {
   std::filesystem::path store;
   EvaluationSpec evaluation;
   std::chrono::milliseconds timeout{0};
-  FailureSignature expected;  // the worker's
 };
 
 class PlainConfirmation {
@@ -35,18 +37,28 @@ class PlainConfirmation {
   PlainConfirmation(const PlainConfirmation&) = delete;
   PlainConfirmation& operator=(const PlainConfirmation&) = delete;
 
-  // Runs the check on its own thread, its phase marked on `timeline` (if any). Once only.
+  // Runs the repro on its own thread, its phase marked on `timeline` (if any). Once only.
   void start(PlainCheckRequest request, Timeline* timeline);
+  // The worker's signature of the original's failure: the run is judged against it once both are
+  // known, on whichever thread comes second.
+  void expect(FailureSignature worker);
   // Records a check that could not be made (no python, no signature): it confirms.
   void skip(const std::string& reason);
-  // Set once a finished check did not confirm the failure; read from any thread.
+  // Set once a judged check did not confirm the failure; read from any thread.
   const std::atomic<bool>& refuted() const { return refuted_; }
-  // The check's result, waiting for it if it runs; nullopt if it was neither started nor skipped.
+  // The check's result, waiting for the run if it was started; nullopt if it was neither judged nor
+  // skipped (the worker never saw the original fail).
   std::optional<protocol::PlainCheck> wait();
 
  private:
+  void judge_when_ready();  // with mutex_ held
+
   std::atomic<bool> refuted_{false};
-  std::future<protocol::PlainCheck> running_;
+  std::future<void> running_;
+  std::mutex mutex_;
+  std::chrono::milliseconds timeout_{0};
+  std::optional<Expected<PlainRun>> ran_;
+  std::optional<FailureSignature> expected_;
   std::optional<protocol::PlainCheck> result_;
 };
 

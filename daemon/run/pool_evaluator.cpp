@@ -9,6 +9,7 @@
 
 #include "common/log.h"
 #include "daemon/run/candidate_timeout.h"
+#include "daemon/run/generated_code.h"
 #include "daemon/search/result_mailbox.h"
 #include "daemon/verdict/verdict_of_outcome.h"
 
@@ -103,13 +104,17 @@ PoolEvaluator::~PoolEvaluator() {
 RequestPool::Ticket PoolEvaluator::submit(const search::Candidate& candidate, Delivery deliver) {
   auto ticket = std::make_shared<RequestPool::Ticket>();
   // submit() never calls the handler before returning, so *ticket is set by the time it runs.
-  *ticket = pool_.submit(evaluate_request(spec_, *candidate.document, store_), timeout_,
+  protocol::EvaluateRequest request = evaluate_request(spec_, *candidate.document, store_);
+  bool locating = locate_failing_kernel_ && candidate.hash == original_hash_ && !locating_;
+  if (locating) request.output_code = protocol::output_code_run;
+  *ticket = pool_.submit(std::move(request), timeout_,
                          [this, alive = std::weak_ptr<bool>(alive_), ticket, hash = candidate.hash,
                           submitted = std::chrono::steady_clock::now(),
                           deliver = std::move(deliver)](WorkerOutcome outcome) {
                            if (!alive.expired()) receive(*ticket, hash, submitted, outcome, deliver);
                          });
   if (candidate.hash == original_hash_) original_tickets_.insert(*ticket);
+  if (locating) locating_ = *ticket;
   return *ticket;
 }
 
@@ -117,6 +122,7 @@ void PoolEvaluator::receive(RequestPool::Ticket ticket, const std::string& hash,
                             std::chrono::steady_clock::time_point submitted, const WorkerOutcome& outcome,
                             Delivery deliver) {
   bool original = original_tickets_.erase(ticket) != 0;
+  if (ticket == locating_) failing_kernel_nodes_ = run::failing_kernel_nodes(outcome);
   if (abandoned_.erase(ticket) != 0) return;
   Expected<protocol::Verdict> verdict = verdict_of(outcome);
   if (verdict && verdict->pass) passes_.record(std::chrono::steady_clock::now() - submitted);

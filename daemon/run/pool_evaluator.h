@@ -11,6 +11,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -61,6 +62,11 @@ class PoolEvaluator final : public search::CandidateEvaluator {
   // Called once, on this thread, when the original's verdict first sets the judge's signature (the
   // sanity check saw it fail), after the candidates' time limit followed it.
   void on_original_fails(std::function<void()> hook) { on_original_fails_ = std::move(hook); }
+  // Asks the sanity check (the original's first evaluation) for Inductor's generated code, so that the
+  // nodes its failing kernel was made of are known.
+  void locate_failing_kernel() { locate_failing_kernel_ = true; }
+  // Those nodes, once the sanity check saw the original fail; empty when unknown.
+  const std::vector<std::string>& failing_kernel_nodes() const { return failing_kernel_nodes_; }
 
  private:
   class Shared;
@@ -95,6 +101,9 @@ class PoolEvaluator final : public search::CandidateEvaluator {
   bool timeout_follows_original_;
   std::chrono::milliseconds timeout_;
   std::function<void()> on_original_fails_;
+  bool locate_failing_kernel_ = false;
+  std::optional<RequestPool::Ticket> locating_;  // the request that asked
+  std::vector<std::string> failing_kernel_nodes_;
   std::map<RequestPool::Ticket, Pending> pending_;  // this thread's search's
   // Evaluations of the original in flight. While the sanity check is one of them (a lineage went
   // ahead of it), a failure with no signature to compare yet waits for the original's.

@@ -32,6 +32,10 @@ struct RunSpec {
   // The search first tries the original cut after the analysis's first divergence (--analyze-first);
   // without `analyze`, the analysis reads the values in place only: one worker request.
   bool analyze_first = false;
+  // With Inductor, the sanity check asks for the generated code and the search first tries the nodes
+  // of the kernel that failed alone (search::SearchOptions::failing_kernel_nodes); off with
+  // --no-failing-kernel-first.
+  bool failing_kernel_first = true;
   // After the search, the minimized graph is bisected (bisect/bisector.h, --bisect): the stage and
   // subsystem of the compiler its failure comes from.
   bool bisect = false;

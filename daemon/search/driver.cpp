@@ -6,6 +6,7 @@
 #include <string>
 
 #include "common/log.h"
+#include "daemon/search/node_isolation.h"
 #include "daemon/search/strategies/truncate_suffix.h"
 
 namespace minifyd::search {
@@ -83,10 +84,25 @@ SearchState try_first_end(SearchRunner& runner, SearchState original, const std:
   return cut ? std::move(*cut) : std::move(original);
 }
 
+// `original` reduced to the failing kernel's nodes on loads of their inputs, when the runner accepts
+// it; else the original.
+SearchState try_failing_kernel(SearchRunner& runner, SearchState original, const std::vector<std::string>& nodes) {
+  if (nodes.empty()) return original;
+  auto isolated = isolate_nodes(original, nodes);
+  if (!isolated) {
+    log::info("the failing kernel's nodes are not the graph's (" + isolated.error().message + "): the search starts from the whole graph");
+    return original;
+  }
+  auto kept = runner.run_proposals(failing_kernel_step, original, 1,
+                                   [&](const CandidateSink& offer) { offer(std::move(*isolated)); });
+  return kept ? std::move(*kept) : std::move(original);
+}
+
 }  // namespace
 
 SearchOutcome search_from_original(SearchRunner& runner, const SearchOptions& options, SearchState original) {
   if (options.first_try_end) original = try_first_end(runner, std::move(original), *options.first_try_end);
+  if (options.failing_kernel_nodes) original = try_failing_kernel(runner, std::move(original), options.failing_kernel_nodes());
   return search_on(runner, options, std::move(original));
 }
 

@@ -14,9 +14,9 @@ namespace minifyd::search {
 // runner's thread: the search's own, or a lineage's.
 SearchOutcome search_on(SearchRunner& runner, const SearchOptions& options, SearchState state);
 
-// search_on() from the original once the sanity check found it failing, after the first try
-// (SearchOptions::first_try_end): the search's own start, and that of a lineage that went ahead of
-// the sanity check.
+// search_on() from the original once the sanity check found it failing, after the first tries
+// (SearchOptions::first_try_end, then failing_kernel_nodes): the search's own start, and that of a
+// lineage that went ahead of the sanity check.
 SearchOutcome search_from_original(SearchRunner& runner, const SearchOptions& options, SearchState original);
 
 }  // namespace minifyd::search

@@ -29,6 +29,9 @@ struct Front {
   // Its evaluation was slow before (a lineage re-verifying the candidate it went ahead of): work
   // may go ahead at once.
   bool known_slow = false;
+  // The original under the sanity check: work ahead of it starts with the search's first tries
+  // (search_from_original), where work ahead of a re-verified candidate goes on from it as it is.
+  bool original = false;
 };
 
 // Called on the runner's thread. At most one piece of work runs ahead of a runner at a time, from

@@ -34,7 +34,8 @@ Expected<SearchResult> minify(SearchState original, CandidateEvaluator& evaluato
   log::info("started off with " + std::to_string(result.start_nodes) + " nodes");
   SearchOutcome outcome;
   std::optional<bool> fails = true;
-  if (!options.skip_sanity) fails = runner.check_to_continue(original);
+  // The failing kernel's nodes come with the sanity check's verdict: nothing goes ahead of it.
+  if (!options.skip_sanity) fails = runner.check_to_continue(original, !options.failing_kernel_nodes);
   if (!fails && runner.error()) return runner.error()->with_context("checking the original graph");
   if (fails && *fails && !runner.handed_over()) {
     outcome = search_from_original(runner, options, std::move(original));

@@ -19,8 +19,10 @@ bool is_tuple_valued(const Node& node) {
 
 // Mirrors _convert_node_to_placeholder's cases and its return value; `chosen` plays the part of
 // the in-place edits the seed makes (a node already chosen reads as a placeholder).
-bool choose(const SearchState& state, const Node& node, std::unordered_set<const Node*>& chosen) {
-  if (node.op() == OpCode::output || node.op() == OpCode::placeholder || chosen.count(&node) != 0)
+bool choose(const SearchState& state, const Node& node, const std::set<std::string, std::less<>>& kept,
+            std::unordered_set<const Node*>& chosen) {
+  if (node.op() == OpCode::output || node.op() == OpCode::placeholder || chosen.count(&node) != 0 ||
+      kept.count(node.name()) != 0)
     return false;
   if (state.eager->count(node.name()) != 0) {
     chosen.insert(&node);
@@ -28,18 +30,19 @@ bool choose(const SearchState& state, const Node& node, std::unordered_set<const
   }
   if (!is_tuple_valued(node)) return false;
   bool replaced = false;
-  for (const Node* user : node.users()) replaced = choose(state, *user, chosen) || replaced;
+  for (const Node* user : node.users()) replaced = choose(state, *user, kept, chosen) || replaced;
   return replaced;
 }
 
 }  // namespace
 
-bool convert_to_loads(SearchState& state, std::size_t begin, std::size_t end) {
+bool convert_to_loads(SearchState& state, std::size_t begin, std::size_t end,
+                      const std::set<std::string, std::less<>>& kept) {
   std::vector<Node*> nodes = state.document.graph.nodes();
   std::unordered_set<const Node*> chosen;
   bool replaced = false;
   for (std::size_t i = begin; i < end && i < nodes.size(); ++i)
-    replaced = choose(state, *nodes[i], chosen) || replaced;
+    replaced = choose(state, *nodes[i], kept, chosen) || replaced;
   if (!replaced) return false;
 
   GraphDocument& document = state.document;

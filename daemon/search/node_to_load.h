@@ -2,6 +2,8 @@
 #pragma once
 
 #include <cstddef>
+#include <set>
+#include <string>
 
 #include "daemon/search/search_state.h"
 
@@ -12,7 +14,8 @@ namespace minifyd::search {
 // stored value, read through getitem) is replaced at its users instead, recursively. Placeholders,
 // loads, the output and nodes whose value was not stored stay. Returns whether any node was
 // replaced; the state is unchanged when none was. Nodes left without users stay until dead-code
-// elimination.
-bool convert_to_loads(SearchState& state, std::size_t begin, std::size_t end);
+// elimination. A node named in `kept` is never replaced.
+bool convert_to_loads(SearchState& state, std::size_t begin, std::size_t end,
+                      const std::set<std::string, std::less<>>& kept = {});
 
 }  // namespace minifyd::search

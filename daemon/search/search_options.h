@@ -58,8 +58,14 @@ struct SearchOptions {
   // A node of the original: before the driver, the search tries the original cut after it, as one
   // step named first_divergence_step (`minify run --analyze-first`: the analysis's first divergence).
   std::optional<std::string> first_try_end;
+  // When set, no lineage goes ahead of the sanity check, and once it found the original failing the
+  // search first tries the nodes this names (those the sanity check's failing kernel was made of,
+  // PoolEvaluator) alone on loads of their inputs, as one step named failing_kernel_step; nothing is
+  // tried when it names none of the graph's nodes.
+  std::function<std::vector<std::string>()> failing_kernel_nodes;
 };
 
 inline constexpr std::string_view first_divergence_step = "first-divergence";
+inline constexpr std::string_view failing_kernel_step = "failing-kernel";
 
 }  // namespace minifyd::search

@@ -258,14 +258,15 @@ SearchOutcome SearchRunner::outcome(std::optional<SearchState> best) {
   return outcome;
 }
 
-std::optional<bool> SearchRunner::evaluate_fresh(const SearchState& state, bool front, bool known_slow) {
+std::optional<bool> SearchRunner::evaluate_fresh(const SearchState& state, bool front, bool known_slow,
+                                                 bool original) {
   if (!may_query(1)) return std::nullopt;
   auto slot = std::make_shared<Slot>();
   slot->hash = canonical_hash(state.document);
   slot->state.document = clone_document(state.document);
   std::optional<EvaluationResult> result;
   ++counters_.queries;
-  Front pending{state, std::nullopt, std::chrono::steady_clock::now(), known_slow};
+  Front pending{state, std::nullopt, std::chrono::steady_clock::now(), known_slow, original};
   evaluator_.evaluate({candidate_of(slot)}, [&](std::size_t, EvaluationResult r) { result = std::move(r); });
   if (front && known_slow) report_pending(pending);
   while (!result && !stopped()) await(front ? &pending : nullptr);
@@ -283,8 +284,8 @@ std::optional<bool> SearchRunner::evaluate_fresh(const SearchState& state, bool 
 
 std::optional<bool> SearchRunner::check(const SearchState& state) { return evaluate_fresh(state, false, false); }
 
-std::optional<bool> SearchRunner::check_to_continue(const SearchState& state) {
-  std::optional<bool> fails = evaluate_fresh(state, true, false);
+std::optional<bool> SearchRunner::check_to_continue(const SearchState& state, bool ahead) {
+  std::optional<bool> fails = evaluate_fresh(state, ahead, false, true);
   if (fails && *fails) hand_over(state);
   else drop_ahead();
   return fails;

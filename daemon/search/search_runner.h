@@ -53,9 +53,9 @@ class SearchRunner {
   // cached. nullopt when the runner is or becomes stopped.
   std::optional<bool> check(const SearchState& state);
   // check() of a state the search goes on from when it fails (the sanity check): the runner's front
-  // while pending. When it fails and work went ahead of it, that work's result is the search's
-  // (handed_over()).
-  std::optional<bool> check_to_continue(const SearchState& state);
+  // while pending, unless `ahead` is false (what follows depends on more than whether it fails).
+  // When it fails and work went ahead of it, that work's result is the search's (handed_over()).
+  std::optional<bool> check_to_continue(const SearchState& state, bool ahead = true);
 
   // One strategy at one granularity: its candidates in proposal order, up to parallelism() of
   // them in flight; the first one that is valid, made progress over `state` and still fails is
@@ -96,7 +96,7 @@ class SearchRunner {
   bool may_query(std::size_t pending);
   void halt(StopReason reason, std::optional<Error> error = std::nullopt);
   // The evaluation behind the checks; as the runner's front when `front` (known slow or not).
-  std::optional<bool> evaluate_fresh(const SearchState& state, bool front, bool known_slow);
+  std::optional<bool> evaluate_fresh(const SearchState& state, bool front, bool known_slow, bool original = false);
   // Waits for the evaluator to report. With a lookahead, wakes every lookahead_interval to report
   // `front` (when given) and to notice an interrupt.
   void await(const Front* front);

@@ -24,10 +24,10 @@ class LiveLineage {
 };
 
 // A lineage's search, on its own runner: the acceptance it went ahead of confirmed first (when it
-// went ahead of a step's candidate), then the driver from that state on; past the sanity check (no
-// acceptance), the search from the original.
+// went ahead of a step's candidate), then the driver from that state on; past the sanity check, the
+// search from the original.
 SearchOutcome search_ahead(SearchRunner& runner, const SearchOptions& options, SearchState state,
-                           std::optional<Acceptance> accepted) {
+                           std::optional<Acceptance> accepted, bool original) {
   if (accepted) {
     std::optional<SearchState> confirmed = runner.confirm(*accepted, std::move(state), true);
     if (runner.stopped()) return runner.outcome(std::nullopt);
@@ -39,7 +39,7 @@ SearchOutcome search_ahead(SearchRunner& runner, const SearchOptions& options, S
     state = std::move(*confirmed);
     return search_on(runner, options, std::move(state));
   }
-  return search_from_original(runner, options, std::move(state));
+  return original ? search_from_original(runner, options, std::move(state)) : search_on(runner, options, std::move(state));
 }
 
 }  // namespace
@@ -72,18 +72,19 @@ void Speculation::front_pending(const SearchRunner& runner, const Front& front) 
   at_spawn_ = runner.counters();
   auto state = std::make_shared<SearchState>(clone_state(front.state));
   std::optional<Acceptance> accepted = front.acceptance;
+  bool original = front.original;
   auto counted = std::make_shared<LiveLineage>(std::shared_ptr<std::atomic<std::size_t>>(search_, &search_->live));
   log::debug("speculating past a slow verdict: lineage from a state of " +
              std::to_string(front.state.document.graph.size()) + " nodes");
   std::shared_ptr<Search> search = search_;
   ahead_ = std::make_unique<Lineage>(
-      [search, evaluator, state, accepted, start, counted](const std::atomic<bool>& stop, EventRelay& events) {
+      [search, evaluator, state, accepted, original, start, counted](const std::atomic<bool>& stop, EventRelay& events) {
         RunnerOptions options = search->options.runner;
         options.interrupt = &stop;  // a stopped lineage ends as an interrupted search does
         SearchRunner lineage_runner(*evaluator, search->cache, search->clock, options, start, events);
         Speculation lookahead(search, *evaluator);
         lineage_runner.look_ahead_with(lookahead);
-        return search_ahead(lineage_runner, search->options, std::move(*state), accepted);
+        return search_ahead(lineage_runner, search->options, std::move(*state), accepted, original);
       });
 }
 

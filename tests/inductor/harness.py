@@ -16,6 +16,7 @@ MODELS = {"chain": os.path.join(HERE, "models", "chain200.py"),
           "slippage": os.path.join(HERE, "models", "slippage.py"),
           "chain_cuda": os.path.join(HERE, "models", "chain200_cuda.py"),
           "mlp_bare_output": os.path.join(HERE, "models", "mlp_bare_output.py"),
+          "linear_stages": os.path.join(HERE, "models", "linear_stages.py"),
           "resnet18": os.path.join(ROOT, "scripts", "examples", "resnet18.py")}
 BUG = "cpp.inject_relu_bug_TESTING_ONLY"
 # What each injected bug looks like to the search: (verdict kind, what identifies it).

@@ -89,6 +89,32 @@ def plain_check(env):
            f"minify run does not say why it stopped: exit {done.returncode}\n{done.stderr[-2000:]}")
 
 
+def failing_kernel_first(env):
+    """The search first tries the nodes of the kernel the sanity check saw fail, alone on loads of their
+    inputs (the step failing-kernel): on linear_stages' compile error that is the relu's stage, and the
+    search ends at the relu as it does from the whole graph, in fewer queries."""
+    graph = env.export("linear_stages")
+    runs = {}
+    for mode, extra in (("first", []), ("whole", ["--no-failing-kernel-first"])):
+        out = os.path.join(env.work, f"failing-kernel-{mode}")
+        shutil.rmtree(out, ignore_errors=True)
+        code, summary, stderr = env.minify_cmd("run", graph, "--out", out, *bug_args("compile_error"), *extra)
+        expect(code == EXIT_OK, f"minify run {' '.join(extra)} exits {code}: {summary}\n{stderr[-3000:]}")
+        check_at_relu(env, out, summary, "compile_error")
+        with open(os.path.join(out, "checkpoint.json")) as f:
+            steps = json.load(f)["steps"]
+        runs[mode] = (summary, steps, call_nodes(out))
+    (first, first_steps, first_nodes), (whole, whole_steps, whole_nodes) = runs["first"], runs["whole"]
+    stage = first_steps[0]
+    expect(stage["strategy"] == "failing-kernel" and stage["nodes"] < first["start_nodes"] // 4,
+           f"the first step is not the failing kernel's few nodes: {first_steps[:2]}")
+    expect(all(step["strategy"] != "failing-kernel" for step in whole_steps), f"{whole_steps}")
+    expect(first_nodes == whole_nodes and first["queries"] < whole["queries"],
+           f"{first['queries']} queries to {first_nodes} against {whole['queries']} to {whole_nodes}")
+    print(f"linear_stages compile_error: {first['queries']} queries with the failing kernel first, "
+          f"{whole['queries']} without; its kernel {stage['nodes']} of {first['start_nodes']} nodes")
+
+
 def precompiled_headers(env):
     """The worker's precompiled prefix headers (minifyd/precompiled_headers.py) change no diagnostic: the
     chain's injected C++ compile error reads the same, in fresh caches, with and without them, and the
@@ -237,7 +263,7 @@ def analyze_resnet18(env):
 
 
 SCENARIOS = {"query_clean": query_clean, "control": control, "plain_export": plain_export, "plain_check": plain_check,
-             "precompiled_headers": precompiled_headers, "slippage": slippage,
+             "failing_kernel_first": failing_kernel_first, "precompiled_headers": precompiled_headers, "slippage": slippage,
              "bad_input": bad_input, "daemon": daemon, "analyze_resnet18": analyze_resnet18}
 # resnet18's three bugs run from the minifier_launcher.py PyTorch writes for them (test_import.py):
 # the same graph, the one Inductor compiles, exported by PyTorch itself.

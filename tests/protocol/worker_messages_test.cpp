@@ -397,16 +397,21 @@ TEST_CASE("output code is asked for, reported, and a crash's last marked kernel 
   CHECK(refusal_of_request(bad) == "output_code: unknown mode 'everything' (run, compile)");
 
   EvaluateReply reply{2, Verdict{}, 0, 0};
-  reply.output_code = OutputCode{{"def call(args):\n    cpp_fused_0(buf0)\n"}, "cpp_fused_0"};
+  reply.output_code = OutputCode{{"def call(args):\n    cpp_fused_0(buf0)\n"}, "cpp_fused_0", {"relu", "sin_2"}};
   auto back = decode_reply(encode(WorkerReply(reply)));
   REQUIRE(back.has_value());
   const auto& code = std::get<EvaluateReply>(*back).output_code;
   REQUIRE(code.has_value());
   CHECK(code->modules == reply.output_code->modules);
   CHECK(code->failing_kernel == "cpp_fused_0");
+  CHECK(code->failing_nodes == std::vector<std::string>{"relu", "sin_2"});
 
-  CHECK(last_marked_kernel("minifyd-kernel: cpp_fused_0\nminifyd-kernel: cpp_fused_relu_1\nterminate called\n") ==
-        "cpp_fused_relu_1");
-  CHECK(last_marked_kernel("minifyd-kernel: triton_poi_fused_0") == "triton_poi_fused_0");
-  CHECK(last_marked_kernel("Segmentation fault\n").empty());
+  MarkedKernel last = last_marked_kernel("minifyd-kernel: cpp_fused_0 mul\nminifyd-kernel: cpp_fused_relu_1 add_3 relu_2\n"
+                                         "terminate called\n");
+  CHECK(last.name == "cpp_fused_relu_1");
+  CHECK(last.nodes == std::vector<std::string>{"add_3", "relu_2"});
+  last = last_marked_kernel("minifyd-kernel: triton_poi_fused_0");
+  CHECK(last.name == "triton_poi_fused_0");
+  CHECK(last.nodes.empty());
+  CHECK(last_marked_kernel("Segmentation fault\n").name.empty());
 }

@@ -1,9 +1,11 @@
 // The rewrites delta debugging is made of: nodes to loads (with the is_tuple recursion),
-// consolidation, dead code, unused inputs; each keeps every input bound to its own tensor.
+// consolidation, dead code, unused inputs, and the isolation of some nodes built from them; each
+// keeps every input bound to its own tensor.
 #include <catch2/catch.hpp>
 
 #include "daemon/search/consolidate.h"
 #include "daemon/search/dead_code.h"
+#include "daemon/search/node_isolation.h"
 #include "daemon/search/node_to_load.h"
 #include "daemon/search/unused_inputs.h"
 #include "tests/support/search_case.h"
@@ -111,4 +113,49 @@ TEST_CASE("eager values come from propagate's reply, by node name", "[search]") 
   REQUIRE(values.count("relu") == 1);
   CHECK(values.at("relu").storage.hash == std::string(64, 'a'));
   CHECK(values.at("relu").tensor.shape == std::vector<std::int64_t>{2});
+}
+
+TEST_CASE("isolated nodes read loads of what they read from outside and return what no other of them reads",
+          "[search]") {
+  SearchCase c;
+  Node* x = c.input("x");
+  Node* mul = c.call("mul", "aten::mul.Tensor", {NodeRef{x}, 2.0});
+  Node* sin = c.call("sin", "aten::sin", {NodeRef{mul}});
+  Node* cos = c.call("cos", "aten::cos", {NodeRef{mul}});
+  Node* relu = c.call("relu", "aten::relu", {NodeRef{sin}});
+  Node* add = c.call("add", "aten::add.Tensor", {NodeRef{relu}, NodeRef{cos}});
+  Node* neg = c.call("neg", "aten::neg", {NodeRef{add}});
+  c.output_tuple({neg});
+  SearchState state = c.build();
+
+  // sin and relu, a kernel's nodes: sin reads mul's stored value, relu is returned; what comes after
+  // and beside them goes, and names of no node of the graph are ignored.
+  auto isolated = isolate_nodes(state, {"relu", "sin", "mul_99"});
+  REQUIRE(isolated.has_value());
+  CHECK(document_problems(isolated->document).empty());
+  CHECK(node_names(*isolated) == std::vector<std::string>{"mul", "sin", "relu", "output"});
+  CHECK(find_node(*isolated, "mul")->op() == OpCode::placeholder);
+  CHECK(input_count(*isolated) == 1);  // the leading load became an input
+  CHECK(input_hash(*isolated, "mul") == state.eager->at("mul").storage.hash);
+  CHECK(find_node(*isolated, "output")->args()[0].as<ListValue>().items.size() == 1);
+
+  // Both branches: each returned, the shared input loaded once.
+  isolated = isolate_nodes(state, {"sin", "cos"});
+  REQUIRE(isolated.has_value());
+  CHECK(node_names(*isolated) == std::vector<std::string>{"mul", "sin", "cos", "output"});
+  CHECK(find_node(*isolated, "output")->args()[0].as<ListValue>().items.size() == 2);
+
+  auto none = isolate_nodes(state, {"x", "mul_99"});
+  REQUIRE_FALSE(none.has_value());
+  CHECK(none.error().message == "the graph has no call_function node 'x', 'mul_99'");
+}
+
+TEST_CASE("an isolated tuple-valued node returns its getitems, which stay computed", "[search]") {
+  SearchState state = tup_use_case("a", "b");
+  auto isolated = isolate_nodes(state, {"std_mean", "mul"});
+  REQUIRE(isolated.has_value());
+  CHECK(document_problems(isolated->document).empty());
+  CHECK(find_node(*isolated, "std_mean")->op() == OpCode::call_function);
+  CHECK(find_node(*isolated, "getitem")->op() == OpCode::call_function);
+  CHECK(find_node(*isolated, "mul")->op() == OpCode::call_function);
 }

@@ -6,8 +6,12 @@
 # from the generated module's line where the failure passed: the kernel's definition
 # (`cpp_fused_relu_0 = async_compile.cpp_pybinding(...)`, a compile error) or its call in `call()`
 # (a run error); a kernel that kills the process is named by the last KERNEL_MARK line the run
-# wrote to stderr before each kernel call.
+# wrote to stderr before each kernel call. Each kernel's origins, the nodes of the lowered graph
+# fused into it, are recorded where Inductor's schedulings name a kernel for its nodes
+# (define_kernel), so that the failing kernel's nodes can be reported too: the search tries them
+# alone first (docs/architecture.md, "the failing kernel first").
 import contextlib
+import importlib
 import os
 import re
 import sys
@@ -18,6 +22,9 @@ DEFINITION = re.compile(r"^\s*(\w+)\s*=\s*async_compile\.\w+\(")
 CALL = re.compile(r"^\s*(?:\w+\s*=\s*)?(\w+)(?:\.run)?\(")
 # At most this much code is returned per module.
 MAX_MODULE_CHARS = 4 << 20
+# The schedulings whose define_kernel(src_code, nodes, ...) returns the name of the kernel it defines
+# for the scheduler nodes `nodes` (a C++ kernel's, a Triton kernel's node schedule).
+SCHEDULINGS = (("torch._inductor.codegen.cpp", "CppScheduling"), ("torch._inductor.codegen.triton", "TritonScheduling"))
 
 
 def _generated_dir():
@@ -42,6 +49,22 @@ def kernel_names(source):
     return {found.group(1) for found in map(DEFINITION.match, source.splitlines()) if found}
 
 
+def origin_names(nodes):
+    """The names of the FX nodes Inductor lowered into scheduler nodes `nodes` (its `origins`); markers
+    of a node schedule (no `node`) and extern kernels' nodes without origins add none."""
+    names = set()
+    for node in nodes if isinstance(nodes, (list, tuple)) else ():
+        for origin in getattr(getattr(node, "node", None), "origins", None) or ():
+            if getattr(origin, "op", None) == "call_function":
+                names.add(origin.name)
+    return names
+
+
+def mark_line(kernel, origins):
+    """The KERNEL_MARK line before a call of `kernel`: its name, then its origins, space-separated."""
+    return KERNEL_MARK + " ".join([kernel, *sorted(origins)]) + "\n"
+
+
 class Capture:
     """Collects every module Inductor generates while installed; names the failing kernel."""
 
@@ -50,6 +73,7 @@ class Capture:
         self._generated = None
         self._sources = {}  # by a frame's file: the captured module it holds, or None
         self.last_called = ""  # the kernel marking_kernels saw called last
+        self.origins = {}  # by kernel name: the names of the nodes fused into it (one source may serve several)
 
     @contextlib.contextmanager
     def installed(self):
@@ -57,9 +81,38 @@ class Capture:
         saved = GraphLowering.__dict__["save_output_code"]
         GraphLowering.save_output_code = staticmethod(lambda code: self.modules.append(code))
         try:
-            yield
+            with self._recording_origins():
+                yield
         finally:
             GraphLowering.save_output_code = saved
+
+    @contextlib.contextmanager
+    def _recording_origins(self):
+        """Each scheduling's define_kernel wrapped to record the kernel it names against its nodes' origins.
+        A PyTorch without one of the schedulings records none for it."""
+        wrapped = []
+        for module_name, class_name in SCHEDULINGS:
+            try:
+                scheduling = getattr(importlib.import_module(module_name), class_name)
+            except (ImportError, AttributeError):
+                continue
+            define_kernel = scheduling.__dict__.get("define_kernel")
+            if define_kernel is None:
+                continue
+
+            def recording(scheduling_self, src_code, nodes, *args, _define_kernel=define_kernel, **kwargs):
+                name = _define_kernel(scheduling_self, src_code, nodes, *args, **kwargs)
+                if isinstance(name, str):
+                    self.origins.setdefault(name, set()).update(origin_names(nodes))
+                return name
+
+            scheduling.define_kernel = recording
+            wrapped.append((scheduling, define_kernel))
+        try:
+            yield
+        finally:
+            for scheduling, define_kernel in wrapped:
+                scheduling.define_kernel = define_kernel
 
     def _source_of(self, path):
         """The captured module whose source the generated file at `path` holds; None for any other file."""
@@ -105,7 +158,7 @@ class Capture:
             name = self.kernel_of(caller.f_code.co_filename, caller.f_lineno) if caller is not None else ""
             if name:
                 self.last_called = name
-                sys.stderr.write(KERNEL_MARK + name + "\n")
+                sys.stderr.write(mark_line(name, self.origins.get(name, ())))
                 sys.stderr.flush()
 
         sys.setprofile(profile)
@@ -118,4 +171,5 @@ class Capture:
         observed = {"modules": [source[:MAX_MODULE_CHARS] for source in self.modules]}
         if failing_kernel:
             observed["failing_kernel"] = failing_kernel
+            observed["failing_nodes"] = sorted(self.origins.get(failing_kernel, ()))
         return observed
