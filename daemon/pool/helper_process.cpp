@@ -158,7 +158,7 @@ Expected<void> open_pipe(Pipe& pipe) {
 }  // namespace
 
 Expected<HelperResult> run_helper(const std::vector<std::string>& command, double timeout_seconds,
-                                  const std::function<void()>& clean_up) {
+                                  const std::function<void()>& clean_up, const std::atomic<bool>* cancel) {
   std::string path = command.front();
   if (path.find('/') == std::string::npos) path = boost::process::search_path(path).string();
   if (path.empty()) return make_error(ErrorKind::not_found, command.front() + ": not found on PATH");
@@ -203,8 +203,9 @@ Expected<HelperResult> run_helper(const std::vector<std::string>& command, doubl
       failed = errno_error("waiting for " + command.front(), errno);
       break;
     }
-    if (termination_signal.load() != 0 || Clock::now() >= deadline) {
-      result.timed_out = termination_signal.load() == 0;
+    bool cancelled = cancel != nullptr && cancel->load();
+    if (termination_signal.load() != 0 || cancelled || Clock::now() >= deadline) {
+      result.timed_out = termination_signal.load() == 0 && !cancelled;
       ::kill(-pid, SIGKILL);
       while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
       }

@@ -4,6 +4,7 @@
 // once it has ended, so a descendant holding them open cannot stall the reader.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <string>
 #include <vector>
@@ -27,8 +28,11 @@ struct HelperResult {
 // every process that carries this run's token in its environment (one that left the group with
 // setsid). An error only where it could not be started or its output read. Ended by a termination
 // signal to this process, it calls clean_up (what the helper left half-done) before the process ends.
+// Once `cancel` (if given) is set, from any thread, the helper is killed as at its time limit, though
+// not counted as timed out: its caller no longer wants its result.
 Expected<HelperResult> run_helper(const std::vector<std::string>& command, double timeout_seconds,
-                                  const std::function<void()>& clean_up = {});
+                                  const std::function<void()>& clean_up = {},
+                                  const std::atomic<bool>* cancel = nullptr);
 
 // For `minify`: a SIGTERM, SIGINT or SIGHUP kills the running helpers' groups, and the process then
 // ends by the signal as it would have without this, once the helpers are gone.

@@ -51,10 +51,11 @@ std::string torch2_env_launcher() {
 }  // namespace
 
 Expected<std::string> run_python(const std::string& python, const std::vector<std::string>& arguments,
-                                 double timeout_seconds, const std::function<void()>& clean_up) {
+                                 double timeout_seconds, const std::function<void()>& clean_up,
+                                 const std::atomic<bool>* cancel) {
   std::vector<std::string> command = {python};
   command.insert(command.end(), arguments.begin(), arguments.end());
-  auto ran = run_helper(command, timeout_seconds, clean_up);
+  auto ran = run_helper(command, timeout_seconds, clean_up, cancel);
   if (!ran) return ran.error().with_context("running " + python);
   if (ran->timed_out) {
     std::ostringstream limit;
@@ -73,13 +74,13 @@ std::string python_package_dir() { return std::filesystem::path(python_worker_sc
 
 Expected<std::string> run_python_main(const std::string& python, const std::string& module,
                                       const std::vector<std::string>& arguments, double timeout_seconds,
-                                      const std::function<void()>& clean_up) {
+                                      const std::function<void()>& clean_up, const std::atomic<bool>* cancel) {
   std::vector<std::string> command = {
       "-c", "import sys; sys.path.insert(0, sys.argv[1]); del sys.argv[1]; "
             "from minifyd." + module + " import main; sys.exit(main())",
       python_package_dir()};
   command.insert(command.end(), arguments.begin(), arguments.end());
-  return run_python(python, command, timeout_seconds, clean_up);
+  return run_python(python, command, timeout_seconds, clean_up, cancel);
 }
 
 Expected<WorkerProgram> worker_program_for(const std::string& backend) {

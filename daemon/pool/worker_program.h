@@ -3,6 +3,7 @@
 // 2.x for the torch.compile backends. A backend no worker serves is refused here, before any start.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <string>
 #include <vector>
@@ -60,9 +61,10 @@ inline constexpr double helper_timeout_seconds = 600;
 
 // Runs `python ARGUMENTS...` to its end as a bounded helper (helper_process.h): what it wrote to
 // standard output; an error holds the last line it wrote to standard error (to standard output when
-// it wrote none there), or how it ended, or that it ran past timeout_seconds.
+// it wrote none there), or how it ended, or that it ran past timeout_seconds; `cancel` as run_helper's.
 Expected<std::string> run_python(const std::string& python, const std::vector<std::string>& arguments,
-                                 double timeout_seconds, const std::function<void()>& clean_up = {});
+                                 double timeout_seconds, const std::function<void()>& clean_up = {},
+                                 const std::atomic<bool>* cancel = nullptr);
 
 // The directory holding the minifyd Python package: the worker script's.
 std::string python_package_dir();
@@ -70,6 +72,7 @@ std::string python_package_dir();
 // Runs minifyd.MODULE's main() with ARGUMENTS in `python`, the package importable: as run_python.
 Expected<std::string> run_python_main(const std::string& python, const std::string& module,
                                       const std::vector<std::string>& arguments, double timeout_seconds,
-                                      const std::function<void()>& clean_up = {});
+                                      const std::function<void()>& clean_up = {},
+                                      const std::atomic<bool>* cancel = nullptr);
 
 }  // namespace minifyd

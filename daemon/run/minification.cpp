@@ -1,6 +1,7 @@
 // The run: store preparation, propagation, the search session.
 #include "daemon/run/minification.h"
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -24,6 +25,10 @@ namespace minifyd::run {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// The original's propagation runs it eagerly and stores every intermediate, work no candidate does,
+// beside the plain check's fresh python: its time limit is the candidates' (--timeout), but at least this.
+constexpr std::chrono::milliseconds propagation_floor{60000};
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -138,10 +143,13 @@ class Session final : public search::SearchObserver {
 };
 
 // The plain check of the original (run/plain_check.h) for a session that checks the original (a resumed
-// one does not): recorded in
-// the checkpoint as skipped, or made beside the sanity check and the search (run/plain_confirmation.h):
-// the repro runs from the session's start, under the candidates' time limit before the original's time
-// set it (the ceiling), and is judged once the sanity check found the original failing.
+// one does not): recorded in the checkpoint as skipped, or made beside the sanity check and the search
+// (run/plain_confirmation.h): the repro runs from the session's start unless it was started before it,
+// and is judged once the sanity check found the original failing.
+Expected<std::string> python_of(const SessionHooks& hooks) {
+  return hooks.python ? hooks.python() : make_error(ErrorKind::invalid_input, "no python given");
+}
+
 void arrange_plain_check(PlainConfirmation& confirmation, Checkpoint& checkpoint, const RunPlace& place,
                          const SessionHooks& hooks, PoolEvaluator& evaluator, const FailureJudge& judge,
                          bool checks_original) {
@@ -151,12 +159,8 @@ void arrange_plain_check(PlainConfirmation& confirmation, Checkpoint& checkpoint
     return;
   }
   if (!checks_original) return;
-  auto python = hooks.python ? hooks.python() : make_error(ErrorKind::invalid_input, "no python given");
-  if (python)
-    confirmation.start(PlainCheckRequest{*python, search::clone_document(checkpoint.state.document), place.store.root(),
-                                         checkpoint.spec.evaluation, evaluator.timeout() + plain_check_start_allowance},
-                       hooks.timeline);
-  evaluator.on_original_fails([&confirmation, &judge, python] {
+  start_plain_check(confirmation, checkpoint.spec, checkpoint.state.document, place, hooks);
+  evaluator.on_original_fails([&confirmation, &judge, python = python_of(hooks)] {
     if (!python) return confirmation.skip("no python: " + python.error().message);
     if (!judge.expected()) return confirmation.skip("the original's failure has no signature");
     confirmation.expect(*judge.expected());
@@ -280,7 +284,7 @@ Expected<Checkpoint> begin_run(RunSpec spec, GraphDocument original, const RunPl
   // waits until then.
   auto writing = place.store.lock_shared();
   if (!writing) return writing.error();
-  auto eager = propagate_original(pool, original, place, spec.evaluation.timeout);
+  auto eager = propagate_original(pool, original, place, std::max(spec.evaluation.timeout, propagation_floor));
   if (!eager) return eager.error();
 
   Checkpoint checkpoint;
@@ -300,6 +304,17 @@ Expected<Checkpoint> begin_run(RunSpec spec, GraphDocument original, const RunPl
   checkpoint.totals.wall_seconds = seconds_since(started);
   if (auto saved = place.save_checkpoint(checkpoint); !saved) return saved.error();
   return checkpoint;
+}
+
+void start_plain_check(PlainConfirmation& confirmation, const RunSpec& spec, const GraphDocument& original,
+                       const RunPlace& place, const SessionHooks& hooks) {
+  if (!has_plain_check(spec.evaluation) || !plain_check_skip_reason(spec).empty()) return;
+  auto python = python_of(hooks);
+  if (!python) return;  // said by the session, once the original fails
+  // Under the candidates' time limit before the original's time sets it: the ceiling.
+  confirmation.start(PlainCheckRequest{*python, search::clone_document(original), place.store.root(), spec.evaluation,
+                                       spec.evaluation.timeout + plain_check_start_allowance},
+                     hooks.timeline);
 }
 
 Expected<RunResult> continue_run(Checkpoint checkpoint, const RunPlace& place, const PoolAccess& pool,
@@ -338,7 +353,8 @@ Expected<RunResult> continue_run(Checkpoint checkpoint, const RunPlace& place, c
     evaluator.locate_failing_kernel();
     options.failing_kernel_nodes = [&evaluator] { return evaluator.failing_kernel_nodes(); };
   }
-  PlainConfirmation confirmation;
+  PlainConfirmation own_confirmation;
+  PlainConfirmation& confirmation = hooks.plain_check != nullptr ? *hooks.plain_check : own_confirmation;
   options.runner.refuted = &confirmation.refuted();
   arrange_plain_check(confirmation, checkpoint, place, hooks, evaluator, judge, !options.skip_sanity);
   Session session(checkpoint, place, hooks.observer, cache, evaluator, judge, started);

@@ -16,6 +16,7 @@
 #include "daemon/analysis/analysis_files.h"
 #include "daemon/pool/request_pool.h"
 #include "daemon/run/checkpoint.h"
+#include "daemon/run/plain_confirmation.h"
 #include "daemon/run/pool_evaluator.h"
 #include "daemon/run/run_spec.h"
 #include "daemon/run/timeline.h"
@@ -63,7 +64,15 @@ struct SessionHooks {
   // The torch.compile backends' python, for the plain check of the original (run/plain_check.h).
   std::function<Expected<std::string>()> python;
   Timeline* timeline = nullptr;  // the run's phases are marked there, if anywhere
+  // The plain check of the original, started before the session by start_plain_check(); unset: the
+  // session starts it itself.
+  PlainConfirmation* plain_check = nullptr;
 };
+
+// Starts the plain check of `original` (its blobs in place's store already), for a spec that has one,
+// before the workers are up: the session that checks the original judges it (SessionHooks::plain_check).
+void start_plain_check(PlainConfirmation& confirmation, const RunSpec& spec, const GraphDocument& original,
+                       const RunPlace& place, const SessionHooks& hooks);
 
 // Copies the blobs `original` names from `source` into the run's store, verified on the way, and
 // roots them as the run's original.

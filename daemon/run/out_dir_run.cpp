@@ -145,9 +145,14 @@ Expected<RunResult> start_run(const RunSpec& spec, const RunSettings& given) {
   if (auto imported = import_original(*original, *source, place); !imported)
     return imported.error().with_context("importing " + graph_dir.string());
 
+  // The plain check's fresh python starts while the workers start and the original propagates.
+  SessionHooks hooks = session_hooks(settings);
+  PlainConfirmation plain_check;
+  start_plain_check(plain_check, spec, *original, place, hooks);
+  hooks.plain_check = &plain_check;
   auto checkpoint = begin_run(spec, std::move(*original), place, runner.access());
   if (!checkpoint) return checkpoint.error();
-  auto result = continue_run(std::move(*checkpoint), place, runner.access(), session_hooks(settings));
+  auto result = continue_run(std::move(*checkpoint), place, runner.access(), hooks);
   if (!result) return result.error();
   return with_outputs(std::move(*result), settings);
 }

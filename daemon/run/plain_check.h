@@ -5,6 +5,7 @@
 // what the user's own process shows.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -57,6 +58,7 @@ struct PlainCheckInput {
   std::filesystem::path store;         // holds the original's blobs
   const EvaluationSpec* evaluation = nullptr;
   std::chrono::milliseconds timeout{0};  // for the repro, start included
+  const std::atomic<bool>* cancel = nullptr;  // once set, the repro is stopped (its result is not wanted)
 };
 
 // Writes the original with its repro.py into a scratch directory and runs it: how it ended, or why it

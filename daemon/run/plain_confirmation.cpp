@@ -14,6 +14,7 @@ void log_outcome(const protocol::PlainCheck& check) {
 }  // namespace
 
 PlainConfirmation::~PlainConfirmation() {
+  unwanted_ = true;
   if (running_.valid()) running_.wait();
 }
 
@@ -25,7 +26,8 @@ void PlainConfirmation::start(PlainCheckRequest request, Timeline* timeline) {
     Expected<PlainRun> ran = make_error(ErrorKind::io, "not run");
     {
       TimelinePhase checking(timeline, "plain_check");
-      PlainCheckInput input{request.python, &request.original, request.store, &request.evaluation, request.timeout};
+      PlainCheckInput input{request.python, &request.original, request.store, &request.evaluation, request.timeout,
+                            &unwanted_};
       ran = run_under_plain_pytorch(input);
     }
     std::lock_guard<std::mutex> lock(mutex_);
@@ -55,6 +57,10 @@ void PlainConfirmation::skip(const std::string& reason) {
 }
 
 std::optional<protocol::PlainCheck> PlainConfirmation::wait() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!expected_ && !result_) unwanted_ = true;
+  }
   if (running_.valid()) running_.get();
   std::lock_guard<std::mutex> lock(mutex_);
   return result_;

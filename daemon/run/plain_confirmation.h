@@ -33,7 +33,7 @@ struct PlainCheckRequest {
 class PlainConfirmation {
  public:
   PlainConfirmation() = default;
-  ~PlainConfirmation();  // waits for a check still running
+  ~PlainConfirmation();  // stops a repro still running and waits for its thread
   PlainConfirmation(const PlainConfirmation&) = delete;
   PlainConfirmation& operator=(const PlainConfirmation&) = delete;
 
@@ -46,14 +46,16 @@ class PlainConfirmation {
   void skip(const std::string& reason);
   // Set once a judged check did not confirm the failure; read from any thread.
   const std::atomic<bool>& refuted() const { return refuted_; }
-  // The check's result, waiting for the run if it was started; nullopt if it was neither judged nor
-  // skipped (the worker never saw the original fail).
+  // The check's result, waiting for the run if it was started and will be judged; nullopt if it was
+  // neither judged nor skipped (the worker never saw the original fail: a repro still running is
+  // stopped, its result not wanted).
   std::optional<protocol::PlainCheck> wait();
 
  private:
   void judge_when_ready();  // with mutex_ held
 
   std::atomic<bool> refuted_{false};
+  std::atomic<bool> unwanted_{false};  // stops the repro
   std::future<void> running_;
   std::mutex mutex_;
   std::chrono::milliseconds timeout_{0};

@@ -93,6 +93,9 @@ Expected<run::RunResult> JobRunner::attempt(const JobRecord& job) {
   if (!spec) return spec.error();
   run::RunPlace place = job_place(context_, id_, spec->store_prefix);
   SharedPoolClient pool(context_.daemon_io, context_.scheduler, context_.parallelism);
+  ProgressForwarder progress(context_.daemon_io, id_, on_event_);
+  run::SessionHooks hooks{&progress, &interrupt_, std::nullopt, context_.python, nullptr};
+  run::PlainConfirmation plain_check;
   Expected<run::Checkpoint> checkpoint = make_error(ErrorKind::not_found, "no checkpoint");
   if (job.checkpoint_json) {
     nlohmann::json json = nlohmann::json::parse(*job.checkpoint_json, nullptr, false);
@@ -105,6 +108,9 @@ Expected<run::RunResult> JobRunner::attempt(const JobRecord& job) {
   } else {
     auto original = parse_graph_document(job.graph_json);
     if (!original) return original.error().with_context("the job's graph");
+    // The plain check's fresh python starts while the original propagates.
+    run::start_plain_check(plain_check, spec->run, *original, place, hooks);
+    hooks.plain_check = &plain_check;
     checkpoint = run::begin_run(spec->run, std::move(*original), place, pool.access());
     if (!checkpoint) return checkpoint.error();
   }
@@ -115,9 +121,7 @@ Expected<run::RunResult> JobRunner::attempt(const JobRecord& job) {
     ended.checkpoint = std::move(*checkpoint);
     return ended;
   }
-  ProgressForwarder progress(context_.daemon_io, id_, on_event_);
-  return run::continue_run(std::move(*checkpoint), place, pool.access(),
-                           run::SessionHooks{&progress, &interrupt_, std::nullopt, context_.python, nullptr});
+  return run::continue_run(std::move(*checkpoint), place, pool.access(), hooks);
 }
 
 bool JobRunner::wait_for_room(const Error& error) {
