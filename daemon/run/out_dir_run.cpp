@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <memory>
 #include <optional>
 
 #include "common/graph_codec.h"
@@ -10,6 +11,7 @@
 #include "common/owner_lock.h"
 #include "daemon/pool/gpu_visibility.h"
 #include "daemon/pool/pool_runner.h"
+#include "daemon/pool/worker_program.h"
 #include "daemon/run/output_writer.h"
 #include "daemon/run/report.h"
 
@@ -75,6 +77,12 @@ std::function<Expected<std::string>()> python_of(const RunSettings& settings) {
   return [python = settings.workers.python] { return Expected<std::string>(python); };
 }
 
+// The python that writes repro.py for a torch.compile backend, started while the session searches.
+std::unique_ptr<StandbyPython> standby_for(const EvaluationSpec& evaluation, const RunSettings& settings) {
+  if (!is_torch_compile_backend(evaluation.backend)) return nullptr;
+  return std::make_unique<StandbyPython>(settings.workers.python);
+}
+
 // A session's progress, speculation and python, from the settings.
 SessionHooks session_hooks(const RunSettings& settings) {
   return SessionHooks{settings.observer, nullptr, speculation_of(settings), python_of(settings), settings.timeline};
@@ -82,11 +90,11 @@ SessionHooks session_hooks(const RunSettings& settings) {
 
 // The outputs of a run that minimized something (a failing original), its best graph so far when
 // the search stopped early.
-Expected<RunResult> with_outputs(RunResult result, const RunSettings& settings) {
+Expected<RunResult> with_outputs(RunResult result, const RunSettings& settings, StandbyPython* standby = nullptr) {
   if (search::nothing_to_minimize(result.stop)) return result;
   TimelinePhase writing(settings.timeline, "outputs");
   std::string report = render_report(result.checkpoint, result, settings.slots.size());
-  OutputPlace place{settings.out_dir, settings.minify_executable, python_of(settings)};
+  OutputPlace place{settings.out_dir, settings.minify_executable, python_of(settings), standby};
   if (auto written = write_outputs(result.checkpoint, report, place); !written)
     return written.error();
   return result;
@@ -152,9 +160,10 @@ Expected<RunResult> start_run(const RunSpec& spec, const RunSettings& given) {
   hooks.plain_check = &plain_check;
   auto checkpoint = begin_run(spec, std::move(*original), place, runner.access());
   if (!checkpoint) return checkpoint.error();
+  std::unique_ptr<StandbyPython> standby = standby_for(spec.evaluation, settings);
   auto result = continue_run(std::move(*checkpoint), place, runner.access(), hooks);
   if (!result) return result.error();
-  return with_outputs(std::move(*result), settings);
+  return with_outputs(std::move(*result), settings, standby.get());
 }
 
 Expected<RunResult> resume_run(const RunSettings& given) {
@@ -186,9 +195,10 @@ Expected<RunResult> resume_run(const RunSettings& given) {
   if (!pool) return pool.error();
   PoolRunner runner(std::move(*pool));
   auto hooks = session_hooks(settings);
+  std::unique_ptr<StandbyPython> standby = standby_for(checkpoint->spec.evaluation, settings);
   auto result = continue_run(std::move(*checkpoint), place, runner.access(), hooks);
   if (!result) return result.error();
-  return with_outputs(std::move(*result), settings);
+  return with_outputs(std::move(*result), settings, standby.get());
 }
 
 }  // namespace minifyd::run

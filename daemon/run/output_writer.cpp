@@ -24,7 +24,9 @@ Expected<void> write_after_aot_repro(const EvaluationSpec& evaluation, const Out
     arguments.push_back(key + "=" + value);
   }
   if (evaluation.accuracy != protocol::AccuracyMode::off) arguments.push_back("--accuracy");
-  auto written = run_python_main(*python, "after_aot_repro", arguments, helper_timeout_seconds);
+  auto written = place.standby != nullptr && place.standby->waiting()
+                     ? place.standby->run_main("after_aot_repro", arguments, helper_timeout_seconds)
+                     : run_python_main(*python, "after_aot_repro", arguments, helper_timeout_seconds);
   if (!written) return written.error().with_context("writing repro.py with " + *python);
   return {};
 }

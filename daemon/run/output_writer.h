@@ -8,6 +8,7 @@
 #include <string>
 
 #include "daemon/run/checkpoint.h"
+#include "daemon/run/standby_python.h"
 
 namespace minifyd::run {
 
@@ -20,6 +21,9 @@ struct OutputPlace {
   std::string minify_executable;  // written into repro.py for backends plain PyTorch cannot run
   // The python that writes repro.py for the torch.compile backends; asked only for those.
   std::function<Expected<std::string>()> python;
+  // A python of the run's started ahead to write repro.py (run/standby_python.h); unset or not waiting:
+  // a fresh one writes it.
+  StandbyPython* standby = nullptr;
 };
 
 // Writes the outputs for checkpoint.state, each file atomically; `report` is report.md's text

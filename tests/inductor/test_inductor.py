@@ -40,11 +40,18 @@ def query_clean(env):
 
 
 def control(env):
+    """A graph without the bug does not fail; the python started ahead to write repro.py
+    (daemon/run/standby_python.h) is stopped unused, its private directory gone."""
     graph, out = env.export("chain_no_relu"), os.path.join(env.work, "control-out")
-    shutil.rmtree(out, ignore_errors=True)
-    code, summary, stderr = env.minify_cmd("run", graph, "--out", out, *bug_args("compile_error"))
+    temp = os.path.join(env.work, "control-tmp")
+    for path in (out, temp):
+        shutil.rmtree(path, ignore_errors=True)
+    os.makedirs(temp)
+    code, summary, stderr = env.minify_cmd("run", graph, "--out", out, *bug_args("compile_error"), env={"TMPDIR": temp})
     expect(code == EXIT_DOES_NOT_FAIL and summary["status"] == "does_not_fail",
            f"a relu-free graph: exit {code}, {summary}\n{stderr[-2000:]}")
+    left = [name for name in os.listdir(temp) if name.startswith("minifyd-standby-")]
+    expect(not left, f"the standby python's directory outlived the run: {left}")
 
 
 def plain_export(env):
