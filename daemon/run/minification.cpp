@@ -142,14 +142,15 @@ class Session final : public search::SearchObserver {
   Clock::time_point started_;
 };
 
-// The plain check of the original (run/plain_check.h) for a session that checks the original (a resumed
-// one does not): recorded in the checkpoint as skipped, or made beside the sanity check and the search
-// (run/plain_confirmation.h): the repro runs from the session's start unless it was started before it,
-// and is judged once the sanity check found the original failing.
+// The torch.compile backends' python the hooks name.
 Expected<std::string> python_of(const SessionHooks& hooks) {
   return hooks.python ? hooks.python() : make_error(ErrorKind::invalid_input, "no python given");
 }
 
+// The plain check of the original (run/plain_check.h) for a session that checks the original (a resumed
+// one does not): recorded in the checkpoint as skipped, or made beside the sanity check and the search
+// (run/plain_confirmation.h): the repro runs from the session's start unless it was started before it,
+// and is judged once the sanity check found the original failing.
 void arrange_plain_check(PlainConfirmation& confirmation, Checkpoint& checkpoint, const RunPlace& place,
                          const SessionHooks& hooks, PoolEvaluator& evaluator, const FailureJudge& judge,
                          bool checks_original) {
