@@ -57,17 +57,18 @@ Expected<std::string> run_python(const std::string& python, const std::vector<st
   command.insert(command.end(), arguments.begin(), arguments.end());
   auto ran = run_helper(command, timeout_seconds, clean_up, cancel);
   if (!ran) return ran.error().with_context("running " + python);
-  if (ran->timed_out) {
-    std::ostringstream limit;
-    limit << timeout_seconds;
-    return make_error(ErrorKind::io, "did not end within " + limit.str() +
-                                         " s: killed, with every process it started");
-  }
+  if (ran->timed_out) return helper_timed_out(timeout_seconds);
   if (!ran->status.signaled && ran->status.code == 0) return ran->out;
   std::string last = last_line(ran->err);
   if (last.empty()) last = last_line(ran->out);
   bool full = !ran->status.signaled && ran->status.code == helper_no_space_exit;
   return make_error(full ? ErrorKind::no_space : ErrorKind::io, last.empty() ? minifyd::describe(ran->status) : last);
+}
+
+Error helper_timed_out(double timeout_seconds) {
+  std::ostringstream limit;
+  limit << timeout_seconds;
+  return make_error(ErrorKind::io, "did not end within " + limit.str() + " s: killed, with every process it started");
 }
 
 std::string python_package_dir() { return std::filesystem::path(python_worker_script()).parent_path().string(); }

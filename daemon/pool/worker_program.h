@@ -66,6 +66,9 @@ Expected<std::string> run_python(const std::string& python, const std::vector<st
                                  double timeout_seconds, const std::function<void()>& clean_up = {},
                                  const std::atomic<bool>* cancel = nullptr);
 
+// What a helper killed at its time limit is told as.
+Error helper_timed_out(double timeout_seconds);
+
 // The directory holding the minifyd Python package: the worker script's.
 std::string python_package_dir();
 

@@ -3,7 +3,6 @@
 #include <stdlib.h>
 
 #include <chrono>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -50,9 +49,7 @@ Expected<std::string> StandbyPython::run_main(const std::string& module, const s
   if (running_.wait_for(std::chrono::duration<double>(timeout_seconds)) != std::future_status::ready) {
     unwanted_ = true;
     running_.wait();
-    std::ostringstream limit;
-    limit << timeout_seconds;
-    return make_error(ErrorKind::io, "did not end within " + limit.str() + " s: killed, with every process it started");
+    return helper_timed_out(timeout_seconds);
   }
   return running_.get();
 }

@@ -90,7 +90,8 @@ SearchState try_failing_kernel(SearchRunner& runner, SearchState original, const
   if (nodes.empty()) return original;
   auto isolated = isolate_nodes(original, nodes);
   if (!isolated) {
-    log::info("the failing kernel's nodes are not the graph's (" + isolated.error().message + "): the search starts from the whole graph");
+    log::info("none of the failing kernel's " + std::to_string(nodes.size()) +
+              " nodes is a computation of the graph: the search starts from the whole graph");
     return original;
   }
   auto kept = runner.run_proposals(failing_kernel_step, original, 1,
