@@ -29,6 +29,9 @@ void SearchSpecOptions::add_to(CLI::App& command, bool backend_required) {
   registered.push_back(command.add_flag("--no-failing-kernel-first", no_failing_kernel_first,
                                         "with Inductor, do not first try the nodes of the kernel that fails in the "
                                         "sanity check alone (the search starts from the whole graph)"));
+  registered.push_back(command.add_flag("--no-prefix-bisection", no_prefix_bisection,
+                                        "do not first bisect for the shortest failing prefix and try its last node "
+                                        "alone (fx_minifier's schedule from the start)"));
   registered.push_back(command.add_flag("--bisect", bisect,
                                         "after the search, bisect the minimized graph's failure to the compiler's "
                                         "stage and subsystem (torch.compile backends; bisect.json, docs/bisect.md)"));
@@ -57,6 +60,7 @@ Expected<run::RunSpec> SearchSpecOptions::spec(const std::string& graph_dir) con
   spec.analyze = analyze;
   spec.analyze_first = analyze_first;
   spec.failing_kernel_first = !no_failing_kernel_first;
+  spec.bisect_prefix = !no_prefix_bisection;
   if (bisect)
     if (auto bisectable = bisect::bisectable_backend(spec.evaluation.backend); !bisectable)
       return bisectable.error().with_context("--bisect");

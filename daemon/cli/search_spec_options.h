@@ -25,6 +25,7 @@ struct SearchSpecOptions {
   bool analyze = false;
   bool analyze_first = false;
   bool no_failing_kernel_first = false;
+  bool no_prefix_bisection = false;
   bool bisect = false;
   bool shrink_inputs = false;
   // Every option registered by add_to() that shapes the spec (`minify run --resume` refuses them).

@@ -339,6 +339,7 @@ Expected<RunResult> continue_run(Checkpoint checkpoint, const RunPlace& place, c
   options.strategies = *strategies;
   if (spec.analyze_first && checkpoint.steps.empty() && checkpoint.analysis)
     options.first_try_end = checkpoint.analysis->first_divergence;
+  options.bisect_prefix = spec.bisect_prefix && checkpoint.steps.empty();
   options.runner.budget.max_queries = remaining(spec.max_queries, checkpoint.totals.queries);
   if (spec.max_time_seconds) {
     double left = std::max(0.0, *spec.max_time_seconds - checkpoint.totals.wall_seconds);

@@ -14,6 +14,7 @@ nlohmann::json encode(const RunSpec& spec) {
                       {"analyze", spec.analyze},
                       {"analyze_first", spec.analyze_first},
                       {"failing_kernel_first", spec.failing_kernel_first},
+                      {"bisect_prefix", spec.bisect_prefix},
                       {"bisect", spec.bisect},
                       {"shrink_inputs", spec.shrink_inputs},
                       {"timeout_follows_original", spec.timeout_follows_original}};
@@ -45,9 +46,10 @@ Expected<RunSpec> decode_run_spec(const JsonView& view) {
   if (!strategies) return strategies.error();
   if (auto read = view.read("skip_sanity", spec.skip_sanity); !read) return read.error();
   // Absent from the specs of runs begun before analyses, bisects, input shrinking, timeouts that follow the
-  // original and the failing kernel's first try were added.
+  // original, the failing kernel's first try and the prefix bisection were added.
   for (auto [key, target] : {std::pair{"analyze", &spec.analyze}, std::pair{"analyze_first", &spec.analyze_first},
                              std::pair{"failing_kernel_first", &spec.failing_kernel_first},
+                             std::pair{"bisect_prefix", &spec.bisect_prefix},
                              std::pair{"bisect", &spec.bisect}, std::pair{"shrink_inputs", &spec.shrink_inputs},
                              std::pair{"timeout_follows_original", &spec.timeout_follows_original}})
     if (auto read = view.read_optional(key, *target); !read) return read.error();

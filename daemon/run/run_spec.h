@@ -36,6 +36,9 @@ struct RunSpec {
   // of the kernel that failed alone (search::SearchOptions::failing_kernel_nodes); off with
   // --no-failing-kernel-first.
   bool failing_kernel_first = true;
+  // A new search first bisects for the shortest failing prefix and tries its last node alone
+  // (search::SearchOptions::bisect_prefix); off with --no-prefix-bisection.
+  bool bisect_prefix = true;
   // After the search, the minimized graph is bisected (bisect/bisector.h, --bisect): the stage and
   // subsystem of the compiler its failure comes from.
   bool bisect = false;

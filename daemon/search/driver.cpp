@@ -7,6 +7,7 @@
 
 #include "common/log.h"
 #include "daemon/search/node_isolation.h"
+#include "daemon/search/prefix_bisection.h"
 #include "daemon/search/strategies/truncate_suffix.h"
 
 namespace minifyd::search {
@@ -104,6 +105,7 @@ SearchState try_failing_kernel(SearchRunner& runner, SearchState original, const
 SearchOutcome search_from_original(SearchRunner& runner, const SearchOptions& options, SearchState original) {
   if (options.first_try_end) original = try_first_end(runner, std::move(original), *options.first_try_end);
   if (options.failing_kernel_nodes) original = try_failing_kernel(runner, std::move(original), options.failing_kernel_nodes());
+  if (options.bisect_prefix) original = bisect_failing_prefix(runner, std::move(original));
   return search_on(runner, options, std::move(original));
 }
 

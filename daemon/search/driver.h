@@ -15,7 +15,7 @@ namespace minifyd::search {
 SearchOutcome search_on(SearchRunner& runner, const SearchOptions& options, SearchState state);
 
 // search_on() from the original once the sanity check found it failing, after the first tries
-// (SearchOptions::first_try_end, then failing_kernel_nodes): the search's own start, and that of a
+// (SearchOptions::first_try_end, failing_kernel_nodes, then bisect_prefix): the search's own start, and that of a
 // lineage that went ahead of the sanity check.
 SearchOutcome search_from_original(SearchRunner& runner, const SearchOptions& options, SearchState original);
 

@@ -63,6 +63,9 @@ struct SearchOptions {
   // PoolEvaluator) alone on loads of their inputs, as one step named failing_kernel_step; nothing is
   // tried when it names none of the graph's nodes.
   std::function<std::vector<std::string>()> failing_kernel_nodes;
+  // After those tries, the search bisects for the shortest failing prefix and tries its last node
+  // alone (search/prefix_bisection.h).
+  bool bisect_prefix = false;
 };
 
 inline constexpr std::string_view first_divergence_step = "first-divergence";

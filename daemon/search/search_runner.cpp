@@ -35,9 +35,10 @@ Candidate candidate_of(const std::shared_ptr<Slot>& slot) {
 // front_ is the runner's front while its verdict is pending.
 class SearchRunner::StepWindow {
  public:
-  StepWindow(SearchRunner& runner, const SearchState& current, Acceptance acceptance)
-      : runner_(runner), current_(current), acceptance_(acceptance),
-        parallelism_(std::max<std::size_t>(1, runner.evaluator_.parallelism())) {}
+  // `ahead`: work may go ahead of the front (a step's candidates, not probes).
+  StepWindow(SearchRunner& runner, const SearchState& current, Acceptance acceptance, bool ahead = true)
+      : runner_(runner), current_(current), acceptance_(acceptance), parallelism_(runner.parallelism()),
+        ahead_(ahead) {}
   StepWindow(const StepWindow&) = delete;
   StepWindow& operator=(const StepWindow&) = delete;
   // Callbacks capture `this`: nothing may stay in flight once the window is gone.
@@ -121,7 +122,7 @@ class SearchRunner::StepWindow {
 
   // The front slot, while its verdict is pending.
   std::optional<Front> pending_front() const {
-    if (accepted_ || front_ >= slots_.size()) return std::nullopt;
+    if (!ahead_ || accepted_ || front_ >= slots_.size()) return std::nullopt;
     const Slot& front = evaluated(front_);
     if (front.fails || !front.submitted) return std::nullopt;
     return Front{slots_[front_]->state, acceptance_, *front.submitted};
@@ -159,6 +160,7 @@ class SearchRunner::StepWindow {
   const SearchState& current_;
   Acceptance acceptance_;
   std::size_t parallelism_;
+  bool ahead_;
   std::vector<std::shared_ptr<Slot>> slots_;
   std::unordered_map<std::string, std::size_t> first_with_hash_;
   std::vector<std::size_t> to_submit_;  // fresh candidates not yet handed to the evaluator
@@ -334,6 +336,18 @@ std::optional<SearchState> SearchRunner::run_proposals(std::string_view name, co
   // searched on from it, so its result is the search's.
   if (hand_over(state)) return std::nullopt;
   return confirm(acceptance, std::move(*accepted));
+}
+
+std::optional<SearchState> SearchRunner::first_failing(std::string_view name, const SearchState& state,
+                                                       std::size_t granularity,
+                                                       const std::function<void(const CandidateSink&)>& propose) {
+  if (stopped()) return std::nullopt;
+  events_.emit(SearchEvent{progress(name, granularity, state.document.graph.size()), std::nullopt, {}});
+  StepWindow window(*this, state, Acceptance{name, granularity, state.document.graph.size()}, false);
+  propose([&](SearchState candidate) { return window.offer(std::move(candidate)); });
+  std::optional<std::size_t> index = window.finish();
+  if (!index) return std::nullopt;
+  return window.take(*index);
 }
 
 }  // namespace minifyd::search

@@ -4,6 +4,7 @@
 // of a slow verdict through one hook (search/lookahead.h); the runner needs none.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <functional>
@@ -68,6 +69,14 @@ class SearchRunner {
   // strategy's, as the first try at an analysis's first divergence).
   std::optional<SearchState> run_proposals(std::string_view name, const SearchState& state, std::size_t granularity,
                                            const std::function<void(const CandidateSink&)>& propose);
+  // The candidates `propose` offers, evaluated as run_proposals() evaluates a step's (the verdict
+  // cache, up to parallelism() in flight, the budgets), but none accepted: the first that fails once
+  // every one before it is known to pass, as it is (not re-verified), or nullopt. No work goes ahead
+  // of them: they are probes (a bisection's), whose failing one is only a bound.
+  std::optional<SearchState> first_failing(std::string_view name, const SearchState& state, std::size_t granularity,
+                                           const std::function<void(const CandidateSink&)>& propose);
+  // Candidates the evaluator runs at once.
+  std::size_t parallelism() const { return std::max<std::size_t>(1, evaluator_.parallelism()); }
   // Re-verifies `candidate` (unless RunnerOptions::reverify is off) and records it as accepted.
   // nullopt when it passes this time, the runner stopped, or the search was handed over.
   // `known_slow`: its first evaluation was slow, so work may go ahead of the re-verification at once.

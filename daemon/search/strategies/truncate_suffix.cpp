@@ -30,6 +30,10 @@ SearchState cut_after(const SearchState& state, const std::vector<Node*>& nodes,
 
 }  // namespace
 
+bool is_cut_point(const SearchState& state, const Node& node) {
+  return node.op() == OpCode::placeholder ? is_load(state, node) : node.op() != OpCode::output;
+}
+
 SearchState truncated_at(const SearchState& state, std::size_t index) {
   return cut_after(state, state.document.graph.nodes(), input_bindings(state.document), index);
 }
@@ -38,10 +42,7 @@ void propose_truncate_suffix(const SearchState& state, std::size_t granularity, 
   std::vector<Node*> nodes = state.document.graph.nodes();
   auto bindings = input_bindings(state.document);
   for (std::size_t index = 0; index < nodes.size(); ++index) {
-    const Node& last = *nodes[index];
-    // A load is a node here (the seed's load_tensor call), an input is not.
-    bool computation = last.op() == OpCode::placeholder ? is_load(state, last) : last.op() != OpCode::output;
-    if (!computation || index % granularity != 0 || index % (2 * granularity) == 0) continue;
+    if (!is_cut_point(state, *nodes[index]) || index % granularity != 0 || index % (2 * granularity) == 0) continue;
     if (!offer(cut_after(state, nodes, bindings, index))) return;
   }
 }

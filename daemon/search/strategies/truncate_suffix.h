@@ -5,6 +5,10 @@
 
 namespace minifyd::search {
 
+// Whether `state` can be cut after `node`: a computation (a load, which is a node here as in the
+// seed's load_tensor call, or an operator; not an input, not the output).
+bool is_cut_point(const SearchState& state, const Node& node);
+
 // `state` cut after its node at `index` (a computation): nodes [0, index] with output (node,), the
 // SymInt inputs after the cut kept.
 SearchState truncated_at(const SearchState& state, std::size_t index);

@@ -1,0 +1,129 @@
+// The search's prefix bisection (search/prefix_bisection.h): what it finds, what it costs, and that
+// whatever the failure's shape its result is the schedule's, or no larger.
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "common/graph_codec.h"
+#include "daemon/search/prefix_bisection.h"
+#include "tests/support/run_search.h"
+#include "tests/support/search_case.h"
+
+using namespace minifyd;
+using namespace minifyd::search;
+using namespace minifyd::search::test;
+
+namespace {
+
+// `length` operators in a line from one input: sin, except `special` (index -> target).
+SearchState chain_case(int length, const std::vector<std::pair<int, std::string>>& special) {
+  SearchCase c;
+  Node* last = c.input("x_1");
+  for (int i = 0; i < length; ++i) {
+    std::string target = "aten::sin";
+    for (const auto& [at, named] : special)
+      if (at == i) target = named;
+    last = c.call("op_" + std::to_string(i), target, {NodeRef{last}});
+  }
+  c.output(NodeRef{last});
+  return c.build();
+}
+
+struct Steps final : SearchObserver {
+  std::vector<std::string> accepted;
+  void on_progress(const SearchProgress&) override {}
+  void on_accepted(const SearchState&, const SearchProgress& progress) override {
+    accepted.emplace_back(progress.strategy);
+  }
+};
+
+struct Searched {
+  SearchResult result;
+  std::vector<std::string> accepted;
+};
+
+Searched minified(const SearchState& original, CandidateEvaluator& evaluator, bool bisect) {
+  SearchOptions options;
+  options.strategies = *select_strategies({});
+  options.bisect_prefix = bisect;
+  VerdictCache cache("test");
+  FakeClock clock;
+  Steps steps;
+  auto result = minify(clone_state(original), evaluator, cache, clock, options, &steps);
+  REQUIRE(result.has_value());
+  CHECK(result->stop == StopReason::finished);
+  CHECK(document_problems(result->best.document).empty());
+  return Searched{std::move(*result), std::move(steps.accepted)};
+}
+
+std::string encoded(const SearchResult& result) { return encode_graph_document(result.best.document).dump(); }
+
+Predicate holds_both(std::string first, std::string second) {
+  return [a = holds_target(std::move(first)), b = holds_target(std::move(second))](const GraphDocument& document) {
+    return a(document) && b(document);
+  };
+}
+
+}  // namespace
+
+TEST_CASE("the bisection reaches a failing operator in a few queries and ends where the schedule ends", "[search]") {
+  SearchState original = chain_case(200, {{120, "aten::relu"}});
+  PredicateEvaluator sequential(holds_target("aten::relu"));
+  Searched schedule = minified(original, sequential, false);
+  PredicateEvaluator bisecting(holds_target("aten::relu"));
+  Searched bisected = minified(original, bisecting, true);
+  REQUIRE_FALSE(bisected.accepted.empty());
+  CHECK(bisected.accepted.front() == failing_node_step);
+  CHECK(encoded(bisected.result) == encoded(schedule.result));
+  CHECK(bisected.result.best.loads == schedule.result.best.loads);
+  // log2(200) probes, the node alone and its re-verification, the schedule's end on three nodes.
+  CHECK(bisected.result.counters.queries <= 16);
+  CHECK(schedule.result.counters.queries >= 2 * bisected.result.counters.queries);
+  // With more candidates at once, fewer rounds and the same result.
+  for (unsigned seed : {0u, 3u}) {
+    for (std::size_t parallelism : {2u, 3u, 8u}) {
+      OutOfOrderEvaluator parallel(holds_target("aten::relu"), parallelism, seed);
+      Searched result = minified(original, parallel, true);
+      CHECK(encoded(result.result) == encoded(schedule.result));
+      CHECK(result.accepted == bisected.accepted);
+    }
+  }
+}
+
+TEST_CASE("a failure that needs two operators apart is cut after the second, never larger than the schedule's",
+          "[search]") {
+  SearchState original = chain_case(60, {{20, "aten::relu"}, {41, "aten::cos"}});
+  Predicate fails = holds_both("aten::relu", "aten::cos");
+  PredicateEvaluator sequential(fails);
+  Searched schedule = minified(original, sequential, false);
+  PredicateEvaluator bisecting(fails);
+  Searched bisected = minified(original, bisecting, true);
+  REQUIRE_FALSE(bisected.accepted.empty());
+  CHECK(bisected.accepted.front() == failing_prefix_step);  // the cos alone holds no relu
+  CHECK(bisected.result.best.document.graph.size() <= schedule.result.best.document.graph.size());
+  CHECK(fails(bisected.result.best.document));
+}
+
+TEST_CASE("a failure only the whole graph shows costs the probes and changes nothing else", "[search]") {
+  SearchState original = chain_case(40, {{39, "aten::tanh"}});
+  PredicateEvaluator sequential(holds_target("aten::tanh"));
+  Searched schedule = minified(original, sequential, false);
+  PredicateEvaluator bisecting(holds_target("aten::tanh"));
+  Searched bisected = minified(original, bisecting, true);
+  CHECK(encoded(bisected.result) == encoded(schedule.result));
+  CHECK(bisected.accepted == schedule.accepted);
+  // The probes passed, and ceil(log2(40)) of them at most told the search so.
+  CHECK(bisected.result.counters.queries > schedule.result.counters.queries);
+  CHECK(bisected.result.counters.queries <= schedule.result.counters.queries + 6);
+}
+
+TEST_CASE("a graph with few cut points is left to the schedule", "[search]") {
+  SearchState original = chain_case(static_cast<int>(min_cut_points_to_bisect) - 2, {{3, "aten::relu"}});
+  PredicateEvaluator sequential(holds_target("aten::relu"));
+  Searched schedule = minified(original, sequential, false);
+  PredicateEvaluator bisecting(holds_target("aten::relu"));
+  Searched bisected = minified(original, bisecting, true);
+  CHECK(bisected.accepted == schedule.accepted);
+  CHECK(bisected.result.counters.queries == schedule.result.counters.queries);
+}
