@@ -32,6 +32,7 @@ ROOT = os.path.join(HERE, "..")
 MODELS = {"chain": os.path.join(ROOT, "tests", "inductor", "models", "chain200.py"),
           "resnet18": os.path.join(ROOT, "scripts", "examples", "resnet18.py"),
           "chain_cuda": os.path.join(ROOT, "tests", "inductor", "models", "chain200_cuda.py"),
+          "resnet18_cuda": os.path.join(HERE, "models", "resnet18_cuda.py"),
           # Models of users the project had not run before (bench/models/), on the CPU and, with the
           # suffix _cuda, on the GPU.
           **{f"{name}{suffix}": os.path.join(HERE, "models", f"{name}.py")

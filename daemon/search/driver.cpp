@@ -71,41 +71,54 @@ class Driver {
   const SearchOptions& options_;
 };
 
-// `original` cut after `node`, when the runner accepts it; else the original.
-SearchState try_first_end(SearchRunner& runner, SearchState original, const std::string& node) {
+// `original` cut after `node`, when the runner accepts it; else nullopt.
+std::optional<SearchState> try_first_end(SearchRunner& runner, const SearchState& original, const std::string& node) {
   std::vector<Node*> nodes = original.document.graph.nodes();
   auto found = std::find_if(nodes.begin(), nodes.end(), [&](const Node* n) { return n->name() == node; });
   if (found == nodes.end() || (*found)->op() != OpCode::call_function) {
     log::warn("the first try's end '" + node + "' is no computation of the graph: the search starts from the whole graph");
-    return original;
+    return std::nullopt;
   }
   auto index = static_cast<std::size_t>(found - nodes.begin());
-  auto cut = runner.run_proposals(first_divergence_step, original, 1,
-                                  [&](const CandidateSink& offer) { offer(truncated_at(original, index)); });
-  return cut ? std::move(*cut) : std::move(original);
+  return runner.run_proposals(first_divergence_step, original, 1,
+                              [&](const CandidateSink& offer) { offer(truncated_at(original, index)); });
 }
 
 // `original` reduced to the failing kernel's nodes on loads of their inputs, when the runner accepts
-// it; else the original.
-SearchState try_failing_kernel(SearchRunner& runner, SearchState original, const std::vector<std::string>& nodes) {
-  if (nodes.empty()) return original;
+// it; else nullopt.
+std::optional<SearchState> try_failing_kernel(SearchRunner& runner, const SearchState& original,
+                                              const std::vector<std::string>& nodes) {
+  if (nodes.empty()) return std::nullopt;
   auto isolated = isolate_nodes(original, nodes);
   if (!isolated) {
     log::info("none of the failing kernel's " + std::to_string(nodes.size()) +
               " nodes is a computation of the graph: the search starts from the whole graph");
-    return original;
+    return std::nullopt;
   }
-  auto kept = runner.run_proposals(failing_kernel_step, original, 1,
-                                   [&](const CandidateSink& offer) { offer(std::move(*isolated)); });
-  return kept ? std::move(*kept) : std::move(original);
+  return runner.run_proposals(failing_kernel_step, original, 1,
+                              [&](const CandidateSink& offer) { offer(std::move(*isolated)); });
 }
 
 }  // namespace
 
 SearchOutcome search_from_original(SearchRunner& runner, const SearchOptions& options, SearchState original) {
-  if (options.first_try_end) original = try_first_end(runner, std::move(original), *options.first_try_end);
-  if (options.failing_kernel_nodes) original = try_failing_kernel(runner, std::move(original), options.failing_kernel_nodes());
-  if (options.bisect_prefix) original = bisect_failing_prefix(runner, std::move(original));
+  // Whether `original` is now the cut at the first divergence, where its failure starts.
+  bool at_first_end = false;
+  if (options.first_try_end) {
+    if (auto cut = try_first_end(runner, original, *options.first_try_end)) {
+      original = std::move(*cut);
+      at_first_end = true;
+    }
+  }
+  if (options.failing_kernel_nodes) {
+    if (auto isolated = try_failing_kernel(runner, original, options.failing_kernel_nodes())) {
+      original = std::move(*isolated);
+      at_first_end = false;
+    }
+  }
+  if (options.bisect_prefix)
+    original = at_first_end ? try_last_node_alone(runner, std::move(original))
+                            : bisect_failing_prefix(runner, std::move(original));
   return search_on(runner, options, std::move(original));
 }
 

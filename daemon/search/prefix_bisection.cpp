@@ -21,6 +21,14 @@ std::vector<std::size_t> probe_indices(std::size_t lo, std::size_t hi, std::size
   return probes;
 }
 
+// `node` of `state` alone on loads of its inputs, as the step failing_node_step, when accepted.
+std::optional<SearchState> try_node_alone(SearchRunner& runner, const SearchState& state, const Node& node) {
+  if (node.op() != OpCode::call_function) return std::nullopt;
+  auto alone = isolate_nodes(state, {node.name()});
+  if (!alone) return std::nullopt;
+  return runner.run_proposals(failing_node_step, state, 1, [&](const CandidateSink& offer) { offer(std::move(*alone)); });
+}
+
 }  // namespace
 
 SearchState bisect_failing_prefix(SearchRunner& runner, SearchState original) {
@@ -57,20 +65,21 @@ SearchState bisect_failing_prefix(SearchRunner& runner, SearchState original) {
     if (probe > 0) lo = probes[probe - 1] + 1;
     shortest = std::move(*failed);
   }
-  if (!shortest) return original;
-
-  const Node& last = *nodes[cuts[hi]];
-  if (last.op() == OpCode::call_function) {
-    if (auto alone = isolate_nodes(original, {last.name()})) {
-      auto kept = runner.run_proposals(failing_node_step, original, 1,
-                                       [&](const CandidateSink& offer) { offer(std::move(*alone)); });
-      if (kept) return std::move(*kept);
-    }
-  }
+  if (!shortest) return try_last_node_alone(runner, std::move(original));
+  if (auto alone = try_node_alone(runner, original, *nodes[cuts[hi]])) return std::move(*alone);
   if (runner.stopped()) return original;
   auto kept = runner.run_proposals(failing_prefix_step, original, 1,
                                    [&](const CandidateSink& offer) { offer(std::move(*shortest)); });
   return kept ? std::move(*kept) : std::move(original);
+}
+
+SearchState try_last_node_alone(SearchRunner& runner, SearchState state) {
+  const Node* last = nullptr;
+  for (const Node* node : state.document.graph.nodes())
+    if (is_cut_point(state, *node)) last = node;
+  if (last == nullptr) return state;
+  auto alone = try_node_alone(runner, state, *last);
+  return alone ? std::move(*alone) : std::move(state);
 }
 
 }  // namespace minifyd::search

@@ -64,7 +64,8 @@ struct SearchOptions {
   // tried when it names none of the graph's nodes.
   std::function<std::vector<std::string>()> failing_kernel_nodes;
   // After those tries, the search bisects for the shortest failing prefix and tries its last node
-  // alone (search/prefix_bisection.h).
+  // alone (search/prefix_bisection.h); after an accepted cut at first_try_end, which is where the
+  // failure starts, only that node alone.
   bool bisect_prefix = false;
 };
 

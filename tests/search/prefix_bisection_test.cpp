@@ -105,17 +105,40 @@ TEST_CASE("a failure that needs two operators apart is cut after the second, nev
   CHECK(fails(bisected.result.best.document));
 }
 
-TEST_CASE("a failure only the whole graph shows costs the probes and changes nothing else", "[search]") {
-  SearchState original = chain_case(40, {{39, "aten::tanh"}});
+TEST_CASE("a failure no cut shows: the last node alone, else the probes' cost and nothing else", "[search]") {
+  // The failure is the last operator's: no cut shows it, and the last node alone does.
+  SearchState ends_in_tanh = chain_case(40, {{39, "aten::tanh"}});
   PredicateEvaluator sequential(holds_target("aten::tanh"));
-  Searched schedule = minified(original, sequential, false);
+  Searched schedule = minified(ends_in_tanh, sequential, false);
   PredicateEvaluator bisecting(holds_target("aten::tanh"));
-  Searched bisected = minified(original, bisecting, true);
-  CHECK(encoded(bisected.result) == encoded(schedule.result));
-  CHECK(bisected.accepted == schedule.accepted);
-  // The probes passed, and ceil(log2(40)) of them at most told the search so.
-  CHECK(bisected.result.counters.queries > schedule.result.counters.queries);
-  CHECK(bisected.result.counters.queries <= schedule.result.counters.queries + 6);
+  Searched bisected = minified(ends_in_tanh, bisecting, true);
+  CHECK(bisected.accepted == std::vector<std::string>{std::string(failing_node_step)});
+  CHECK(bisected.result.best.document.graph.size() == schedule.result.best.document.graph.size());
+
+  // The failure needs both returned values: every probe and the last node alone pass.
+  SearchCase c;
+  Node* last = c.input("x_1");
+  Node* early = nullptr;
+  for (int i = 0; i < 40; ++i) {
+    last = c.call("op_" + std::to_string(i), "aten::sin", {NodeRef{last}});
+    if (i == 10) early = last;
+  }
+  c.output_tuple({early, last});
+  SearchState two_outputs = c.build();
+  auto returns_two = [](const GraphDocument& document) {
+    std::size_t count = 0;
+    for_each_node_ref(document.graph.output()->args()[0], [&](Node*) { ++count; });
+    return count >= 2;
+  };
+  PredicateEvaluator plain(returns_two);
+  Searched plain_schedule = minified(two_outputs, plain, false);
+  PredicateEvaluator probing(returns_two);
+  Searched probed = minified(two_outputs, probing, true);
+  CHECK(encoded(probed.result) == encoded(plain_schedule.result));
+  CHECK(probed.accepted == plain_schedule.accepted);
+  // ceil(log2(41)) probes at most, and the last node alone.
+  CHECK(probed.result.counters.queries > plain_schedule.result.counters.queries);
+  CHECK(probed.result.counters.queries <= plain_schedule.result.counters.queries + 7);
 }
 
 TEST_CASE("a graph with few cut points is left to the schedule", "[search]") {
@@ -126,4 +149,28 @@ TEST_CASE("a graph with few cut points is left to the schedule", "[search]") {
   Searched bisected = minified(original, bisecting, true);
   CHECK(bisected.accepted == schedule.accepted);
   CHECK(bisected.result.counters.queries == schedule.result.counters.queries);
+}
+
+TEST_CASE("after the first divergence's cut only its last node alone is tried", "[search]") {
+  SearchState original = chain_case(200, {{120, "aten::relu"}});
+  auto with_first_end = [&](bool bisect) {
+    PredicateEvaluator evaluator(holds_target("aten::relu"));
+    SearchOptions options;
+    options.strategies = *select_strategies({});
+    options.first_try_end = "op_120";
+    options.bisect_prefix = bisect;
+    VerdictCache cache("test");
+    FakeClock clock;
+    Steps steps;
+    auto result = minify(clone_state(original), evaluator, cache, clock, options, &steps);
+    REQUIRE(result.has_value());
+    return Searched{std::move(*result), std::move(steps.accepted)};
+  };
+  Searched cut_only = with_first_end(false);
+  Searched then_alone = with_first_end(true);
+  REQUIRE(then_alone.accepted.size() >= 2);
+  CHECK(then_alone.accepted[0] == first_divergence_step);
+  CHECK(then_alone.accepted[1] == failing_node_step);
+  CHECK(encoded(then_alone.result) == encoded(cut_only.result));
+  CHECK(then_alone.result.counters.queries < cut_only.result.counters.queries);
 }
