@@ -234,7 +234,10 @@ void WorkerPool::on_outcome(Ticket ticket, WorkerOutcome outcome) {
   bool on_active = slot.active == done.worker;
   if (auto* fault = std::get_if<WorkerFault>(&outcome)) {
     count_fault(*fault);
-    log::debug("slot " + std::to_string(done.slot_index) + ": " + fault->describe());
+    // A worker killed at a request's time limit writes its stacks first (worker_main.py): where it hung.
+    bool hung = fault->kind == WorkerFault::Kind::timed_out && !fault->stderr_tail.empty();
+    log::debug("slot " + std::to_string(done.slot_index) + ": " + fault->describe() +
+               (hung ? "\nits stderr:\n" + fault->stderr_tail : ""));
     if (!fault->worker_survives && on_active) {
       slot.active = nullptr;
       slot.active_ready = false;

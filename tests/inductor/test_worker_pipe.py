@@ -3,11 +3,13 @@
 # types, over-long lines, deep nesting, unknown requests and evaluate requests with bad stores, hashes
 # and paths. Each line gets exactly one reply, an error (or a failed verdict) naming what is wrong, with
 # the request's id where it has one; afterwards the worker still answers a good request, and shuts down
-# when asked.
+# when asked. Serving in its own process, a worker killed as at a request's time limit (SIGTERM) writes
+# its threads' stacks to stderr first.
 import json
 import os
 import random
 import select
+import signal
 import subprocess
 import sys
 import time
@@ -20,11 +22,10 @@ REPLY_SECONDS = 120
 
 
 class Worker:
-    def __init__(self, python, fork_server):
+    def __init__(self, python, fork_server, stderr=subprocess.DEVNULL):
         options = [] if fork_server else ["--no-fork-server"]
         self.process = subprocess.Popen([python, WORKER, "--no-warm-up", "--max-line-bytes", str(MAX_LINE_BYTES),
-                                         *options], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        stderr=subprocess.DEVNULL)
+                                         *options], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr)
         self.pending = b""
         hello = json.loads(self.read_line())
         expect(hello["type"] == "hello", f"no hello: {hello}")
@@ -123,7 +124,25 @@ def fuzz(env, fork_server):
           f"answered, then a good request")
 
 
-SCENARIOS = {"worker_pipe_in_process": lambda env: fuzz(env, False),
+def stacks_at_time_limit(env):
+    """Killed by SIGTERM, as the pool kills a worker serving in its own process at a request's time
+    limit, the worker writes every thread's Python stack to stderr (where it hung), then dies by the
+    signal."""
+    worker = Worker(env.python, False, stderr=subprocess.PIPE)
+    worker.process.send_signal(signal.SIGTERM)
+    _, stderr = worker.process.communicate(timeout=60)
+    expect(worker.process.returncode == -signal.SIGTERM, f"the worker exits {worker.process.returncode} on SIGTERM")
+    expect(b"most recent call first" in stderr and b"read_lines" in stderr,
+           f"no stack naming where it waited: {stderr[-2000:]!r}")
+    print("in process: SIGTERM wrote the stack (waiting in read_lines), then the worker died by it")
+
+
+def in_process(env):
+    fuzz(env, False)
+    stacks_at_time_limit(env)
+
+
+SCENARIOS = {"worker_pipe_in_process": in_process,
              "worker_pipe_fork_server": lambda env: fuzz(env, True)}
 
 if __name__ == "__main__":

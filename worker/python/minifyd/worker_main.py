@@ -7,6 +7,7 @@
 # (worker_requests.py says why).
 import argparse
 import ctypes.util
+import faulthandler
 import json
 import os
 import signal
@@ -163,6 +164,10 @@ def main():
           file=sys.stderr, flush=True)
     for number in CRASH_SIGNALS:
         signal.signal(number, signal.SIG_DFL)
+    # Killed at a request's time limit (SIGTERM, serving in its own process), the worker first writes
+    # every thread's Python stack to stderr, which the timeout's fault carries: where the request hung
+    # (a compile, a kernel's run, a wait on the device). Then it dies by the signal as before.
+    faulthandler.register(signal.SIGTERM, all_threads=True, chain=True)
 
     synchronize = torch.cuda.synchronize if devices else (lambda: None)
     handler = RequestHandler(synchronize, in_process=in_process)
