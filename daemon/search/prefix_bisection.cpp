@@ -60,6 +60,7 @@ SearchState bisect_failing_prefix(SearchRunner& runner, SearchState original) {
       continue;
     }
     auto at = std::find(sizes.begin(), sizes.end(), failed->document.graph.size());
+    if (at == sizes.end()) return original;  // not one of the probes: nothing to narrow by
     auto probe = static_cast<std::size_t>(at - sizes.begin());
     hi = probes.at(probe);
     if (probe > 0) lo = probes[probe - 1] + 1;
