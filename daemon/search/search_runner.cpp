@@ -36,7 +36,7 @@ Candidate candidate_of(const std::shared_ptr<Slot>& slot) {
 class SearchRunner::StepWindow {
  public:
   // `ahead`: work may go ahead of the front (a step's candidates, not probes).
-  StepWindow(SearchRunner& runner, const SearchState& current, Acceptance acceptance, bool ahead = true)
+  StepWindow(SearchRunner& runner, const SearchState& current, Acceptance acceptance, bool ahead)
       : runner_(runner), current_(current), acceptance_(acceptance), parallelism_(runner.parallelism()),
         ahead_(ahead) {}
   StepWindow(const StepWindow&) = delete;
@@ -319,15 +319,8 @@ std::optional<SearchState> SearchRunner::run_proposals(std::string_view name, co
                                                        std::size_t granularity,
                                                        const std::function<void(const CandidateSink&)>& propose) {
   if (stopped()) return std::nullopt;
-  std::size_t nodes = state.document.graph.size();
-  events_.emit(SearchEvent{progress(name, granularity, nodes), std::nullopt, {}});
-  Acceptance acceptance{name, granularity, nodes};
-  std::optional<SearchState> accepted;
-  {
-    StepWindow window(*this, state, acceptance);
-    propose([&](SearchState candidate) { return window.offer(std::move(candidate)); });
-    if (std::optional<std::size_t> index = window.finish()) accepted = window.take(*index);
-  }
+  Acceptance acceptance{name, granularity, state.document.graph.size()};
+  std::optional<SearchState> accepted = first_failing_of(acceptance, state, propose, true);
   if (!accepted) {
     drop_ahead();
     return std::nullopt;
@@ -342,8 +335,14 @@ std::optional<SearchState> SearchRunner::first_failing(std::string_view name, co
                                                        std::size_t granularity,
                                                        const std::function<void(const CandidateSink&)>& propose) {
   if (stopped()) return std::nullopt;
-  events_.emit(SearchEvent{progress(name, granularity, state.document.graph.size()), std::nullopt, {}});
-  StepWindow window(*this, state, Acceptance{name, granularity, state.document.graph.size()}, false);
+  return first_failing_of(Acceptance{name, granularity, state.document.graph.size()}, state, propose, false);
+}
+
+std::optional<SearchState> SearchRunner::first_failing_of(const Acceptance& step, const SearchState& state,
+                                                          const std::function<void(const CandidateSink&)>& propose,
+                                                          bool ahead) {
+  events_.emit(SearchEvent{progress(step.strategy, step.granularity, step.nodes_before), std::nullopt, {}});
+  StepWindow window(*this, state, step, ahead);
   propose([&](SearchState candidate) { return window.offer(std::move(candidate)); });
   std::optional<std::size_t> index = window.finish();
   if (!index) return std::nullopt;

@@ -101,6 +101,11 @@ class SearchRunner {
  private:
   class StepWindow;
 
+  // A step's window over the candidates `propose` offers (its start told to the events): the first
+  // that fails once every one before it is known to pass, or nullopt. `ahead`: work may go ahead of
+  // its front (run_proposals(), not first_failing()).
+  std::optional<SearchState> first_failing_of(const Acceptance& step, const SearchState& state,
+                                              const std::function<void(const CandidateSink&)>& propose, bool ahead);
   // False (and stopped) when `pending` more queries would exceed a budget.
   bool may_query(std::size_t pending);
   void halt(StopReason reason, std::optional<Error> error = std::nullopt);

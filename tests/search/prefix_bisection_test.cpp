@@ -1,5 +1,6 @@
 // The search's prefix bisection (search/prefix_bisection.h): what it finds, what it costs, and that
 // whatever the failure's shape its result is the schedule's, or no larger.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,10 +44,12 @@ struct Searched {
   std::vector<std::string> accepted;
 };
 
-Searched minified(const SearchState& original, CandidateEvaluator& evaluator, bool bisect) {
+Searched minified(const SearchState& original, CandidateEvaluator& evaluator, bool bisect,
+                  std::optional<std::string> first_try_end = std::nullopt) {
   SearchOptions options;
   options.strategies = *select_strategies({});
   options.bisect_prefix = bisect;
+  options.first_try_end = std::move(first_try_end);
   VerdictCache cache("test");
   FakeClock clock;
   Steps steps;
@@ -155,16 +158,7 @@ TEST_CASE("after the first divergence's cut only its last node alone is tried", 
   SearchState original = chain_case(200, {{120, "aten::relu"}});
   auto with_first_end = [&](bool bisect) {
     PredicateEvaluator evaluator(holds_target("aten::relu"));
-    SearchOptions options;
-    options.strategies = *select_strategies({});
-    options.first_try_end = "op_120";
-    options.bisect_prefix = bisect;
-    VerdictCache cache("test");
-    FakeClock clock;
-    Steps steps;
-    auto result = minify(clone_state(original), evaluator, cache, clock, options, &steps);
-    REQUIRE(result.has_value());
-    return Searched{std::move(*result), std::move(steps.accepted)};
+    return minified(original, evaluator, bisect, "op_120");
   };
   Searched cut_only = with_first_end(false);
   Searched then_alone = with_first_end(true);
