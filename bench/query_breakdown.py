@@ -104,7 +104,8 @@ def breakdown(path):
     if search[0] is None or search[1] is None:
         return row
     row["before_search_s"] = round(search[0] - (spans.get("import", (0, 0))[1] or 0), 2)
-    slots = len({e["slot"] for e in events if e["event"] == "worker_launched"})
+    # A slot sharing another's worker (a fork server serving every slot) has its ready but no launch.
+    slots = len({e["slot"] for e in events if e["event"] in ("worker_launched", "worker_ready")})
     totals, requests = slot_time(events, search)
     n = max(1, requests["evaluate"])
     row.update(slots=slots, queries=requests["evaluate"], failing=requests["failing"],

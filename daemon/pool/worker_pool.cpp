@@ -40,7 +40,7 @@ std::string last_line_of(const std::string& text) {
 }  // namespace
 
 WorkerPool::WorkerPool(boost::asio::io_context& io, PoolConfig config) : io_(io), config_(std::move(config)) {
-  for (const PoolSlot& slot : config_.slots) slots_.push_back(Slot{slot, nullptr, nullptr, false, false, {}, 0, {}});
+  for (const PoolSlot& slot : config_.slots) slots_.push_back(Slot{slot, nullptr, nullptr, false, false, {}, 0, {}, false});
 }
 
 WorkerPool::~WorkerPool() { *alive_ = false; }
@@ -50,7 +50,42 @@ void WorkerPool::start() {
     log::info("removed " + std::to_string(removed) + " scratch directories of workers whose coordinator died");
   // Spares come later (want_spare): starting them with the active workers would have every load of
   // LibTorch share the cores with the ones the first query waits for.
-  for (std::size_t i = 0; i < slots_.size(); ++i) launch(i, false);
+  for (std::size_t i = 0; i < slots_.size(); ++i) {
+    bool led = false;
+    for (std::size_t first = 0; first < i && !led; ++first) led = shares(first, i);
+    if (led) slots_[i].awaiting_shared = true;
+    else launch(i, false);
+  }
+}
+
+bool WorkerPool::shares(std::size_t a, std::size_t b) const {
+  return config_.share_concurrent_workers && slots_[a].config.cuda_visible_devices == slots_[b].config.cuda_visible_devices;
+}
+
+void WorkerPool::offer_to_awaiting(std::size_t slot_index, const std::shared_ptr<WorkerProcess>& worker) {
+  for (std::size_t k = 0; k < slots_.size(); ++k) {
+    Slot& other = slots_[k];
+    if (k == slot_index || !other.awaiting_shared || !shares(k, slot_index)) continue;
+    other.awaiting_shared = false;
+    if (worker->concurrency() > 1) {
+      other.active = worker;
+      other.active_ready = true;
+      tell(PoolEvent::of_worker(PoolEvent::Kind::worker_ready, k, worker->pid()));
+    } else {
+      launch(k, false);
+    }
+  }
+}
+
+std::vector<std::size_t> WorkerPool::drop_active(const std::shared_ptr<WorkerProcess>& worker) {
+  std::vector<std::size_t> dropped;
+  for (std::size_t k = 0; k < slots_.size(); ++k) {
+    if (!worker || slots_[k].active != worker) continue;
+    slots_[k].active = nullptr;
+    slots_[k].active_ready = false;
+    dropped.push_back(k);
+  }
+  return dropped;
 }
 
 void WorkerPool::want_spare(std::size_t slot_index) {
@@ -95,6 +130,11 @@ void WorkerPool::on_started(std::size_t slot_index, const std::shared_ptr<Worker
     // What a worker says last before dying at start names the cause (a python without torch, a
     // missing library): it goes into the error the pool's requests get.
     slot.last_start_error = fault->describe() + last_line_of(fault->stderr_tail);
+    for (std::size_t k = 0; k < slots_.size(); ++k)  // they wait for the worker that failed to start
+      if (slots_[k].awaiting_shared && shares(k, slot_index)) {
+        slots_[k].start_failures = slot.start_failures;
+        slots_[k].last_start_error = slot.last_start_error;
+      }
     if (slot.start_failures < config_.max_start_failures) {
       if (is_active) replace_active(slot_index);
       else if (is_spare) want_spare(slot_index);
@@ -112,14 +152,17 @@ void WorkerPool::on_started(std::size_t slot_index, const std::shared_ptr<Worker
     Slot& s = slots_[slot_index];
     auto dead = weak.lock();
     log::warn("slot " + std::to_string(slot_index) + ": idle " + fault.describe());
-    if (dead && s.active == dead) replace_active(slot_index);
-    else if (dead && s.spare == dead) {
+    if (dead && s.spare == dead) {
       s.spare = nullptr;
       want_spare(slot_index);
     }
+    for (std::size_t k : drop_active(dead)) replace_active(k);
   });
   (is_active ? slot.active_ready : slot.spare_ready) = true;
-  if (is_active) want_spare(slot_index);
+  if (is_active) {
+    want_spare(slot_index);
+    offer_to_awaiting(slot_index, worker);
+  }
   dispatch();
 }
 
@@ -131,9 +174,26 @@ void WorkerPool::replace_active(std::size_t slot_index) {
     slot.spare = nullptr;
     slot.spare_ready = false;
     want_spare(slot_index);
-  } else {
-    launch(slot_index, false);
+    return;
   }
+  // A worker of the group, up and concurrent, is taken; one starting is waited for.
+  for (std::size_t k = 0; k < slots_.size(); ++k) {
+    const Slot& other = slots_[k];
+    if (k == slot_index || !shares(k, slot_index) || !other.active) continue;
+    if (other.active->state() == WorkerProcess::State::dying || other.active->state() == WorkerProcess::State::dead)
+      continue;
+    if (!other.active_ready) {
+      slot.awaiting_shared = true;
+      return;
+    }
+    if (other.active->concurrency() > 1) {
+      slot.active = other.active;
+      slot.active_ready = true;
+      tell(PoolEvent::of_worker(PoolEvent::Kind::worker_ready, slot_index, slot.active->pid()));
+      return;
+    }
+  }
+  launch(slot_index, false);
 }
 
 WorkerPool::Ticket WorkerPool::submit(protocol::WorkerRequest request, std::chrono::milliseconds timeout,
@@ -232,16 +292,14 @@ void WorkerPool::on_outcome(Ticket ticket, WorkerOutcome outcome) {
   if (slot.running == ticket) slot.running.reset();
   // A dead worker owed all its requests a fault: the first of them replaces it, once.
   bool on_active = slot.active == done.worker;
+  std::vector<std::size_t> replaced;  // slots whose active worker this outcome ended
   if (auto* fault = std::get_if<WorkerFault>(&outcome)) {
     count_fault(*fault);
     // A worker killed at a request's time limit writes its stacks first (worker_main.py): where it hung.
     bool hung = fault->kind == WorkerFault::Kind::timed_out && !fault->stderr_tail.empty();
     log::debug("slot " + std::to_string(done.slot_index) + ": " + fault->describe() +
                (hung ? "\nits stderr:\n" + fault->stderr_tail : ""));
-    if (!fault->worker_survives && on_active) {
-      slot.active = nullptr;
-      slot.active_ready = false;
-    }
+    if (!fault->worker_survives && on_active) replaced = drop_active(done.worker);
   } else if (Retirement why = retirement_of(std::get<protocol::WorkerReply>(outcome)); why != Retirement::none) {
     bool cuda_error = why == Retirement::cuda_error;
     if (cuda_error) ++stats_.retired_after_cuda_error;
@@ -251,15 +309,14 @@ void WorkerPool::on_outcome(Ticket ticket, WorkerOutcome outcome) {
       log::info("slot " + std::to_string(done.slot_index) + ": worker " + std::to_string(slot.active->pid()) +
                 (cuda_error ? " retired after a CUDA error" : " retired, as it announced"));
       retire(slot.active);
-      slot.active = nullptr;
-      slot.active_ready = false;
+      replaced = drop_active(done.worker);
     }
   }
   tell(PoolEvent::answered(done.slot_index, done.worker->pid(), ticket, outcome));
   // The handler first: if it stops the pool, no replacement is started in vain.
   done.submission.handler(std::move(outcome));
   if (stopping_) return check_stopped();
-  if (!slot.active) replace_active(done.slot_index);
+  for (std::size_t k : replaced) replace_active(k);
   park_if_due(done.slot_index);  // a parked request's end leaves room for another
   dispatch();
 }
@@ -305,7 +362,8 @@ void WorkerPool::stop(std::function<void()> on_stopped) {
   for (Slot& slot : slots_) {
     for (auto* worker : {&slot.active, &slot.spare}) {
       if (!*worker) continue;
-      retire(*worker);
+      // A shared worker is retired once, by the first slot holding it.
+      if (std::find(retiring_.begin(), retiring_.end(), *worker) == retiring_.end()) retire(*worker);
       *worker = nullptr;
     }
   }
@@ -340,8 +398,13 @@ void WorkerPool::tell(const PoolEvent& event) const {
 
 std::vector<protocol::WorkerHello> WorkerPool::hellos() const {
   std::vector<protocol::WorkerHello> result;
-  for (const Slot& slot : slots_)
-    if (slot.active && slot.active_ready && slot.active->hello()) result.push_back(*slot.active->hello());
+  std::vector<const WorkerProcess*> seen;  // a shared worker is one worker
+  for (const Slot& slot : slots_) {
+    if (!slot.active || !slot.active_ready || !slot.active->hello()) continue;
+    if (std::find(seen.begin(), seen.end(), slot.active.get()) != seen.end()) continue;
+    seen.push_back(slot.active.get());
+    result.push_back(*slot.active->hello());
+  }
   return result;
 }
 

@@ -1,6 +1,7 @@
 // A pool of sandboxed workers, one active worker per slot (a slot pins CUDA_VISIBLE_DEVICES),
 // each serving one request at a time with an optional warm spare, started once the active worker is
-// up, so that a crash costs no start-up time. Requests wait in one
+// up, so that a crash costs no start-up time; with share_concurrent_workers, slots of the same devices
+// share one worker that serves several requests at once. Requests wait in one
 // FIFO queue and run on the next free slot; a worker that crashes, hangs or breaks the protocol
 // is replaced. On a concurrent worker (concurrency() > 1), a request running longer than
 // `park_after` is parked: it runs on, but no longer holds its slot, whose next request goes to the
@@ -35,6 +36,12 @@ struct PoolConfig {
   WorkerConfig worker;
   std::vector<PoolSlot> slots{PoolSlot{}};
   bool warm_spares = true;
+  // Slots of the same devices share one worker when it serves several requests at once (a fork
+  // server): one start (an `import torch` and Inductor's warm-up, seconds of CPU; a load of LibTorch)
+  // instead of one per slot. The first slot of each such group starts a worker and the others wait for
+  // its hello; a worker of concurrency 1 gets them workers of their own then, so this is for workers
+  // known to fork (the GPUs hidden from them).
+  bool share_concurrent_workers = false;
   // A slot whose workers fail to start this many times in a row gives up, failing its requests.
   int max_start_failures = 3;
   // A request running this long on a concurrent worker is parked (nullopt: never). At most
@@ -110,6 +117,7 @@ class WorkerPool final : public RequestPool {
     std::optional<Ticket> running;  // the request holding the slot (parked ones do not)
     int start_failures = 0;
     std::string last_start_error;
+    bool awaiting_shared = false;  // waits for the hello of a worker another slot of its group starts
   };
 
   void launch(std::size_t slot_index, bool as_spare);
@@ -117,6 +125,13 @@ class WorkerPool final : public RequestPool {
   void want_spare(std::size_t slot_index);
   void on_started(std::size_t slot_index, const std::shared_ptr<WorkerProcess>& worker, WorkerStart start);
   void replace_active(std::size_t slot_index);
+  // Whether slots a and b share a worker when it is concurrent (share_concurrent_workers).
+  bool shares(std::size_t a, std::size_t b) const;
+  // The slots waiting for the hello of slot_index's new active worker get it if it is concurrent, else
+  // workers of their own.
+  void offer_to_awaiting(std::size_t slot_index, const std::shared_ptr<WorkerProcess>& worker);
+  // Drops a worker that serves nothing more from every slot holding it as active: those slots.
+  std::vector<std::size_t> drop_active(const std::shared_ptr<WorkerProcess>& worker);
   void dispatch();
   void send(std::size_t slot_index, Submission submission);
   // Parks the slot's running request if it has run for park_after and its worker has room.

@@ -48,8 +48,8 @@ bool parks(const RunSettings& settings, const EvaluationSpec& spec) {
   return speculation_of(settings) && !is_torch_compile_backend(spec.backend);
 }
 
-// The run's pool: the worker serving the spec's backend on each slot, with the run's limits, the GPUs
-// hidden from a graph that uses none, parking when the search speculates.
+// The run's pool: the worker serving the spec's backend on each slot (one for all when they see no GPU),
+// with the run's limits, the GPUs hidden from a graph that uses none, parking when the search speculates.
 Expected<PoolConfig> pool_config(const RunSettings& settings, const EvaluationSpec& spec, const GraphDocument& original) {
   PoolConfig config;
   auto worker = worker_config_for(spec.backend, settings.workers);
@@ -58,6 +58,8 @@ Expected<PoolConfig> pool_config(const RunSettings& settings, const EvaluationSp
   config.worker.limits = settings.sandbox;
   hide_gpus_unless_used(config.worker, original);
   config.slots = settings.slots;
+  // Workers that see no GPU serve in forked children: one serves every slot.
+  config.share_concurrent_workers = config.worker.cuda_visible_devices == std::optional<std::string>("");
   if (parks(settings, spec)) config.park_after = std::min(*speculation_of(settings), park_after);
   if (settings.timeline) config.on_event = settings.timeline->pool_sink();
   return config;

@@ -1,9 +1,12 @@
 // Concurrent workers with the real minify-worker and the faulty plugin: a hung request costs its
 // forked child, not the worker. WorkerProcess times out or cancels one request and the same process
-// serves on; the pool parks a long request and runs the slot's next one beside it.
+// serves on; the pool parks a long request and runs the slot's next one beside it; slots share one worker.
 #include <catch2/catch.hpp>
 
+#include <csignal>
+
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include "common/graph_codec.h"
 #include "daemon/pool/worker_pool.h"
@@ -201,4 +204,54 @@ TEST_CASE("cancelling a parked request ends it alone and the worker serves on", 
   CHECK(pool.stats().cancelled == 1);
   CHECK(pool.stats().workers_started == parking.started);
   CHECK(pool.parked() == 0);
+}
+
+TEST_CASE("slots that share a concurrent worker start it once and again once when it dies", "[e2e][concurrent]") {
+  Requests requests;
+  boost::asio::io_context io;
+  PoolConfig config;
+  config.worker = real_worker(4);
+  config.slots.assign(2, PoolSlot{});
+  config.share_concurrent_workers = true;
+  std::vector<std::pair<std::size_t, int>> sent;  // (slot, pid) of each request sent
+  config.on_event = [&](const PoolEvent& event) {
+    if (event.kind == PoolEvent::Kind::request_sent) sent.emplace_back(event.slot, event.pid);
+  };
+  WorkerPool pool(io, config);
+  pool.start();
+  CHECK(pool.stats().workers_started == 1);
+  std::optional<WorkerOutcome> hung, beside, after_death_1, after_death_2;
+  std::vector<protocol::WorkerHello> hellos_meanwhile;
+  int remaining = 2;
+  auto after_death = [&] {
+    for (auto* outcome : {&after_death_1, &after_death_2})
+      pool.submit(requests.pass, 60s, [&, outcome](WorkerOutcome answer) {
+        *outcome = std::move(answer);
+        if (--remaining == 0) pool.stop([] {});
+      });
+  };
+  pool.submit(requests.hang, 3s, [&](WorkerOutcome outcome) {
+    hung = std::move(outcome);
+    // The shared worker dies (its own process, not a child): both slots lose it, one worker replaces it.
+    REQUIRE(pool.hellos().size() == 1);
+    ::kill(static_cast<pid_t>(pool.hellos().front().pid), SIGKILL);
+    auto timer = std::make_shared<boost::asio::steady_timer>(io, 500ms);
+    timer->async_wait([timer, &after_death](const boost::system::error_code&) { after_death(); });
+  });
+  pool.submit(requests.pass, 60s, [&](WorkerOutcome outcome) {
+    beside = std::move(outcome);
+    hellos_meanwhile = pool.hellos();
+  });
+  io.run();
+  check_request_fault(hung, WorkerFault::Kind::timed_out);
+  CHECK(passed(beside));
+  CHECK(hellos_meanwhile.size() == 1);  // two slots, one worker
+  CHECK(passed(after_death_1));
+  CHECK(passed(after_death_2));
+  CHECK(pool.stats().workers_started == 2);
+  REQUIRE(sent.size() == 4);
+  CHECK(sent[0].first != sent[1].first);  // the hang and the pass on two slots, one process
+  CHECK(sent[0].second == sent[1].second);
+  CHECK(sent[2].second == sent[3].second);
+  CHECK(sent[2].second != sent[0].second);
 }

@@ -11,20 +11,39 @@ import subprocess
 import sys
 import time
 
-from minifyd import after_aot_repro
-
 # What of the repro's stderr comes back: its end, where Python prints the exception (a chained one's
 # causes above it) and glibc its heap-check message.
 STDERR_TAIL_BYTES = 8192
 
+# The repro's python, started before the repro is written so that its `import torch` (seconds: 2 on a
+# 2-core machine, 4 on the GPU machine) runs beside the writer's instead of after it. It imports only
+# torch, which repro.py's prelude imports before anything it sets (after_aot_repro.PRELUDE: math's inf
+# and nan, signal, then torch), reads the repro's path from stdin and runs it as `python repro.py` does:
+# as __main__ in its directory, that directory first on sys.path, its path as argv[0]; an exception it
+# raises ends this python with its traceback and status 1, a signal by that signal. An empty line runs
+# nothing.
+PRIMED_REPRO_PYTHON = """
+import os, runpy, sys
+import torch
+path = sys.stdin.readline().strip()
+if path:
+    os.chdir(os.path.dirname(path))
+    sys.argv = [path]
+    sys.path[0] = os.path.dirname(path)
+    runpy.run_path(path, run_name="__main__")
+"""
 
-def run_repro(path, timeout):
-    """Runs python path in its own session (so a timeout kills what it started too): how it ended."""
-    started = time.monotonic()
-    process = subprocess.Popen([sys.executable, path], cwd=os.path.dirname(path), stdin=subprocess.DEVNULL,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+
+def start_primed_python():
+    """The repro's python, in its own session (so a timeout kills what it starts too), importing torch."""
+    return subprocess.Popen([sys.executable, "-c", PRIMED_REPRO_PYTHON], stdin=subprocess.PIPE,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+
+
+def run_repro(process, path, started, timeout):
+    """Has the primed python run path: how it ended, timeout seconds after started (its start included)."""
     try:
-        _, stderr = process.communicate(timeout=timeout)
+        _, stderr = process.communicate((path + "\n").encode(), timeout=max(0.0, timeout - (time.monotonic() - started)))
         timed_out = False
     except subprocess.TimeoutExpired:
         os.killpg(process.pid, signal.SIGKILL)
@@ -39,7 +58,10 @@ def run_repro(path, timeout):
             "stderr_tail": text, "last_line": lines[-1] if lines else ""}
 
 
-def main():
+def check(process, started):
+    """Writes the repro of the graph directory the arguments name and has process run it: 0, or the
+    writer's status."""
+    from minifyd import after_aot_repro  # imported beside the primed python's torch
     parser = after_aot_repro.repro_parser("Run a graph directory's after_aot repro.py in plain PyTorch; repro.py "
                                           "and repro_inputs/ are written into the graph directory.")
     parser.add_argument("--timeout", type=float, required=True, help="seconds before the repro counts as hung")
@@ -48,5 +70,16 @@ def main():
     written = after_aot_repro.write_repro_of(args, path)
     if written:
         return written
-    print(json.dumps(run_repro(path, args.timeout)))
+    print(json.dumps(run_repro(process, path, started, args.timeout)))
     return 0
+
+
+def main():
+    started = time.monotonic()
+    process = start_primed_python()
+    try:
+        return check(process, started)
+    finally:
+        if process.poll() is None:  # the repro was not run (no repro written, bad arguments)
+            os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()

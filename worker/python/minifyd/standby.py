@@ -14,8 +14,15 @@ MODULES = ("after_aot_repro",)
 POLL_SECONDS = 0.02
 
 
+# How much lower than the run's other processes a standby python runs (nice(2)): its imports, seconds of
+# CPU, are wanted only once the search has ended, while the workers' start, the sanity check's compile
+# and the plain check want the cores now (on 2 cores they took a core's share from the sanity check).
+NICENESS = 19
+
+
 def main():
     request_path = sys.argv[1]
+    os.nice(NICENESS)
     for name in MODULES:
         importlib.import_module("minifyd." + name)
     import torch._dynamo.repro.after_aot  # noqa: F401  (the writer's own import, seconds of it)
