@@ -1,7 +1,8 @@
 // A python started ahead of the one helper call it will make (minifyd/standby.py): the outputs'
 // repro.py writer, which otherwise starts a fresh python, imports torch and PyTorch's repro writer
 // (2 s on a 2-core machine, 4 s on the GPU machine) after the search. Started before the session, it
-// has done that by the time the search ends; a run that writes no repro stops it unused.
+// has done that by the time the search ends, at the lowest priority (standby.py: the cores go to the
+// workers and the plain check first); a run that writes no repro stops it unused.
 #pragma once
 
 #include <atomic>

@@ -243,6 +243,16 @@ def chain1000():
     return f, seeded((16,))
 
 
+def torchvision_model(name):
+    """An untrained torchvision model (weights=None: built locally, nothing downloaded) on one 3x64x64
+    image, in eval mode: the graphs of issue 30's start-up comparison beside the 1000-node chain."""
+    def make():
+        import torchvision
+        torch.manual_seed(0)
+        return getattr(torchvision.models, name)(weights=None).eval(), seeded((1, 3, 64, 64))
+    return make
+
+
 def relu_then_sigmoid():
     # The relu runs first and segfaults, so the input graph crashes. Removing the first two outputs
     # (PyTorch's "Remove outputs" at granularity 2) leaves the relu dead and still run; eliminating it
@@ -281,6 +291,11 @@ def _cases():
                                   ("hang", Failure("timeout"), hang_timeout)):
         cases.append(Case(f"chain1000_{fault}", chain1000, faulty(fault) + extra,
                           minimized(failure, 3, 1, only_op_of_an_input("aten::relu"))))
+    # Whole models with the faulty plugin's segfault at their first in-place activation (resnet18's
+    # relu_, mobilenet_v2's ReLU6 as hardtanh_): the minimized graph is that call on one load.
+    for model, op in (("resnet18", "aten::relu_"), ("mobilenet_v2", "aten::hardtanh_")):
+        cases.append(Case(f"{model}_segfault", torchvision_model(model), faulty("segfault", op),
+                          minimized(segfault, 3, 1, holds(op))))
     cases.append(Case("slippage", relu_then_sigmoid, faulty("segfault", "aten::relu", "fault.aten::sigmoid=throw"),
                       minimized(segfault, graph=holds("aten::relu", without="aten::sigmoid"))))
     # The original hangs, so its verdict comes last: the lineages that search on meanwhile see the
