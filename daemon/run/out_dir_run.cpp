@@ -58,8 +58,11 @@ Expected<PoolConfig> pool_config(const RunSettings& settings, const EvaluationSp
   config.worker.limits = settings.sandbox;
   hide_gpus_unless_used(config.worker, original);
   config.slots = settings.slots;
-  // Workers that see no GPU serve in forked children: one serves every slot.
-  config.share_concurrent_workers = config.worker.cuda_visible_devices == std::optional<std::string>("");
+  // Workers that see no GPU (hidden from them, and no slot pins one) serve in forked children: one
+  // serves every slot.
+  config.share_concurrent_workers =
+      config.worker.cuda_visible_devices == std::optional<std::string>("") &&
+      std::none_of(config.slots.begin(), config.slots.end(), [](const PoolSlot& slot) { return slot.cuda_visible_devices.has_value(); });
   if (parks(settings, spec)) config.park_after = std::min(*speculation_of(settings), park_after);
   if (settings.timeline) config.on_event = settings.timeline->pool_sink();
   return config;
