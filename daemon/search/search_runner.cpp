@@ -117,7 +117,11 @@ class SearchRunner::StepWindow {
       if (*fails) accepted_ = front_;
       else ++front_;
     }
-    if (front_ != was) runner_.drop_ahead();  // the front passed: whatever went ahead of it guessed wrong
+    if (front_ == was) return;
+    runner_.drop_ahead();  // the front passed: whatever went ahead of it guessed wrong
+    // A candidate known to pass is never read again (its verdict is; lineages cloned what they took):
+    // a step of hundreds of candidates of a big graph would otherwise hold them all to its end.
+    for (std::size_t index = was; index < front_; ++index) slots_[index]->state = SearchState{};
   }
 
   // The front slot, while its verdict is pending.

@@ -1,5 +1,5 @@
 // The step runner: first failing candidate in proposal order whatever the completion order,
-// invalid candidates never evaluated, the verdict cache, budgets, and its one hook for work ahead.
+// invalid candidates never evaluated, the verdict cache, budgets, candidates released once passed, and its one hook for work ahead.
 #include <catch2/catch.hpp>
 
 #include "common/canonical_hash.h"
@@ -87,6 +87,28 @@ TEST_CASE("a sequential evaluator stops at the first failing candidate", "[searc
   CHECK(accepted->document.graph.find("op2") == nullptr);
   CHECK(runner.counters().queries == 4);  // candidates 0, 1, 2 and the re-verification of 2
   CHECK(runner.counters().accepted == 1);
+}
+
+TEST_CASE("a step keeps no candidate it is past: each one known to pass is released", "[search]") {
+  SearchState state = fan_out();
+  // Judging candidate k, the step is past candidates 0 .. k-1, all passing: their graphs are gone
+  // (a step of hundreds of candidates of a big graph held them all until its end before).
+  std::vector<const GraphDocument*> judged;
+  std::vector<std::size_t> nodes_left_before;
+  PredicateEvaluator evaluator([&](const GraphDocument& document) {
+    std::size_t left = 0;
+    for (const GraphDocument* earlier : judged) left += earlier->graph.size();
+    nodes_left_before.push_back(left);
+    judged.push_back(&document);
+    return lacks_tan_or_relu(document);
+  });
+  VerdictCache cache("test");
+  FakeClock clock;
+  SearchRunner runner(evaluator, cache, clock, no_reverify(), state.document.graph.size());
+  std::optional<SearchState> accepted = runner.run_step(without_each_op, state, 1);
+  REQUIRE(accepted.has_value());
+  CHECK(accepted->document.graph.find("op2") == nullptr);
+  CHECK(nodes_left_before == std::vector<std::size_t>{0, 0, 0});
 }
 
 TEST_CASE("candidates that fail lint or document checks are never evaluated", "[search]") {
