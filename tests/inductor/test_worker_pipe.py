@@ -124,11 +124,22 @@ def fuzz(env, fork_server):
           f"answered, then a good request")
 
 
+def wait_until_blocked(pid, seconds=10.0):
+    """Until the process has slept (state S) in two reads of its state 0.1 s apart: past its hello, waiting
+    for a request. Reading the hello is not enough: the worker may still be returning from writing it."""
+    deadline, asleep = time.monotonic() + seconds, 0
+    while asleep < 2 and time.monotonic() < deadline:
+        with open(f"/proc/{pid}/stat") as f:
+            asleep = asleep + 1 if f.read().rsplit(")", 1)[1].split()[0] == "S" else 0
+        time.sleep(0.1)
+
+
 def stacks_at_time_limit(env):
     """Killed by SIGTERM, as the pool kills a worker serving in its own process at a request's time
     limit, the worker writes every thread's Python stack to stderr (where it hung), then dies by the
     signal."""
     worker = Worker(env.python, False, stderr=subprocess.PIPE)
+    wait_until_blocked(worker.process.pid)
     worker.process.send_signal(signal.SIGTERM)
     _, stderr = worker.process.communicate(timeout=60)
     expect(worker.process.returncode == -signal.SIGTERM, f"the worker exits {worker.process.returncode} on SIGTERM")
