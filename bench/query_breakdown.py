@@ -3,7 +3,7 @@
 # For each run: its phases (import of a repro file, until the search starts: the workers' start and the
 # original's propagation; the search; the plain check beside it; after the search; outputs), and the
 # search's worker time, slot by slot (a slot is one worker place of the pool): in requests (the worker's
-# own load, compile, run and check, and our overhead: the rest of the time from sending a request to its
+# own load, compile, wait for the GPU (its run lock), run and check, and our overhead: the rest of the time from sending a request to its
 # answer, i.e. the fork of a child, JSON both ways, the pipes), starting a worker (at the start, and again
 # after one retired or died), and idle (a worker up with nothing to do: the search had fewer candidates
 # than workers). A request whose answer has no worker's times (a crash's verdict, which the fork server
@@ -13,7 +13,8 @@ import argparse
 import json
 import sys
 
-PARTS = ("load", "compile", "run", "check", "overhead", "unsplit", "starting", "idle")
+PARTS = ("load", "compile", "device_wait", "run", "check", "overhead", "unsplit", "starting", "idle")
+WORKER_PARTS = ("load", "compile", "device_wait", "run", "check")
 
 
 def read_timeline(path):
@@ -72,7 +73,7 @@ def slot_time(events, window):
             if begin <= t0 and t <= end and request == "evaluate":
                 requests["evaluate"] += 1
                 worker_ms = 0.0
-                for part in ("load", "compile", "run", "check"):
+                for part in WORKER_PARTS:
                     ms = e.get(part + "_ms", 0.0) or 0.0
                     totals[part] += ms / 1e3
                     worker_ms += ms
@@ -114,7 +115,7 @@ def breakdown(path):
     slot_seconds = slots * (search[1] - search[0])
     row["per_query_s"] = {part: round(totals[part] / n, 3) for part in PARTS}
     row["share"] = {part: round(totals[part] / slot_seconds, 3) if slot_seconds else 0 for part in PARTS}
-    busy = sum(totals[p] for p in ("load", "compile", "run", "check", "overhead"))  # of answers with times
+    busy = sum(totals[p] for p in (*WORKER_PARTS, "overhead"))  # of answers with times
     row["overhead_of_a_query"] = round(totals["overhead"] / busy, 3) if busy else 0
     return row
 

@@ -119,7 +119,8 @@ Expected<EvaluateReply> decode_evaluate_reply(const JsonView& view, std::uint64_
   if (!verdict) return verdict.error().with_context("verdict");
   reply.verdict = std::move(*verdict);
   for (auto [name, into] : {std::pair{"load_ms", &reply.load_ms}, std::pair{"compile_ms", &reply.compile_ms},
-                            std::pair{"run_ms", &reply.run_ms}, std::pair{"check_ms", &reply.check_ms}})
+                            std::pair{"run_ms", &reply.run_ms}, std::pair{"check_ms", &reply.check_ms},
+                            std::pair{"device_wait_ms", &reply.device_wait_ms}})
     if (auto read = view.read_optional(name, *into); !read) return read.error();
   if (auto read = view.read_optional("retiring", reply.retiring); !read) return read.error();
   if (auto read = decode_optional_member(view, "bisect", reply.bisect); !read) return read.error();
@@ -224,6 +225,7 @@ json encode(const WorkerReply& reply) {
                        {"compile_ms", r.compile_ms}, {"run_ms", r.run_ms}};
           if (r.load_ms > 0) message["load_ms"] = r.load_ms;
           if (r.check_ms > 0) message["check_ms"] = r.check_ms;
+          if (r.device_wait_ms > 0) message["device_wait_ms"] = r.device_wait_ms;
           if (r.retiring) message["retiring"] = true;
           if (r.bisect) message["bisect"] = encode(*r.bisect);
           if (r.output_code) message["output_code"] = encode(*r.output_code);

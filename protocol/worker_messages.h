@@ -117,12 +117,14 @@ using WorkerRequest = std::variant<EvaluateRequest, PropagateRequest, AnalyzeReq
 struct EvaluateReply {
   std::uint64_t id = 0;
   Verdict verdict;
-  // Where the worker's time went: compiling, running, loading the graph and its tensors, and checking
-  // the outputs (against eager and fp64 for an accuracy check); the last two for the run's timeline.
+  // Where the worker's time went: compiling, running, loading the graph and its tensors, checking the
+  // outputs (against eager and fp64 for an accuracy check), and waiting for the GPU before the run
+  // (the Python worker's run lock); the last three for the run's timeline.
   double compile_ms = 0;
   double run_ms = 0;
   double load_ms = 0;
   double check_ms = 0;
+  double device_wait_ms = 0;
   // The worker exits after this reply (the Python worker serving in its own process, after a
   // failure, so that no candidate runs where another failed): it must be sent nothing more.
   bool retiring = false;

@@ -55,6 +55,7 @@ void describe_outcome(const WorkerOutcome& outcome, json& line) {
     line["compile_ms"] = evaluated->compile_ms;
     line["run_ms"] = evaluated->run_ms;
     line["check_ms"] = evaluated->check_ms;
+    if (evaluated->device_wait_ms > 0) line["device_wait_ms"] = evaluated->device_wait_ms;
     if (evaluated->retiring) line["retiring"] = true;
   } else if (std::holds_alternative<protocol::ErrorReply>(reply)) {
     line["outcome"] = "error";

@@ -62,10 +62,13 @@ TEST_CASE("replies round-trip, non-finite accuracy figures included", "[worker_m
   verdict.kind = FailureKind::accuracy;
   verdict.accuracy = AccuracyReport{INFINITY, NAN, 0.5, 0.25};
   verdict.stderr_tail = "warning\n";
-  auto decoded = decode_reply(encode(WorkerReply(EvaluateReply{3, verdict, 1.5, 2.5})));
+  EvaluateReply evaluated{3, verdict, 1.5, 2.5};
+  evaluated.device_wait_ms = 0.75;
+  auto decoded = decode_reply(encode(WorkerReply(evaluated)));
   REQUIRE(decoded.has_value());
   const auto& reply = std::get<EvaluateReply>(*decoded);
   CHECK(reply.run_ms == 2.5);
+  CHECK(reply.device_wait_ms == 0.75);
   CHECK_FALSE(reply.verdict.pass);
   CHECK(reply.verdict.kind == FailureKind::accuracy);
   CHECK(std::isinf(reply.verdict.accuracy->max_abs_error));

@@ -81,6 +81,19 @@ def _devices(torch):
     return found
 
 
+def _device_lock(devices):
+    """The lock a run holds on the GPUs this process sees (device_lock.py), None without GPUs or where
+    its directory cannot be trusted (said on stderr: the runs then go on unlocked, as before it)."""
+    if not devices:
+        return None
+    from minifyd.device_lock import DeviceLockError, DeviceRunLock
+    try:
+        return DeviceRunLock([device.get("uuid") or f"cuda-{device['index']}" for device in devices])
+    except DeviceLockError as error:
+        print(f"minify-worker.py: runs are not kept from each other on the GPU: {error}", file=sys.stderr, flush=True)
+        return None
+
+
 def _sandbox_report(protocol_fd):
     fds = sorted(int(name) for name in os.listdir("/proc/self/fd") if int(name) != protocol_fd)
     report = {"environment": sorted(os.environ), "open_fds": [fd for fd in fds if os.path.exists(f"/proc/self/fd/{fd}")],
@@ -170,7 +183,7 @@ def main():
     faulthandler.register(signal.SIGTERM, all_threads=True, chain=True)
 
     synchronize = torch.cuda.synchronize if devices else (lambda: None)
-    handler = RequestHandler(synchronize, in_process=in_process)
+    handler = RequestHandler(synchronize, in_process=in_process, device_lock=_device_lock(devices))
     concurrency = 1 if in_process else max(1, args.max_concurrent)
     write_line(protocol_fd, wp.hello_line(os.getpid(), torch.__version__, devices, concurrency,
                                       list(compile_backends.BACKENDS), _sandbox_report(protocol_fd)))

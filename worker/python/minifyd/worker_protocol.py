@@ -193,14 +193,15 @@ def hello_line(pid, torch_version, devices, concurrency, backends, sandbox):
 
 
 def verdict_line(request_id, verdict, compile_ms=0.0, run_ms=0.0, retiring=False, bisect=None, output_code=None,
-                 load_ms=0.0, check_ms=0.0):
+                 load_ms=0.0, check_ms=0.0, device_wait_ms=0.0):
     """retiring: the worker exits after this reply, and the coordinator sends it nothing more;
     bisect: what a bisect probe observed (bisect_probe.Probe.report); output_code: the generated code
-    and the failing kernel (output_code.Capture.report); load_ms, check_ms: the time spent loading the
-    graph and its tensors, and checking the outputs (the run's timeline)."""
+    and the failing kernel (output_code.Capture.report); load_ms, check_ms, device_wait_ms: the time
+    spent loading the graph and its tensors, checking the outputs, and waiting for the GPU before the
+    run (device_lock.py) (the run's timeline)."""
     message = {"type": "verdict", "id": request_id, "verdict": verdict,
                "compile_ms": _float(compile_ms), "run_ms": _float(run_ms)}
-    for name, value in (("load_ms", load_ms), ("check_ms", check_ms)):
+    for name, value in (("load_ms", load_ms), ("check_ms", check_ms), ("device_wait_ms", device_wait_ms)):
         if value > 0:
             message[name] = _float(value)
     if retiring:

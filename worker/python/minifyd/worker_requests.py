@@ -36,14 +36,31 @@ class BlobCache:
 
 
 class RequestHandler:
-    def __init__(self, synchronize, in_process):
+    def __init__(self, synchronize, in_process, device_lock=None):
         # synchronize(): waits for the device's queued work, so an asynchronous kernel error is the
         # failure of the run that launched it (a no-op without a GPU).
         self.synchronize = synchronize
         # Serving every request in this process (a GPU's worker, which cannot fork once CUDA is up),
         # rather than each in a fresh child of a fork server (worker_main.py).
         self.in_process = in_process
+        # With GPUs: the lock a compiled graph's run holds (device_lock.py says why); None without.
+        self.device_lock = device_lock
         self.cache = BlobCache()
+
+    @contextlib.contextmanager
+    def _device_to_itself(self, timings=None):
+        """Around a compiled graph's run: the GPUs to this run; timings["device_wait_ms"], where given,
+        the wait."""
+        if self.device_lock is None:
+            yield
+            return
+        with self.device_lock.held() as lock:
+            if timings is not None:
+                timings["device_wait_ms"] = lock.waited * 1e3
+            if not lock.alone:
+                print(f"minify-worker.py: the run goes on beside another on the GPU after waiting "
+                      f"{lock.waited:.1f} s for it", flush=True)
+            yield
 
     def _loader(self, request):
         def load():
@@ -109,7 +126,9 @@ class RequestHandler:
                 return self._reply(request.id, wp.passed(), compile_ms, 0.0, **timings, **observed())
             started = time.perf_counter()
             try:
-                with capture.marking_kernels() if capture else contextlib.nullcontext():
+                with self._device_to_itself(timings), \
+                        capture.marking_kernels() if capture else contextlib.nullcontext():
+                    started = time.perf_counter()
                     outputs = compiled(list(inputs))
                     self.synchronize()
             except Exception as error:  # noqa: BLE001  (so is a run error)
@@ -242,9 +261,12 @@ class RequestHandler:
             compile_ms = (time.perf_counter() - started) * 1e3
             started = time.perf_counter()
             try:
-                first = run(load()[1])
-                run_ms = (time.perf_counter() - started) * 1e3
-                second = run(load()[1])
+                with self._device_to_itself():
+                    started = time.perf_counter()
+                    first = run(load()[1])
+                    run_ms = (time.perf_counter() - started) * 1e3
+                with self._device_to_itself():
+                    second = run(load()[1])
             except Exception as error:  # noqa: BLE001
                 return failed(self._failure_of(error), compile_ms, (time.perf_counter() - started) * 1e3)
         fp64 = fp64_again = None
