@@ -15,16 +15,22 @@ import time
 # causes above it) and glibc its heap-check message.
 STDERR_TAIL_BYTES = 8192
 
-# The repro's python, started before the repro is written so that its `import torch` (seconds: 2 on a
-# 2-core machine, 4 on the GPU machine) runs beside the writer's instead of after it. It imports only
-# torch, which repro.py's prelude imports before anything it sets (after_aot_repro.PRELUDE: math's inf
-# and nan, signal, then torch), reads the repro's path from stdin and runs it as `python repro.py` does:
-# as __main__ in its directory, that directory first on sys.path, its path as argv[0]; an exception it
-# raises ends this python with its traceback and status 1, a signal by that signal. An empty line runs
-# nothing.
+# The repro's python, started before the repro is written so that its imports (seconds: 2 on a 2-core
+# machine for torch, 4 on the GPU machine, and 0.7 more for after_aot's) run beside the writer's instead
+# of after it. It imports only modules that repro.py imports before it compiles anything: torch (its
+# prelude's, after_aot_repro.PRELUDE: math's inf and nan, signal, then torch), the modules PyTorch's
+# generator imports at its top, and run_repro's after_aot, which its __main__ block imports after setting
+# the config values it records (none of them read at import). It then reads the repro's path from stdin
+# and runs it as `python repro.py` does: as __main__ in its directory, that directory first on sys.path,
+# its path as argv[0]; an exception it raises ends this python with its traceback and status 1, a
+# signal by that signal. An empty line runs nothing.
 PRIMED_REPRO_PYTHON = """
 import os, runpy, sys
 import torch
+import torch.fx
+import torch._dynamo.testing
+import torch._inductor.inductor_prims
+import torch._dynamo.repro.after_aot
 path = sys.stdin.readline().strip()
 if path:
     os.chdir(os.path.dirname(path))
