@@ -250,6 +250,20 @@ void shrink_result_inputs(Checkpoint& checkpoint, const RunPlace& place, PoolEva
   checkpoint.input_shrink = std::move(shrunk->record);
 }
 
+// After the search, the minimized graph's questions (its inputs shrunk, a bisect, its generated code),
+// each request limited as its candidates were.
+void answer_after_search(Checkpoint& checkpoint, const RunPlace& place, const PoolAccess& pool, FailureJudge& judge,
+                         PoolEvaluator& evaluator, const SessionHooks& hooks) {
+  TimelinePhase after_search(hooks.timeline, "after_search");
+  const RunSpec& spec = checkpoint.spec;
+  EvaluationSpec candidates = spec.evaluation;
+  candidates.timeout = evaluator.timeout();
+  if (spec.shrink_inputs) shrink_result_inputs(checkpoint, place, evaluator, hooks);
+  if (spec.bisect) checkpoint.bisect = bisect_result(checkpoint, candidates, place, pool, judge);
+  if (generates_code(candidates))
+    checkpoint.generated_code = generated_code(pool, candidates, checkpoint.state.document, place.store.root());
+}
+
 // Drops what only the search needed from the store: the result's blobs stay.
 Expected<void> keep_only_result(const RunPlace& place, const GraphDocument& result) {
   const ContentStore& store = place.store;
@@ -368,38 +382,42 @@ Expected<RunResult> continue_run(Checkpoint checkpoint, const RunPlace& place, c
   std::optional<TimelinePhase> searching(std::in_place, hooks.timeline, "search");
   auto searched = search::minify(search::clone_state(checkpoint.state), evaluator, cache, clock, options, &session);
   searching.reset();
-  if (auto plain = confirmation.wait()) checkpoint.plain_check = std::move(*plain);
-  if (!searched) return searched.error();
-  if (confirmation.refuted()) {  // nothing the search accepted meanwhile stands
-    searched->stop = search::StopReason::unconfirmed;
-    searched->best = std::move(before);
-    checkpoint.state = search::clone_state(searched->best);
-    checkpoint.steps.erase(checkpoint.steps.begin() + static_cast<std::ptrdiff_t>(prior_steps), checkpoint.steps.end());
+  if (!searched) {
+    confirmation.wait();
+    return searched.error();
   }
 
   RunResult result;
-  result.stop = searched->stop;
-  result.error = searched->error;
   result.tally = evaluator.tally();
   result.candidate_timeout = evaluator.timeout();
   result.session_queries = searched->counters.queries;
   result.session_lineages = searched->counters.lineages;
   result.session_speculative_queries = searched->counters.speculative_queries;
   session.update(prior_queries + searched->counters.queries, prior_hits + searched->counters.cache_hits);
+  // The plain check may still run (a compile error's search often ends first): the minimized graph's
+  // questions are answered meanwhile, and undone below if it refutes the original.
+  if (!confirmation.refuted()) {
+    if (!search::nothing_to_minimize(searched->stop)) checkpoint.state = std::move(searched->best);
+    checkpoint.finished = searched->stop != search::StopReason::error && searched->stop != search::StopReason::interrupted;
+    if (checkpoint.finished && !search::nothing_to_minimize(searched->stop)) {
+      answer_after_search(checkpoint, place, pool, judge, evaluator, hooks);
+      if (hooks.before_plain_verdict && !confirmation.settled()) hooks.before_plain_verdict(checkpoint);
+    }
+  }
+  if (auto plain = confirmation.wait()) checkpoint.plain_check = std::move(*plain);
+  if (confirmation.refuted()) {  // nothing the search accepted meanwhile stands
+    searched->stop = search::StopReason::unconfirmed;
+    checkpoint.state = std::move(before);
+    checkpoint.steps.erase(checkpoint.steps.begin() + static_cast<std::ptrdiff_t>(prior_steps), checkpoint.steps.end());
+    checkpoint.input_shrink.reset();
+    checkpoint.bisect.reset();
+    checkpoint.generated_code.reset();
+    checkpoint.finished = true;
+  }
+  result.stop = searched->stop;
+  result.error = searched->error;
   checkpoint.stop = search::to_string(searched->stop);
   bool minimized = !search::nothing_to_minimize(searched->stop);
-  if (minimized) checkpoint.state = std::move(searched->best);
-  checkpoint.finished = searched->stop != search::StopReason::error && searched->stop != search::StopReason::interrupted;
-  if (checkpoint.finished && minimized) {
-    TimelinePhase after_search(hooks.timeline, "after_search");
-    // After the search, the minimized graph's questions, each request limited as its candidates were.
-    EvaluationSpec candidates = spec.evaluation;
-    candidates.timeout = evaluator.timeout();
-    if (spec.shrink_inputs) shrink_result_inputs(checkpoint, place, evaluator, hooks);
-    if (spec.bisect) checkpoint.bisect = bisect_result(checkpoint, candidates, place, pool, judge);
-    if (generates_code(candidates))
-      checkpoint.generated_code = generated_code(pool, candidates, checkpoint.state.document, place.store.root());
-  }
   if (checkpoint.finished && minimized)
     if (auto kept = keep_only_result(place, checkpoint.state.document); !kept) return kept.error();
   if (auto saved = place.save_checkpoint(checkpoint); !saved) return saved.error();

@@ -67,6 +67,10 @@ struct SessionHooks {
   // The plain check of the original, started before the session by start_plain_check(); unset: the
   // session starts it itself.
   PlainConfirmation* plain_check = nullptr;
+  // Called with the finished run's checkpoint (the search minimized, its after-search answers in) while
+  // the plain check still runs: whatever does not depend on its verdict can be done meanwhile. If the
+  // check then refutes the original, the run ends with nothing minimized (RunResult::stop unconfirmed).
+  std::function<void(const Checkpoint&)> before_plain_verdict{};
 };
 
 // Starts the plain check of `original` (its blobs in place's store already), for a spec that has one,

@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 
+#include "common/file_util.h"
 #include "common/graph_codec.h"
 #include "common/log.h"
 #include "common/owner_lock.h"
@@ -94,16 +95,43 @@ SessionHooks session_hooks(const RunSettings& settings) {
 }
 
 // The outputs of a run that minimized something (a failing original), its best graph so far when
-// the search stopped early.
-Expected<RunResult> with_outputs(RunResult result, const RunSettings& settings, StandbyPython* standby = nullptr) {
-  if (search::nothing_to_minimize(result.stop)) return result;
-  TimelinePhase writing(settings.timeline, "outputs");
-  std::string report = render_report(result.checkpoint, result, settings.slots.size());
-  OutputPlace place{settings.out_dir, settings.minify_executable, python_of(settings), standby};
-  if (auto written = write_outputs(result.checkpoint, report, place); !written)
-    return written.error();
-  return result;
-}
+// the search stopped early. All but the report may have been written while the plain check ran
+// (write_before_plain_verdict); if the check then refuted the original, they are removed.
+class RunOutputs {
+ public:
+  RunOutputs(const RunSettings& settings, StandbyPython* standby)
+      : settings_(settings), place_{settings.out_dir, settings.minify_executable, python_of(settings), standby} {}
+
+  // SessionHooks::before_plain_verdict: the graph's outputs, the longest of them repro.py (a python's),
+  // while the plain check's repro still runs. One that fails is written again at the end.
+  void write_before_plain_verdict(SessionHooks& hooks) {
+    hooks.before_plain_verdict = [this](const Checkpoint& checkpoint) {
+      TimelinePhase writing(settings_.timeline, "outputs");
+      auto written = write_graph_outputs(checkpoint, place_);
+      if (!written) log::warn("the outputs, written beside the plain check: " + written.error().message);
+      graph_outputs_written_ = written.has_value();
+    };
+  }
+
+  Expected<RunResult> finish(RunResult result) {
+    if (search::nothing_to_minimize(result.stop)) {
+      if (graph_outputs_written_)
+        if (auto removed = remove_graph_outputs(settings_.out_dir); !removed) return removed.error();
+      return result;
+    }
+    TimelinePhase writing(settings_.timeline, "outputs");
+    std::string report = render_report(result.checkpoint, result, settings_.slots.size());
+    auto written = graph_outputs_written_ ? write_file_atomic(settings_.out_dir / report_file_name, report)
+                                          : write_outputs(result.checkpoint, report, place_);
+    if (!written) return written.error();
+    return result;
+  }
+
+ private:
+  const RunSettings& settings_;
+  OutputPlace place_;
+  bool graph_outputs_written_ = false;
+};
 
 // out_dir's owner lock (common/owner_lock.h) when the directory exists; none when it does not yet. One
 // run writes OUT_DIR: a second one, or a resume, beside it is refused here, naming the first.
@@ -166,9 +194,11 @@ Expected<RunResult> start_run(const RunSpec& spec, const RunSettings& given) {
   auto checkpoint = begin_run(spec, std::move(*original), place, runner.access());
   if (!checkpoint) return checkpoint.error();
   std::unique_ptr<StandbyPython> standby = standby_for(spec.evaluation, settings);
+  RunOutputs outputs(settings, standby.get());
+  outputs.write_before_plain_verdict(hooks);
   auto result = continue_run(std::move(*checkpoint), place, runner.access(), hooks);
   if (!result) return result.error();
-  return with_outputs(std::move(*result), settings, standby.get());
+  return outputs.finish(std::move(*result));
 }
 
 Expected<RunResult> resume_run(const RunSettings& given) {
@@ -182,14 +212,14 @@ Expected<RunResult> resume_run(const RunSettings& given) {
   if (checkpoint->finished) {
     bool nothing = checkpoint->stop == search::to_string(search::StopReason::original_passes) ||
                    checkpoint->stop == search::to_string(search::StopReason::unconfirmed);
-    if (nothing || std::filesystem::exists(settings.out_dir / graph_file_name))
+    if (nothing || std::filesystem::exists(settings.out_dir / report_file_name))
       return make_error(ErrorKind::invalid_input, settings.out_dir.string() + " holds a finished run (" +
                                                       checkpoint->stop + "): nothing to resume");
     // Killed between the search's end and its outputs: write them now.
     RunResult result;
     result.stop = search::StopReason::finished;
     result.checkpoint = std::move(*checkpoint);
-    return with_outputs(std::move(result), settings);
+    return RunOutputs(settings, nullptr).finish(std::move(result));
   }
   auto store = ContentStore::open(settings.out_dir / store_dir_name, false);
   if (!store) return store.error();
@@ -201,9 +231,11 @@ Expected<RunResult> resume_run(const RunSettings& given) {
   PoolRunner runner(std::move(*pool));
   auto hooks = session_hooks(settings);
   std::unique_ptr<StandbyPython> standby = standby_for(checkpoint->spec.evaluation, settings);
+  RunOutputs outputs(settings, standby.get());
+  outputs.write_before_plain_verdict(hooks);
   auto result = continue_run(std::move(*checkpoint), place, runner.access(), hooks);
   if (!result) return result.error();
-  return with_outputs(std::move(*result), settings, standby.get());
+  return outputs.finish(std::move(*result));
 }
 
 }  // namespace minifyd::run

@@ -34,6 +34,21 @@ Expected<void> write_after_aot_repro(const EvaluationSpec& evaluation, const Out
 }  // namespace
 
 Expected<void> write_outputs(const Checkpoint& checkpoint, const std::string& report, const OutputPlace& place) {
+  if (auto written = write_graph_outputs(checkpoint, place); !written) return written.error();
+  return write_file_atomic(place.out_dir / report_file_name, report);
+}
+
+Expected<void> remove_graph_outputs(const std::filesystem::path& out_dir) {
+  for (const char* name : {graph_file_name, dot_file_name, output_code_dir_name, bisect::bisect_file_name, repro_file_name,
+                           repro_inputs_dir_name}) {
+    std::error_code error;
+    std::filesystem::remove_all(out_dir / name, error);
+    if (error) return make_error(ErrorKind::io, "removing " + (out_dir / name).string() + ": " + error.message());
+  }
+  return {};
+}
+
+Expected<void> write_graph_outputs(const Checkpoint& checkpoint, const OutputPlace& place) {
   GraphDocument document = search::clone_document(checkpoint.state.document);
   search::prune_unreferenced_tensors(document);
   if (auto written = write_graph_json(document, place.out_dir); !written) return written.error();
@@ -49,10 +64,7 @@ Expected<void> write_outputs(const Checkpoint& checkpoint, const std::string& re
   const EvaluationSpec& evaluation = checkpoint.spec.evaluation;
   auto program = worker_program_for(evaluation.backend);
   if (!program) return program.error();
-  if (*program == WorkerProgram::python) {
-    if (auto written = write_after_aot_repro(evaluation, place); !written) return written.error();
-    return write_file_atomic(place.out_dir / report_file_name, report);
-  }
+  if (*program == WorkerProgram::python) return write_after_aot_repro(evaluation, place);
   ReproSpec repro;
   repro.graph_dir = std::filesystem::absolute(place.out_dir).string();
   repro.backend = evaluation.backend;
@@ -62,9 +74,7 @@ Expected<void> write_outputs(const Checkpoint& checkpoint, const std::string& re
   repro.check_str = evaluation.check_str;
   repro.timeout_seconds = std::chrono::duration<double>(evaluation.timeout).count();
   repro.minify_executable = place.minify_executable;
-  if (auto written = write_file_atomic(place.out_dir / repro_file_name, repro_script(repro)); !written)
-    return written.error();
-  return write_file_atomic(place.out_dir / report_file_name, report);
+  return write_file_atomic(place.out_dir / repro_file_name, repro_script(repro));
 }
 
 }  // namespace minifyd::run

@@ -56,6 +56,11 @@ void PlainConfirmation::skip(const std::string& reason) {
   log_outcome(*result_);
 }
 
+bool PlainConfirmation::settled() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return result_.has_value();
+}
+
 std::optional<protocol::PlainCheck> PlainConfirmation::wait() {
   {
     std::lock_guard<std::mutex> lock(mutex_);

@@ -94,6 +94,22 @@ def plain_check(env):
                           capture_output=True, text=True, timeout=600)
     expect(done.returncode == EXIT_DOES_NOT_FAIL and "passes under plain PyTorch" in done.stderr,
            f"minify run does not say why it stopped: exit {done.returncode}\n{done.stderr[-2000:]}")
+    # A search that ends long before the check (one query; resnet18's cold compile in the check): the
+    # outputs are written while the check runs, and removed once it refutes the original.
+    early = out + "-early"
+    shutil.rmtree(early, ignore_errors=True)
+    code, summary, stderr = env.minify_cmd("run", env.export("resnet18"), "--out", early, "--backend", "inductor",
+                                           "--backend-opt", "force_disable_caches=true", "--timeout", "1",
+                                           "--max-queries", "1", "--timeline", early + ".timeline.jsonl")
+    expect(code == EXIT_DOES_NOT_FAIL and summary["stop"] == "the original's failure is not confirmed",
+           f"resnet18 under a 1 s limit: exit {code}, {summary}\n{stderr[-2000:]}")
+    with open(early + ".timeline.jsonl") as f:
+        edges = {(e["phase"], e["edge"]): e["t"] for e in map(json.loads, f) if e["event"] == "phase"}
+    expect(edges[("outputs", "begin")] < edges[("plain_check", "end")],
+           f"the outputs were not written beside the plain check: {edges}")
+    left = [name for name in ("graph.json", "graph.dot", "repro.py", "repro_inputs", "output_code", "report.md")
+            if os.path.exists(os.path.join(early, name))]
+    expect(not left, f"outputs of a refuted run were left: {left}")
 
 
 def failing_kernel_first(env):
