@@ -10,7 +10,7 @@ import subprocess
 import sys
 import time
 
-from harness import (EXIT_DOES_NOT_FAIL, EXIT_FAILS, EXIT_OK, EXIT_USAGE, EXIT_WORKER, EXPECTED, HERE,
+from harness import (EXIT_DOES_NOT_FAIL, EXIT_FAILS, EXIT_OK, EXIT_USAGE, EXIT_WORKER, EXPECTED, HERE, ROOT,
                      bug_args, call_nodes, check_at_relu, check_generated_code, check_repro_reproduces, expect,
                      require_cuda, run_scenarios, write_file)
 
@@ -71,6 +71,18 @@ def plain_export(env):
     expect(code == EXIT_FAILS, f"Inductor's inner compiler took make_fx's trace: exit {code}, {result}")
 
 
+# A repro that dies as a device-side assert does, without a GPU: the traceback, then 500 lines of CUDA's
+# assert report as the process ends.
+ASSERTING_REPRO = """import atexit, sys
+line = "triton_helpers.py:248: unknown: block: [{},0,0], thread: [63,0,0] Assertion `injected assert fail` failed.\\n"
+atexit.register(lambda: sys.stderr.write("".join(line.format(block) for block in range(500))))
+raise RuntimeError("CUDA error: device-side assert triggered")
+"""
+RUN_PLAIN_REPRO = ("import json, sys, time; sys.path.insert(0, sys.argv[1]); from minifyd import plain_check; "
+                   "print(json.dumps(plain_check.run_repro(plain_check.start_primed_python(), sys.argv[2], "
+                   "time.monotonic(), 120)))")
+
+
 def plain_check(env):
     """A failure plain PyTorch does not show stops the search, which went on beside the check, and nothing it
     accepted meanwhile is kept: with a --timeout shorter
@@ -110,6 +122,17 @@ def plain_check(env):
     left = [name for name in ("graph.json", "graph.dot", "repro.py", "repro_inputs", "output_code", "report.md")
             if os.path.exists(os.path.join(early, name))]
     expect(not left, f"outputs of a refuted run were left: {left}")
+    # A failed device-side assert prints a line per GPU thread as the process ends, after the traceback:
+    # they come back counted, the traceback still in the tail the judgement reads.
+    asserting = os.path.join(env.work, "asserting_repro.py")
+    with open(asserting, "w") as f:
+        f.write(ASSERTING_REPRO)
+    done = subprocess.run([env.python, "-c", RUN_PLAIN_REPRO, os.path.join(ROOT, "worker", "python"), asserting],
+                          capture_output=True, text=True, timeout=300)
+    ran = json.loads(done.stdout)
+    expect(ran["exit"] == 1 and "RuntimeError: CUDA error: device-side assert triggered" in ran["stderr_tail"]
+           and "(and 499 more such lines" in ran["last_line"] and ran["stderr_tail"].count("Assertion") == 1,
+           f"the device-side assert lines buried the traceback: {ran}\n{done.stderr[-2000:]}")
 
 
 def failing_kernel_first(env):

@@ -6,6 +6,7 @@
 # worker's verdict (daemon/run/plain_check.h).
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -14,6 +15,11 @@ import time
 # What of the repro's stderr comes back: its end, where Python prints the exception (a chained one's
 # causes above it) and glibc its heap-check message.
 STDERR_TAIL_BYTES = 8192
+# A failed device-side assert prints a line per GPU thread that hit it (CUDA's "block: [3,0,0], thread:
+# [63,0,0] Assertion `...` failed."), flushed as the process ends, after Python's traceback: a few hundred
+# of them pushed the traceback out of the tail (blocks_cuda's plain check on an H200 then "differed" from
+# the worker's cuda_error). They come back as the first of them and a count.
+DEVICE_ASSERT_LINE = re.compile(rb"block: \[\d+,\d+,\d+\], thread: \[\d+,\d+,\d+\] Assertion .* failed\.")
 
 # The repro's python, started before the repro is written so that its imports (seconds: 2 on a 2-core
 # machine for torch, 4 on the GPU machine, and 0.7 more for after_aot's) run beside the writer's instead
@@ -56,12 +62,24 @@ def run_repro(process, path, started, timeout):
         _, stderr = process.communicate()
         timed_out = True
     code = process.returncode
-    text = stderr[-STDERR_TAIL_BYTES:].decode(errors="replace")
+    text = _device_asserts_counted(stderr)[-STDERR_TAIL_BYTES:].decode(errors="replace")
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     return {"exit": code if code >= 0 and not timed_out else None,
             "signal": signal.Signals(-code).name if code < 0 and not timed_out else None,
             "timed_out": timed_out, "seconds": time.monotonic() - started,
             "stderr_tail": text, "last_line": lines[-1] if lines else ""}
+
+
+def _device_asserts_counted(stderr):
+    """stderr with its device-side assert lines (DEVICE_ASSERT_LINE) after the first dropped, that first
+    one saying how many more there were."""
+    lines = stderr.split(b"\n")
+    asserts = [index for index, line in enumerate(lines) if DEVICE_ASSERT_LINE.search(line)]
+    if len(asserts) < 2:
+        return stderr
+    dropped = set(asserts[1:])
+    lines[asserts[0]] += f" (and {len(dropped)} more such lines, one per GPU thread)".encode()
+    return b"\n".join(line for index, line in enumerate(lines) if index not in dropped)
 
 
 def check(process, started):
