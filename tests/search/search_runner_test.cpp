@@ -54,6 +54,17 @@ RunnerOptions no_reverify() {
   return options;
 }
 
+// A runner over a verdict cache of its own and a fake clock (members constructed before the runner that
+// refers to them), sized for `state`.
+struct RunnerParts {
+  VerdictCache cache{"test"};
+  FakeClock clock;
+};
+struct TestRunner : RunnerParts, SearchRunner {
+  TestRunner(CandidateEvaluator& evaluator, const SearchState& state, RunnerOptions options = RunnerOptions{})
+      : SearchRunner(evaluator, cache, clock, std::move(options), state.document.graph.size()) {}
+};
+
 }  // namespace
 
 TEST_CASE("the first failing candidate in proposal order wins whatever the completion order", "[search]") {
@@ -61,9 +72,7 @@ TEST_CASE("the first failing candidate in proposal order wins whatever the compl
   for (unsigned seed : {0u, 1u, 2u, 3u, 4u}) {
     for (std::size_t parallelism : {2u, 3u, 8u}) {
       OutOfOrderEvaluator evaluator(lacks_tan_or_relu, parallelism, seed);
-      VerdictCache cache("test");
-      FakeClock clock;
-      SearchRunner runner(evaluator, cache, clock, no_reverify(), state.document.graph.size());
+      TestRunner runner(evaluator, state, no_reverify());
       std::optional<SearchState> accepted = runner.run_step(without_each_op, state, 1);
       REQUIRE(accepted.has_value());
       CHECK(accepted->document.graph.find("op2") == nullptr);
@@ -79,9 +88,7 @@ TEST_CASE("the first failing candidate in proposal order wins whatever the compl
 TEST_CASE("a sequential evaluator stops at the first failing candidate", "[search]") {
   SearchState state = fan_out();
   PredicateEvaluator evaluator(lacks_tan_or_relu);
-  VerdictCache cache("test");
-  FakeClock clock;
-  SearchRunner runner(evaluator, cache, clock, RunnerOptions{}, state.document.graph.size());
+  TestRunner runner(evaluator, state);
   std::optional<SearchState> accepted = runner.run_step(without_each_op, state, 1);
   REQUIRE(accepted.has_value());
   CHECK(accepted->document.graph.find("op2") == nullptr);
@@ -102,9 +109,7 @@ TEST_CASE("a step keeps no candidate it is past: each one known to pass is relea
     judged.push_back(&document);
     return lacks_tan_or_relu(document);
   });
-  VerdictCache cache("test");
-  FakeClock clock;
-  SearchRunner runner(evaluator, cache, clock, no_reverify(), state.document.graph.size());
+  TestRunner runner(evaluator, state, no_reverify());
   std::optional<SearchState> accepted = runner.run_step(without_each_op, state, 1);
   REQUIRE(accepted.has_value());
   CHECK(accepted->document.graph.find("op2") == nullptr);
@@ -133,9 +138,7 @@ TEST_CASE("candidates that fail lint or document checks are never evaluated", "[
     CHECK(document_problems(document).empty());
     return true;
   });
-  VerdictCache cache("test");
-  FakeClock clock;
-  SearchRunner runner(evaluator, cache, clock, no_reverify(), state.document.graph.size());
+  TestRunner runner(evaluator, state, no_reverify());
   std::optional<SearchState> accepted = runner.run_step(broken, state, 1);
   REQUIRE(accepted.has_value());
   CHECK(accepted->document.graph.find("op0") == nullptr);
@@ -146,9 +149,7 @@ TEST_CASE("candidates that fail lint or document checks are never evaluated", "[
 TEST_CASE("a candidate already judged is answered by the cache", "[search]") {
   SearchState state = fan_out();
   PredicateEvaluator evaluator(lacks_tan_or_relu);
-  VerdictCache cache("test");
-  FakeClock clock;
-  SearchRunner runner(evaluator, cache, clock, RunnerOptions{}, state.document.graph.size());
+  TestRunner runner(evaluator, state);
   REQUIRE(runner.run_step(without_each_op, state, 1).has_value());
   CHECK(evaluator.evaluated().size() == 4);
   REQUIRE(runner.run_step(without_each_op, state, 1).has_value());
@@ -158,8 +159,8 @@ TEST_CASE("a candidate already judged is answered by the cache", "[search]") {
 
   // A cache is per evaluation key: another backend or check starts afresh.
   VerdictCache other("other backend");
-  cache.store("h", true);
-  CHECK(cache.find("h") == std::optional<bool>(true));
+  runner.cache.store("h", true);
+  CHECK(runner.cache.find("h") == std::optional<bool>(true));
   CHECK_FALSE(other.find("h").has_value());
 }
 
@@ -188,11 +189,9 @@ TEST_CASE("a candidate that passes on re-verification is not applied", "[search]
 TEST_CASE("the query budget stops proposing and evaluating", "[search]") {
   SearchState state = fan_out();
   PredicateEvaluator evaluator(lacks_tan_or_relu);
-  VerdictCache cache("test");
-  FakeClock clock;
   RunnerOptions options;
   options.budget.max_queries = 2;
-  SearchRunner runner(evaluator, cache, clock, options, state.document.graph.size());
+  TestRunner runner(evaluator, state, options);
   CHECK_FALSE(runner.run_step(without_each_op, state, 1).has_value());
   CHECK(runner.stop_reason() == StopReason::query_budget);
   CHECK(evaluator.evaluated().size() == 2);
@@ -223,9 +222,7 @@ TEST_CASE("an evaluator error stops the search with the error", "[search]") {
     void cancel_pending() override {}
   } evaluator;
   SearchState state = fan_out();
-  VerdictCache cache("test");
-  FakeClock clock;
-  SearchRunner runner(evaluator, cache, clock, RunnerOptions{}, state.document.graph.size());
+  TestRunner runner(evaluator, state);
   CHECK_FALSE(runner.run_step(without_each_op, state, 1).has_value());
   CHECK(runner.stop_reason() == StopReason::error);
   REQUIRE(runner.error().has_value());
@@ -262,9 +259,7 @@ TEST_CASE("a slow front is reported to the lookahead, whose outcome is the searc
         return lacks_tan_or_relu(document) ? std::chrono::milliseconds(100) : std::chrono::milliseconds(0);
       },
       1);
-  VerdictCache cache("test");
-  FakeClock clock;
-  SearchRunner runner(evaluator, cache, clock, RunnerOptions{}, state.document.graph.size());
+  TestRunner runner(evaluator, state);
   runner.look_ahead_with(ahead);
   CHECK_FALSE(runner.run_step(without_each_op, state, 1).has_value());
   REQUIRE(ahead.front.has_value());
