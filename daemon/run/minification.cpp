@@ -401,7 +401,7 @@ Expected<RunResult> continue_run(Checkpoint checkpoint, const RunPlace& place, c
     checkpoint.finished = searched->stop != search::StopReason::error && searched->stop != search::StopReason::interrupted;
     if (checkpoint.finished && !search::nothing_to_minimize(searched->stop)) {
       answer_after_search(checkpoint, place, pool, judge, evaluator, hooks);
-      if (hooks.before_plain_verdict && !confirmation.settled()) hooks.before_plain_verdict(checkpoint);
+      if (hooks.before_plain_verdict && confirmation.pending()) hooks.before_plain_verdict(checkpoint);
     }
   }
   if (auto plain = confirmation.wait()) checkpoint.plain_check = std::move(*plain);

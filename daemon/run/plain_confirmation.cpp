@@ -56,9 +56,9 @@ void PlainConfirmation::skip(const std::string& reason) {
   log_outcome(*result_);
 }
 
-bool PlainConfirmation::settled() {
+bool PlainConfirmation::pending() {
   std::lock_guard<std::mutex> lock(mutex_);
-  return result_.has_value();
+  return running_.valid() && !result_;
 }
 
 std::optional<protocol::PlainCheck> PlainConfirmation::wait() {

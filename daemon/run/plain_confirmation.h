@@ -46,8 +46,8 @@ class PlainConfirmation {
   void skip(const std::string& reason);
   // Set once a judged check did not confirm the failure; read from any thread.
   const std::atomic<bool>& refuted() const { return refuted_; }
-  // Whether the check's result is known (judged or skipped): wait() returns it at once.
-  bool settled();
+  // Whether the check was started and its result is not known yet (wait() would wait for it).
+  bool pending();
   // The check's result, waiting for the run if it was started and will be judged; nullopt if it was
   // neither judged nor skipped (the worker never saw the original fail: a repro still running is
   // stopped, its result not wanted).
