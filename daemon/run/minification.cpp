@@ -396,10 +396,11 @@ Expected<RunResult> continue_run(Checkpoint checkpoint, const RunPlace& place, c
   session.update(prior_queries + searched->counters.queries, prior_hits + searched->counters.cache_hits);
   // The plain check may still run (a compile error's search often ends first): the minimized graph's
   // questions are answered meanwhile, and undone below if it refutes the original.
+  bool minimized = !search::nothing_to_minimize(searched->stop);
   if (!confirmation.refuted()) {
-    if (!search::nothing_to_minimize(searched->stop)) checkpoint.state = std::move(searched->best);
+    if (minimized) checkpoint.state = std::move(searched->best);
     checkpoint.finished = searched->stop != search::StopReason::error && searched->stop != search::StopReason::interrupted;
-    if (checkpoint.finished && !search::nothing_to_minimize(searched->stop)) {
+    if (checkpoint.finished && minimized) {
       answer_after_search(checkpoint, place, pool, judge, evaluator, hooks);
       if (hooks.before_plain_verdict && confirmation.pending()) hooks.before_plain_verdict(checkpoint);
     }
@@ -413,11 +414,11 @@ Expected<RunResult> continue_run(Checkpoint checkpoint, const RunPlace& place, c
     checkpoint.bisect.reset();
     checkpoint.generated_code.reset();
     checkpoint.finished = true;
+    minimized = false;
   }
   result.stop = searched->stop;
   result.error = searched->error;
   checkpoint.stop = search::to_string(searched->stop);
-  bool minimized = !search::nothing_to_minimize(searched->stop);
   if (checkpoint.finished && minimized)
     if (auto kept = keep_only_result(place, checkpoint.state.document); !kept) return kept.error();
   if (auto saved = place.save_checkpoint(checkpoint); !saved) return saved.error();

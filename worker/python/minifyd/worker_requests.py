@@ -124,7 +124,6 @@ class RequestHandler:
             compile_ms = (time.perf_counter() - started) * 1e3
             if request.output_code == wp.OUTPUT_CODE_COMPILE:
                 return self._reply(request.id, wp.passed(), compile_ms, 0.0, **timings, **observed())
-            started = time.perf_counter()
             try:
                 with self._device_to_itself(timings), \
                         capture.marking_kernels() if capture else contextlib.nullcontext():
@@ -259,7 +258,6 @@ class RequestHandler:
             except Exception as error:  # noqa: BLE001  (a compile error is the graph's verdict)
                 return failed(self._failure_of(error), (time.perf_counter() - started) * 1e3)
             compile_ms = (time.perf_counter() - started) * 1e3
-            started = time.perf_counter()
             try:
                 with self._device_to_itself():
                     started = time.perf_counter()
