@@ -3,7 +3,8 @@
 # For each run: its phases (import of a repro file, until the search starts: the workers' start and the
 # original's propagation; the search; the plain check beside it; after the search; outputs), and the
 # search's worker time, slot by slot (a slot is one worker place of the pool): in requests (the worker's
-# own load, compile, wait for the GPU (its run lock), run and check, and our overhead: the rest of the time from sending a request to its
+# own wait for a process to serve it (start_wait: the Python worker with a GPU, whose serving child a CUDA
+# error ended), load, compile, wait for the GPU (its run lock), run and check, and our overhead: the rest of the time from sending a request to its
 # answer, i.e. the fork of a child, JSON both ways, the pipes), starting a worker (at the start, and again
 # after one retired or died), and idle (a worker up with nothing to do: the search had fewer candidates
 # than workers). A request whose answer has no worker's times (a crash's verdict, which the fork server
@@ -13,8 +14,8 @@ import argparse
 import json
 import sys
 
-PARTS = ("load", "compile", "device_wait", "run", "check", "overhead", "unsplit", "starting", "idle")
-WORKER_PARTS = ("load", "compile", "device_wait", "run", "check")
+PARTS = ("start_wait", "load", "compile", "device_wait", "run", "check", "overhead", "unsplit", "starting", "idle")
+WORKER_PARTS = ("start_wait", "load", "compile", "device_wait", "run", "check")
 
 
 def read_timeline(path):
@@ -44,7 +45,7 @@ def slot_time(events, window):
     state = {}  # slot -> ("starting" | "idle" | "busy", since)
     sent = {}   # ticket -> (slot, t)
     slot_of = {}  # pid -> slot
-    requests = {"evaluate": 0, "failing": 0, "retirements": 0}
+    requests = {"evaluate": 0, "failing": 0, "retirements": 0, "cuda_errors": 0}
 
     def charge(slot, until):
         kind, since = state.get(slot, (None, None))
@@ -83,6 +84,8 @@ def slot_time(events, window):
                     totals["unsplit"] += t - t0
                 if e.get("outcome") != "pass":
                     requests["failing"] += 1
+                if e.get("failure") == "cuda_error":
+                    requests["cuda_errors"] += 1
                 if e.get("retiring") or e.get("outcome") == "fault":
                     requests["retirements"] += 1
             # The slot starts a worker again if this one retired or died; else it is idle until its next request.
@@ -110,7 +113,7 @@ def breakdown(path):
     totals, requests = slot_time(events, search)
     n = max(1, requests["evaluate"])
     row.update(slots=slots, queries=requests["evaluate"], failing=requests["failing"],
-               retirements=requests["retirements"],
+               retirements=requests["retirements"], cuda_errors=requests["cuda_errors"],
                search_wall_per_query_s=round((search[1] - search[0]) / n, 3))
     slot_seconds = slots * (search[1] - search[0])
     row["per_query_s"] = {part: round(totals[part] / n, 3) for part in PARTS}
@@ -126,7 +129,8 @@ def render(row):
                    and k not in ("wall_s", "search_wall_per_query_s")]
     lines.append("  phases: " + ", ".join(f"{name} {row[name + '_s']} s" for name in phase_names))
     if "queries" in row:
-        lines.append(f"  search: {row['queries']} worker queries ({row['failing']} failing, {row['retirements']} "
+        lines.append(f"  search: {row['queries']} worker queries ({row['failing']} failing, {row['cuda_errors']} of them "
+                     f"CUDA errors; {row['retirements']} "
                      f"ending their worker or its child: a retirement, a cancel, a death) on {row['slots']} slots, "
                      f"{row['search_wall_per_query_s']} s of wall per query")
         lines.append("  per query, slot seconds: " + ", ".join(f"{p} {row['per_query_s'][p]}" for p in PARTS))

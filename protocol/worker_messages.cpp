@@ -120,7 +120,8 @@ Expected<EvaluateReply> decode_evaluate_reply(const JsonView& view, std::uint64_
   reply.verdict = std::move(*verdict);
   for (auto [name, into] : {std::pair{"load_ms", &reply.load_ms}, std::pair{"compile_ms", &reply.compile_ms},
                             std::pair{"run_ms", &reply.run_ms}, std::pair{"check_ms", &reply.check_ms},
-                            std::pair{"device_wait_ms", &reply.device_wait_ms}})
+                            std::pair{"device_wait_ms", &reply.device_wait_ms},
+                            std::pair{"start_wait_ms", &reply.start_wait_ms}})
     if (auto read = view.read_optional(name, *into); !read) return read.error();
   if (auto read = view.read_optional("retiring", reply.retiring); !read) return read.error();
   if (auto read = decode_optional_member(view, "bisect", reply.bisect); !read) return read.error();
@@ -181,6 +182,7 @@ json encode(const WorkerHello& hello) {
                {"pid", hello.pid},         {"torch_version", hello.torch_version},
                {"devices", std::move(devices)}, {"concurrency", hello.concurrency}, {"sandbox", hello.sandbox}};
   if (!hello.backends.empty()) message["backends"] = hello.backends;
+  if (hello.cuda_errors_contained) message["cuda_errors_contained"] = true;
   return message;
 }
 
@@ -226,6 +228,7 @@ json encode(const WorkerReply& reply) {
           if (r.load_ms > 0) message["load_ms"] = r.load_ms;
           if (r.check_ms > 0) message["check_ms"] = r.check_ms;
           if (r.device_wait_ms > 0) message["device_wait_ms"] = r.device_wait_ms;
+          if (r.start_wait_ms > 0) message["start_wait_ms"] = r.start_wait_ms;
           if (r.retiring) message["retiring"] = true;
           if (r.bisect) message["bisect"] = encode(*r.bisect);
           if (r.output_code) message["output_code"] = encode(*r.output_code);
@@ -278,6 +281,7 @@ Expected<WorkerHello> decode_hello(const json& message) {
   }
   if (auto read = view.read_optional("concurrency", hello.concurrency); !read) return read.error();
   if (hello.concurrency == 0) return view.error("concurrency: must be at least 1");
+  if (auto read = view.read_optional("cuda_errors_contained", hello.cuda_errors_contained); !read) return read.error();
   if (auto backends = view.optional_field("backends"); !backends) {
     return backends.error();
   } else if (*backends) {

@@ -54,6 +54,10 @@ struct WorkerHello {
   // The backends it serves ("plugin" standing for every plugin:PATH.so); empty when the hello does
   // not say, as older workers' do not: the coordinator then finds out from the first request.
   std::vector<std::string> backends;
+  // A CUDA error ends only the process that served its request, never the worker, which serves on
+  // (the Python worker with a GPU: renewing_server.py); a worker of concurrency 1 that does not say so
+  // is retired after one.
+  bool cuda_errors_contained = false;
   // What the worker observes of its sandbox (environment names, open descriptors, process group,
   // working directory): diagnostics for logs and tests, never interpreted by the coordinator.
   nlohmann::json sandbox = nlohmann::json::object();
@@ -119,12 +123,15 @@ struct EvaluateReply {
   Verdict verdict;
   // Where the worker's time went: compiling, running, loading the graph and its tensors, checking the
   // outputs (against eager and fp64 for an accuracy check), and waiting for the GPU before the run
-  // (the Python worker's run lock); the last three for the run's timeline.
+  // (the Python worker's run lock), and waiting in the worker for a process to serve it (the Python
+  // worker with a GPU, after a CUDA error ended the one that served before); the last four for the
+  // run's timeline.
   double compile_ms = 0;
   double run_ms = 0;
   double load_ms = 0;
   double check_ms = 0;
   double device_wait_ms = 0;
+  double start_wait_ms = 0;
   // The worker exits after this reply (the Python worker serving in its own process, after a
   // failure, so that no candidate runs where another failed): it must be sent nothing more.
   bool retiring = false;

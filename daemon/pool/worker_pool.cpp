@@ -304,8 +304,11 @@ void WorkerPool::on_outcome(Ticket ticket, WorkerOutcome outcome) {
     bool cuda_error = why == Retirement::cuda_error;
     if (cuda_error) ++stats_.retired_after_cuda_error;
     // On a concurrent worker a CUDA error was a forked child's, gone already; the fork server never
-    // initialises CUDA.
-    if (done.worker->concurrency() == 1 && on_active) {
+    // initialises CUDA. A worker whose hello says it contains CUDA errors has ended the child that served.
+    const auto& hello = done.worker->hello();
+    bool contained = cuda_error && hello && hello->cuda_errors_contained &&
+                     !protocol::announces_retirement(std::get<protocol::WorkerReply>(outcome));
+    if (done.worker->concurrency() == 1 && on_active && !contained) {
       log::info("slot " + std::to_string(done.slot_index) + ": worker " + std::to_string(slot.active->pid()) +
                 (cuda_error ? " retired after a CUDA error" : " retired, as it announced"));
       retire(slot.active);

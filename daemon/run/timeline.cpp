@@ -56,6 +56,7 @@ void describe_outcome(const WorkerOutcome& outcome, json& line) {
     line["run_ms"] = evaluated->run_ms;
     line["check_ms"] = evaluated->check_ms;
     if (evaluated->device_wait_ms > 0) line["device_wait_ms"] = evaluated->device_wait_ms;
+    if (evaluated->start_wait_ms > 0) line["start_wait_ms"] = evaluated->start_wait_ms;
     if (evaluated->retiring) line["retiring"] = true;
   } else if (std::holds_alternative<protocol::ErrorReply>(reply)) {
     line["outcome"] = "error";

@@ -1,10 +1,12 @@
 # The Python worker's pipe under hostile input (label inductor): the worker started as the coordinator
-# starts it, in each way it serves (in its own process; as a fork server), is sent random bytes, wrong
+# starts it, in each way it serves (in its own process; as a fork server; in one forked child after
+# another, as with a GPU), is sent random bytes, wrong
 # types, over-long lines, deep nesting, unknown requests and evaluate requests with bad stores, hashes
 # and paths. Each line gets exactly one reply, an error (or a failed verdict) naming what is wrong, with
 # the request's id where it has one; afterwards the worker still answers a good request, and shuts down
 # when asked. Serving in its own process, a worker killed as at a request's time limit (SIGTERM) writes
-# its threads' stacks to stderr first.
+# its threads' stacks to stderr first, and so does a serving child. A serving child whose request ends in
+# a CUDA error exits and the worker serves on, from the child that waited beside it.
 import json
 import os
 import random
@@ -21,14 +23,18 @@ MAX_LINE_BYTES = 1 << 16
 REPLY_SECONDS = 120
 
 
+# How the worker serves: its options.
+MODES = {"in process": ["--no-fork-server"], "fork server": [], "renewing children": ["--renewing-children"]}
+
+
 class Worker:
-    def __init__(self, python, fork_server, stderr=subprocess.DEVNULL):
-        options = [] if fork_server else ["--no-fork-server"]
+    def __init__(self, python, mode, stderr=subprocess.DEVNULL):
         self.process = subprocess.Popen([python, WORKER, "--no-warm-up", "--max-line-bytes", str(MAX_LINE_BYTES),
-                                         *options], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr)
+                                         *MODES[mode]], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
+                                        start_new_session=True)  # a group of its own, as the pool starts it
         self.pending = b""
-        hello = json.loads(self.read_line())
-        expect(hello["type"] == "hello", f"no hello: {hello}")
+        self.hello = json.loads(self.read_line())
+        expect(self.hello["type"] == "hello", f"no hello: {self.hello}")
 
     def read_line(self):
         deadline = time.monotonic() + REPLY_SECONDS
@@ -55,11 +61,11 @@ class Worker:
         expect(code == 0, f"the worker exits {code} after a shutdown")
 
 
-def exported_graph(env):
-    """A small graph directory: (x + 1).relu() on a 4x4 input, exported by the torch under test."""
-    module = write_file(env.work, "tiny.py", "import torch\n\n\ndef make():\n"
-                                             "    return (lambda x: (x + 1).relu()), [torch.randn(4, 4)]\n")
-    out = os.path.join(env.work, "tiny")
+def exported_graph(env, name="tiny", function="lambda x: (x + 1).relu()"):
+    """A small graph directory: function on a 4x4 input, exported by the torch under test."""
+    module = write_file(env.work, f"{name}.py", "import torch\n\n\ndef make():\n"
+                                               f"    return ({function}), [torch.randn(4, 4)]\n")
+    out = os.path.join(env.work, name)
     if not os.path.isfile(os.path.join(out, "graph.json")):
         done = subprocess.run([env.python, os.path.join(ROOT, "scripts", "export_fx.py"), module, "--out", out],
                               capture_output=True, text=True, timeout=600)
@@ -101,10 +107,10 @@ def hostile_lines(graph, store):
     return lines
 
 
-def fuzz(env, fork_server):
+def fuzz(env, mode):
     graph_dir, graph = exported_graph(env)
     store = os.path.join(graph_dir, "store")
-    worker = Worker(env.python, fork_server)
+    worker = Worker(env.python, mode)
     try:
         for payload, request_id, word in hostile_lines(graph, store):
             reply = worker.ask(payload)
@@ -120,7 +126,7 @@ def fuzz(env, fork_server):
     finally:
         if worker.process.poll() is None:
             worker.process.kill()
-    print(f"{'fork server' if fork_server else 'in process'}: {len(hostile_lines(graph, store))} hostile lines "
+    print(f"{mode}: {len(hostile_lines(graph, store))} hostile lines "
           f"answered, then a good request")
 
 
@@ -134,27 +140,86 @@ def wait_until_blocked(pid, seconds=10.0):
         time.sleep(0.1)
 
 
-def stacks_at_time_limit(env):
-    """Killed by SIGTERM, as the pool kills a worker serving in its own process at a request's time
-    limit, the worker writes every thread's Python stack to stderr (where it hung), then dies by the
-    signal."""
-    worker = Worker(env.python, False, stderr=subprocess.PIPE)
-    wait_until_blocked(worker.process.pid)
-    worker.process.send_signal(signal.SIGTERM)
+def stacks_at_time_limit(env, mode):
+    """Killed by SIGTERM, as the pool kills a worker serving one request at a time at a request's time
+    limit (its process group, SIGKILL after a grace), the process serving writes every thread's Python
+    stack to stderr (where it hung)."""
+    worker = Worker(env.python, mode, stderr=subprocess.PIPE)
+    server = worker.process.pid
+    serving = [int(pid) for pid in open(f"/proc/{server}/task/{server}/children").read().split()] or [server]
+    for pid in serving:
+        wait_until_blocked(pid)
+    os.killpg(server, signal.SIGTERM)
+    if mode == "renewing children":  # the server passes the stacks on until the group's SIGKILL
+        time.sleep(2)
+        expect(worker.process.poll() is None, f"the worker exited {worker.process.returncode} before the SIGKILL")
+        os.killpg(server, signal.SIGKILL)
     _, stderr = worker.process.communicate(timeout=60)
-    expect(worker.process.returncode == -signal.SIGTERM, f"the worker exits {worker.process.returncode} on SIGTERM")
+    expect(worker.process.returncode in (-signal.SIGTERM, -signal.SIGKILL),
+           f"the worker exits {worker.process.returncode} on SIGTERM")
     expect(b"most recent call first" in stderr and b"read_lines" in stderr,
            f"no stack naming where it waited: {stderr[-2000:]!r}")
-    print("in process: SIGTERM wrote the stack (waiting in read_lines), then the worker died by it")
+    print(f"{mode}: SIGTERM wrote the stack (waiting in read_lines), then the worker died")
+
+
+def two_children_of(pid, seconds=10.0):
+    """The worker's children once there are two, the serving one and the one forked to wait beside it
+    (forked once the first serves: after the hello, after a CUDA error's reply); what there is at the
+    deadline."""
+    deadline = time.monotonic() + seconds
+    while True:
+        children = sorted(int(child) for child in open(f"/proc/{pid}/task/{pid}/children").read().split())
+        if len(children) == 2 or time.monotonic() > deadline:
+            return children
+        time.sleep(0.05)
+
+
+def renewed_after_cuda_error(env):
+    """A request whose run raises a CUDA error (here an assert whose message is one, the text a
+    device-side assert raises) ends the child that served it; the worker, its hello saying so, serves the
+    next request from the child that waited beside it, and forks another to wait."""
+    graph_dir, graph = exported_graph(
+        env, "asserting", 'lambda x: (torch._assert_async(x.sum() > -1e9, "CUDA error: device-side assert triggered"), '
+                          'x + 1)[1]')
+    comparison = next(node for node in graph["nodes"] if node.get("target") == "aten::gt.Scalar")
+    comparison["args"][1] = 1e9  # exported where it holds; asked where it fails
+    tiny_dir, tiny = exported_graph(env)
+    worker = Worker(env.python, "renewing children")
+    try:
+        expect(worker.hello.get("cuda_errors_contained") is True and worker.hello["concurrency"] == 1,
+               f"the hello does not say CUDA errors are contained: {worker.hello}")
+        for request_id in range(1, 4):
+            before = two_children_of(worker.process.pid)
+            failed = worker.ask(evaluate(request_id, graph, os.path.join(graph_dir, "store")))
+            expect(failed["type"] == "verdict" and failed["verdict"]["status"] == "fail" and
+                   failed["verdict"]["kind"] == "cuda_error" and "retiring" not in failed,
+                   f"not a CUDA error's verdict, or the worker retires: {failed}")
+            passed = worker.ask(evaluate(10 + request_id, tiny, os.path.join(tiny_dir, "store")))
+            expect(passed["type"] == "verdict" and passed["verdict"]["status"] == "pass", f"after it: {passed}")
+            after = two_children_of(worker.process.pid)
+            expect(len(before) == 2 and len(after) == 2 and len(set(before) & set(after)) == 1,
+                   f"the children were {before} before the CUDA error and {after} after it: one must be new")
+        worker.shut_down()
+    finally:
+        if worker.process.poll() is None:
+            worker.process.kill()
+    print("renewing children: three CUDA errors, each ending its child, the worker serving on")
 
 
 def in_process(env):
-    fuzz(env, False)
-    stacks_at_time_limit(env)
+    fuzz(env, "in process")
+    stacks_at_time_limit(env, "in process")
+
+
+def renewing_children(env):
+    fuzz(env, "renewing children")
+    stacks_at_time_limit(env, "renewing children")
+    renewed_after_cuda_error(env)
 
 
 SCENARIOS = {"worker_pipe_in_process": in_process,
-             "worker_pipe_fork_server": lambda env: fuzz(env, True)}
+             "worker_pipe_fork_server": lambda env: fuzz(env, "fork server"),
+             "worker_pipe_renewing_children": renewing_children}
 
 if __name__ == "__main__":
     sys.path.insert(0, HERE)

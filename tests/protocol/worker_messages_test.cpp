@@ -64,11 +64,13 @@ TEST_CASE("replies round-trip, non-finite accuracy figures included", "[worker_m
   verdict.stderr_tail = "warning\n";
   EvaluateReply evaluated{3, verdict, 1.5, 2.5};
   evaluated.device_wait_ms = 0.75;
+  evaluated.start_wait_ms = 412.5;
   auto decoded = decode_reply(encode(WorkerReply(evaluated)));
   REQUIRE(decoded.has_value());
   const auto& reply = std::get<EvaluateReply>(*decoded);
   CHECK(reply.run_ms == 2.5);
   CHECK(reply.device_wait_ms == 0.75);
+  CHECK(reply.start_wait_ms == 412.5);
   CHECK_FALSE(reply.verdict.pass);
   CHECK(reply.verdict.kind == FailureKind::accuracy);
   CHECK(std::isinf(reply.verdict.accuracy->max_abs_error));
@@ -155,6 +157,21 @@ TEST_CASE("a hello says how many requests the worker serves at once, 1 when it d
   REQUIRE_FALSE(zero.has_value());
   CHECK(zero.error().message == "concurrency: must be at least 1");
   encoded["concurrency"] = -2;
+  CHECK_FALSE(decode_hello(encoded).has_value());
+}
+
+TEST_CASE("a hello says whether a CUDA error ends only the process that served it, no when it does not say",
+          "[worker_messages]") {
+  WorkerHello hello;
+  CHECK_FALSE(encode(hello).contains("cuda_errors_contained"));
+  hello.cuda_errors_contained = true;
+  json encoded = encode(hello);
+  auto decoded = decode_hello(encoded);
+  REQUIRE(decoded.has_value());
+  CHECK(decoded->cuda_errors_contained);
+  encoded.erase("cuda_errors_contained");
+  CHECK_FALSE(decode_hello(encoded)->cuda_errors_contained);
+  encoded["cuda_errors_contained"] = "yes";
   CHECK_FALSE(decode_hello(encoded).has_value());
 }
 

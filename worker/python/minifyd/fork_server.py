@@ -17,6 +17,7 @@ import json
 import os
 import selectors
 import signal
+import time
 
 from minifyd import worker_protocol as wp
 from minifyd.line_reader import LineBuffer, read_lines, write_line
@@ -42,26 +43,11 @@ def _relay_stderr(child, data):
     return bool(data)
 
 
-def _child_main(handler, request_fd, reply_fd, max_line_bytes):
-    """Serves the request line the server writes to request_fd, writes its reply and exits; never returns."""
-    code = 0
-    try:
-        line, _ = next(read_lines(request_fd, max_line_bytes), (None, 0))
-        if line is None:  # the server ended without a request for it
-            os._exit(0)
-        write_line(reply_fd, handler.handle(wp.decode_request(line)))
-    except BaseException:  # noqa: BLE001  (whatever happens, the child must not return into the server)
-        import traceback
-        traceback.print_exc()
-        code = 1
-    os._exit(code)
-
-
 class ForkServer:
     def __init__(self, handler, protocol_fd, max_concurrent, max_line_bytes):
         self.handler, self.out, self.max_children = handler, protocol_fd, max(1, max_concurrent)
         self.max_line_bytes = max_line_bytes
-        self.queue = collections.deque()  # (id, request dataclass, line) not yet given to a child
+        self.queue = collections.deque()  # (id, request dataclass, line, arrival) not yet given to a child
         self.children = {}  # pid -> _Child, serving
         self.ahead = None  # a _Child forked ahead, waiting for its request
         self.selector = selectors.DefaultSelector()
@@ -79,6 +65,21 @@ class ForkServer:
                     self._read_child(*key.data)
             self._dispatch()
         return self._stop()
+
+    def _child_main(self, request_fd, reply_fd):
+        """In a forked child: serves the request line the server writes to request_fd, writes its reply
+        and exits; never returns."""
+        code = 0
+        try:
+            line, _ = next(read_lines(request_fd, self.max_line_bytes), (None, 0))
+            if line is None:  # the server ended without a request for it
+                os._exit(0)
+            write_line(reply_fd, self.handler.handle(wp.decode_request(line)))
+        except BaseException:  # noqa: BLE001  (whatever happens, the child must not return into the server)
+            import traceback
+            traceback.print_exc()
+            code = 1
+        os._exit(code)
 
     # Requests from the coordinator.
     def _read_input(self):
@@ -102,11 +103,11 @@ class ForkServer:
             if isinstance(request, wp.CancelRequest):
                 self._cancel(request.id)
             else:
-                self.queue.append((request.id, type(request), line))
+                self.queue.append((request.id, type(request), line, time.monotonic()))
         return False
 
     def _cancel(self, request_id):
-        for i, (queued_id, _, _) in enumerate(self.queue):
+        for i, (queued_id, *_) in enumerate(self.queue):
             if queued_id == request_id:
                 del self.queue[i]
                 return
@@ -123,7 +124,7 @@ class ForkServer:
             self.ahead = self._fork()
 
     # Children.
-    def _serve(self, request_id, request_type, line):
+    def _serve(self, request_id, request_type, line, _arrival):
         """Hands the request to the child forked ahead, or, where that one died waiting, to one forked now."""
         child, self.ahead = self.ahead, None
         if child is not None and not self._hand(child, line):
@@ -172,7 +173,7 @@ class ForkServer:
                     fd for c in self.children.values() for fd in (c.reply_fd, c.stderr_fd)]:
                 os.close(fd)
             self.selector.close()
-            _child_main(self.handler, request_r, reply_w, self.max_line_bytes)
+            self._child_main(request_r, reply_w)
         for fd in (request_r, reply_w, stderr_w):
             os.close(fd)
         return _Child(pid, request_w, reply_r, stderr_r, self.max_line_bytes)
@@ -188,12 +189,16 @@ class ForkServer:
         if not data:
             return self._child_ended(child)
         for line, dropped in child.replies.feed(data):
-            if dropped:
-                self._reply(wp.error_line(child.serving or 0, f"reply of {dropped} bytes is over the limit of "
-                                                              f"{self.max_line_bytes}"))
-            else:
-                self._reply(self._with_stderr_tail(line.decode(), child))
-            child.serving = None
+            self._child_line(child, line, dropped)
+
+    def _child_line(self, child, line, dropped):
+        """A line a child wrote: the reply to the request it serves."""
+        if dropped:
+            self._reply(wp.error_line(child.serving or 0, f"reply of {dropped} bytes is over the limit of "
+                                                          f"{self.max_line_bytes}"))
+        else:
+            self._reply(self._with_stderr_tail(line.decode(), child))
+        child.serving = None
 
     def _with_stderr_tail(self, line, child):
         """A failing verdict carries what its child wrote to stderr since the request began."""

@@ -2,9 +2,10 @@
 # the torch.compile backends. torch and the backend are imported and warmed up once; then, without a
 # GPU, requests are served by forked children (fork_server.py), one each, several at once, so a
 # segfault or an abort in generated code is one request's verdict and no candidate sees another's
-# process state; with a GPU (or --no-fork-server), in this process, which exits after a CUDA error,
-# saying so in its verdict, and after another failure drops Inductor's in-memory caches
-# (worker_requests.py says why).
+# process state; with a GPU, by one forked child after another (renewing_server.py): each serves in
+# its own CUDA context until a CUDA error, which ends it, and after another failure drops Inductor's
+# in-memory caches (worker_requests.py says why). With --no-fork-server, in this process, which exits
+# after a CUDA error, saying so in its verdict.
 import argparse
 import ctypes.util
 import faulthandler
@@ -103,24 +104,25 @@ def _sandbox_report(protocol_fd):
     return report
 
 
-def _serve_in_process(handler, protocol_fd, max_line_bytes):
-    """One request at a time, in this process; exits 3 after a reply that says it is retiring."""
+def _serve_in_process(handler, request_fd, reply_fd, max_line_bytes):
+    """The requests on request_fd one at a time, in this process, their replies on reply_fd; 3 after a
+    reply that says it is retiring, else 0 at a shutdown or the requests' end."""
     from minifyd import worker_protocol as wp
-    for line, dropped in read_lines(0, max_line_bytes):
+    for line, dropped in read_lines(request_fd, max_line_bytes):
         if dropped:
-            write_line(protocol_fd, wp.oversized_request_line(dropped, max_line_bytes))
+            write_line(reply_fd, wp.oversized_request_line(dropped, max_line_bytes))
             continue
         try:
             request = wp.decode_request(line)
         except wp.RequestError as error:
-            write_line(protocol_fd, wp.error_line(error.request_id, str(error)))
+            write_line(reply_fd, wp.error_line(error.request_id, str(error)))
             continue
         if isinstance(request, wp.ShutdownRequest):
             return 0
         if isinstance(request, wp.CancelRequest):
             continue
         reply = handler.handle(request)
-        write_line(protocol_fd, reply)
+        write_line(reply_fd, reply)
         if wp.is_retiring(reply):
             return 3
     return 0
@@ -131,6 +133,8 @@ def main():
     parser.add_argument("--check", action="store_true",
                         help="only check this python's torch: print its version as JSON, exit 2 if unusable")
     parser.add_argument("--no-fork-server", action="store_true", help="serve every request in this process")
+    parser.add_argument("--renewing-children", action="store_true",
+                        help="serve as with a GPU, also without one: in one forked child after another (renewing_server.py)")
     parser.add_argument("--max-concurrent", type=int, default=32, help="requests served at once (fork server)")
     parser.add_argument("--max-line-bytes", type=int, default=16 << 20, help="longest request line accepted")
     parser.add_argument("--no-warm-up", action="store_true", help="skip compiling a tiny graph at start")
@@ -148,46 +152,80 @@ def main():
 
     torch = _torch_or_exit(sys.executable)
     from minifyd import bisect_probe, compile_backends
-    from minifyd import worker_protocol as wp
-    from minifyd.worker_requests import RequestHandler
     if args.check:
         write_line(protocol_fd, json.dumps({"torch_version": torch.__version__, "backends": list(compile_backends.BACKENDS)}))
         return 0
 
-    devices = _devices(torch)
-    # CUDA cannot be used in a child forked after it was initialised, and Inductor initialises it
-    # where a GPU is to be seen: with one, serve in this process.
-    in_process = args.no_fork_server or bool(devices)
-    if devices:
-        torch.zeros(1, device="cuda")  # the CUDA context, before the hello: no query's time limit pays for it
     # Every candidate compiles in the process that judges it: children forked from a fork server would
-    # share the pipes of a pool of compile workers; a worker serving in its own process (a GPU) retires
-    # after each CUDA error, and would start a pool (a process per core, each importing torch) every
-    # time; and Inductor uses its pool only once the pool is ready, so a compile error's text would
-    # depend on how far the pool had started.
+    # share the pipes of a pool of compile workers; and Inductor uses its pool only once the pool is
+    # ready, so a compile error's text would depend on how far the pool had started.
     torch._inductor.config.compile_threads = 1
     bisect_probe.isolate()
     if not args.no_precompiled_headers:
         from minifyd import precompiled_headers
         precompiled_headers.install()
+    for number in CRASH_SIGNALS:
+        signal.signal(number, signal.SIG_DFL)
+    if args.no_fork_server:
+        handler, devices = _ready_to_serve(torch, args, in_process=True)
+        write_line(protocol_fd, _hello(torch, devices, protocol_fd))
+        return _serve_in_process(handler, 0, protocol_fd, args.max_line_bytes)
+    # Whether there is a GPU is asked in a forked child: CUDA cannot be used in a child forked after it
+    # was initialised, and asking the CUDA runtime how many GPUs there are initialises it. With one,
+    # that child serves (renewing_server.py); without, it exits and this process serves as a fork server.
+    from minifyd.renewing_server import RenewingServer
+    def start_child():
+        handler, devices = _ready_to_serve(torch, args, in_process=True, only_with_gpu=not args.renewing_children)
+        return handler, {"devices": devices}
+
+    server = RenewingServer(start_child, _serve_in_children_loop(args.max_line_bytes), protocol_fd, args.max_line_bytes)
+    devices = server.start()["devices"]
+    if devices or args.renewing_children:
+        write_line(protocol_fd, _hello(torch, devices, protocol_fd, cuda_errors_contained=True))
+        return server.serve()
+    server.close()
+    handler, _ = _ready_to_serve(torch, args, in_process=False)
+    from minifyd.fork_server import ForkServer
+    concurrency = max(1, args.max_concurrent)
+    write_line(protocol_fd, _hello(torch, [], protocol_fd, concurrency=concurrency))
+    return ForkServer(handler, protocol_fd, concurrency, args.max_line_bytes).serve()
+
+
+def _ready_to_serve(torch, args, in_process, only_with_gpu=False):
+    """(the request handler, the GPUs seen) of a process about to serve: its CUDA context up where it
+    sees a GPU (before the hello: no query's time limit pays for it), the backend warmed up. With
+    only_with_gpu and no GPU: (None, []), nothing started."""
+    from minifyd import compile_backends
+    from minifyd.worker_requests import RequestHandler
+    devices = _devices(torch)
+    if only_with_gpu and not devices:
+        return None, []
+    if devices:
+        torch.zeros(1, device="cuda")
     started = time.perf_counter()
     if not args.no_warm_up:
         compile_backends.warm_up("inductor", "cuda" if devices else "cpu")
     print(f"minify-worker.py: torch {torch.__version__}, warmed up in {time.perf_counter() - started:.2f} s",
           file=sys.stderr, flush=True)
-    for number in CRASH_SIGNALS:
-        signal.signal(number, signal.SIG_DFL)
-    # Killed at a request's time limit (SIGTERM, serving in its own process), the worker first writes
-    # every thread's Python stack to stderr, which the timeout's fault carries: where the request hung
-    # (a compile, a kernel's run, a wait on the device). Then it dies by the signal as before.
-    faulthandler.register(signal.SIGTERM, all_threads=True, chain=True)
-
-    synchronize = torch.cuda.synchronize if devices else (lambda: None)
-    handler = RequestHandler(synchronize, in_process=in_process, device_lock=_device_lock(devices))
-    concurrency = 1 if in_process else max(1, args.max_concurrent)
-    write_line(protocol_fd, wp.hello_line(os.getpid(), torch.__version__, devices, concurrency,
-                                      list(compile_backends.BACKENDS), _sandbox_report(protocol_fd)))
     if in_process:
-        return _serve_in_process(handler, protocol_fd, args.max_line_bytes)
-    from minifyd.fork_server import ForkServer
-    return ForkServer(handler, protocol_fd, concurrency, args.max_line_bytes).serve()
+        # Killed at a request's time limit (SIGTERM, serving in its own process), the worker first writes
+        # every thread's Python stack to stderr, which the timeout's fault carries: where the request hung
+        # (a compile, a kernel's run, a wait on the device). Then it dies by the signal as before.
+        faulthandler.register(signal.SIGTERM, all_threads=True, chain=True)
+    synchronize = torch.cuda.synchronize if devices else (lambda: None)
+    return RequestHandler(synchronize, in_process=in_process, device_lock=_device_lock(devices)), devices
+
+
+def _serve_in_children_loop(max_line_bytes):
+    """How a forked child of renewing_server.py serves: as in its own process, on its pipes; nothing
+    where it found no GPU to serve with."""
+    def serve(handler, request_fd, reply_fd):
+        return 0 if handler is None else _serve_in_process(handler, request_fd, reply_fd, max_line_bytes)
+    return serve
+
+
+def _hello(torch, devices, protocol_fd, concurrency=1, cuda_errors_contained=False):
+    from minifyd import compile_backends
+    from minifyd import worker_protocol as wp
+    return wp.hello_line(os.getpid(), torch.__version__, devices, concurrency, list(compile_backends.BACKENDS),
+                         _sandbox_report(protocol_fd), cuda_errors_contained)

@@ -186,10 +186,15 @@ def _line(message):
     return json.dumps(message, allow_nan=False, separators=(",", ":"))
 
 
-def hello_line(pid, torch_version, devices, concurrency, backends, sandbox):
-    return _line({"type": "hello", "protocol": PROTOCOL, "version": VERSION, "pid": pid,
-                  "torch_version": torch_version, "devices": devices, "concurrency": concurrency,
-                  "backends": backends, "sandbox": sandbox})
+def hello_line(pid, torch_version, devices, concurrency, backends, sandbox, cuda_errors_contained=False):
+    """cuda_errors_contained: a CUDA error ends only the process that served its request, never the
+    worker (renewing_server.py), which the coordinator then keeps."""
+    message = {"type": "hello", "protocol": PROTOCOL, "version": VERSION, "pid": pid,
+               "torch_version": torch_version, "devices": devices, "concurrency": concurrency,
+               "backends": backends, "sandbox": sandbox}
+    if cuda_errors_contained:
+        message["cuda_errors_contained"] = True
+    return _line(message)
 
 
 def verdict_line(request_id, verdict, compile_ms=0.0, run_ms=0.0, retiring=False, bisect=None, output_code=None,

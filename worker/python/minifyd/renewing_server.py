@@ -1,0 +1,158 @@
+# The Python worker with a GPU (worker_main.py): this process imports torch and Inductor but never
+# initialises CUDA, so it can fork; one forked child at a time serves requests, one after another, in
+# a CUDA context of its own, and a second child waits beside it with its context up and Inductor
+# warmed up on the device. A CUDA error poisons the serving child's context (it says so in its reply
+# and exits, worker_requests.py); the waiting child serves the next request, and another is forked to
+# wait. Before this, the whole worker exited after each CUDA error and the coordinator started a fresh
+# python (5.6 to 6.8 s on an H200: `import torch`, the context, the warm-up), 29 to 39 % of the slots'
+# time in runs minimizing a device-side assert (docs/benchmarks.md).
+# The serving child keeps its process state across requests as an in-process worker does (and drops
+# Inductor's in-memory caches after each failure): its CUDA context and Triton's loaded kernels are what
+# forking per request would lose. A child that dies mid-request is that request's crash verdict, as
+# the fork server's; a cancelled request's child is killed and the waiting one takes over.
+import json
+import os
+import selectors
+import signal
+import sys
+import time
+
+from minifyd import worker_protocol as wp
+from minifyd.fork_server import ForkServer
+from minifyd.line_reader import write_line
+
+# The first line a forked child writes: it is ready, and what it sees ({"ready": {...}}).
+READY = "ready"
+# The worker's exit status when no child could be made ready (its CUDA context, its warm-up failed).
+NO_SERVING_CHILD = 4
+
+
+class RenewingServer(ForkServer):
+    def __init__(self, start_child, serve_child, protocol_fd, max_line_bytes):
+        """start_child(): run in each new child, returns what it serves with (its CUDA context up, warmed
+        up) and what its ready line says (a dict: the devices it sees); serve_child(served, request_fd,
+        reply_fd): serves the request lines on request_fd until it retires or the pipe ends, returns the
+        child's exit status."""
+        super().__init__(None, protocol_fd, 1, max_line_bytes)
+        self.start_child, self.serve_child = start_child, serve_child
+        self.serving = None  # the ready child that serves requests; self.ahead: the one that waits
+        self.ahead_failed = False  # the waiting child died before it was ready: none until self.serving ends
+        self.terminating = False  # SIGTERM: the coordinator is killing the group at a request's time limit
+        self.pipes_closed = False
+
+    def start(self):
+        """Forks the first child and waits for it: what its ready line says. Exits NO_SERVING_CHILD if it
+        died first (its stderr, passed on, says why)."""
+        # At a request's time limit the coordinator signals the whole group: the serving child writes its
+        # stacks (worker_main.py), which this process passes on, replying nothing more until the SIGKILL.
+        signal.signal(signal.SIGTERM, self._terminate)
+        self.ahead = self._fork()
+        while self.ahead.ready is None:
+            for key, _ in self.selector.select():
+                self._read_child(*key.data)
+        return self.ahead.ready
+
+    def serve(self):
+        self._dispatch()  # the first child serves; another is forked to wait
+        return super().serve()
+
+    def close(self):
+        """Stops the children, for this process to serve otherwise."""
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        self._stop()
+
+    def _terminate(self, *_):
+        self.terminating = True
+
+    # In a child.
+    def _child_main(self, request_fd, reply_fd):
+        code = 1
+        try:
+            served, ready = self.start_child()
+            write_line(reply_fd, json.dumps({READY: ready}))
+            code = self.serve_child(served, request_fd, reply_fd)
+        except BaseException:  # noqa: BLE001  (whatever happens, the child must not return into the server)
+            import traceback
+            traceback.print_exc()
+        os._exit(code)
+
+    # In the server: every live child is in self.children, read from its fork on.
+    def _fork(self):
+        child = super()._fork()
+        child.ready, child.waited_ms = None, 0.0
+        self.children[child.pid] = child
+        self.selector.register(child.reply_fd, selectors.EVENT_READ, (child, "reply"))
+        self.selector.register(child.stderr_fd, selectors.EVENT_READ, (child, "stderr"))
+        return child
+
+    def _dispatch(self):
+        if self.serving is None and self.ahead is not None and self.ahead.ready is not None:
+            self.serving, self.ahead, self.ahead_failed = self.ahead, None, False
+        child = self.serving
+        if self.queue and child is not None and child.serving is None and not self.terminating:
+            request_id, request_type, line, arrival = self.queue.popleft()
+            child.serving, child.request_type = request_id, request_type
+            child.stderr_tail = bytearray()
+            child.waited_ms = (time.monotonic() - arrival) * 1e3
+            try:
+                write_line(child.request_fd, line)
+            except OSError:
+                pass  # it died: its reply pipe's end is this request's crash
+        if self.ahead is None and self.input_open and not self.terminating and not (
+                self.ahead_failed and self.serving is not None):
+            self.ahead = self._fork()
+        if not self.input_open and not self.queue and not self.pipes_closed:
+            # No more requests: each child exits once it has answered what it serves.
+            self.pipes_closed = True
+            for waiting in self.children.values():
+                os.close(waiting.request_fd)
+                waiting.request_fd = None
+
+    def _child_line(self, child, line, dropped):
+        if child.ready is None:
+            child.ready = json.loads(line).get(READY, {}) if line else {}
+            return
+        if self.terminating:
+            return
+        if dropped:
+            return super()._child_line(child, line, dropped)
+        message = json.loads(self._with_stderr_tail(line.decode(), child))
+        if message.pop("retiring", False):  # its CUDA context is gone, and so is it; the worker serves on
+            self.serving = None
+        if message.get("type") == "verdict" and child.waited_ms >= 1:
+            message["start_wait_ms"] = round(child.waited_ms, 3)
+        self._reply(json.dumps(message, separators=(",", ":")))
+        child.serving = None
+
+    def _child_ended(self, child):
+        unready = child.ready is None
+        if self.terminating:
+            child.serving = None  # timed out: the coordinator has its verdict
+        super()._child_ended(child)
+        if unready and not self.terminating:
+            self.ahead_failed = True
+            if self.serving is None:
+                self._no_serving_child()
+
+    def _no_serving_child(self):
+        """No child to serve with: what waits gets an error (nothing is known of those candidates), and the
+        worker exits, for the coordinator to start another."""
+        print("minify-worker.py: a forked child died before it was ready to serve", file=sys.stderr, flush=True)
+        for request_id, *_ in self.queue:
+            self._reply(wp.error_line(request_id, "the worker could not make a forked child ready to serve"))
+        self._stop()
+        sys.exit(NO_SERVING_CHILD)
+
+    def _forget(self, child):
+        if child.request_fd is not None:
+            os.close(child.request_fd)
+            child.request_fd = None
+        super()._forget(child)
+        if child is self.serving:
+            self.serving = None
+        if child is self.ahead:
+            self.ahead = None
+
+    def _stop(self):
+        self.ahead = None  # a child of self.children, stopped with them
+        return super()._stop()
