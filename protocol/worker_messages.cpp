@@ -182,7 +182,7 @@ json encode(const WorkerHello& hello) {
                {"pid", hello.pid},         {"torch_version", hello.torch_version},
                {"devices", std::move(devices)}, {"concurrency", hello.concurrency}, {"sandbox", hello.sandbox}};
   if (!hello.backends.empty()) message["backends"] = hello.backends;
-  if (hello.cuda_errors_contained) message["cuda_errors_contained"] = true;
+  if (hello.serves_in_children) message["serves_in_children"] = true;
   return message;
 }
 
@@ -281,7 +281,7 @@ Expected<WorkerHello> decode_hello(const json& message) {
   }
   if (auto read = view.read_optional("concurrency", hello.concurrency); !read) return read.error();
   if (hello.concurrency == 0) return view.error("concurrency: must be at least 1");
-  if (auto read = view.read_optional("cuda_errors_contained", hello.cuda_errors_contained); !read) return read.error();
+  if (auto read = view.read_optional("serves_in_children", hello.serves_in_children); !read) return read.error();
   if (auto backends = view.optional_field("backends"); !backends) {
     return backends.error();
   } else if (*backends) {

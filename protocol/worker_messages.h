@@ -49,15 +49,17 @@ struct WorkerHello {
   std::string torch_version;
   std::vector<DeviceInfo> devices;  // as the worker sees them (CUDA_VISIBLE_DEVICES applied)
   // How many requests the worker serves at once (at least 1; a hello without it means 1). A worker
-  // of concurrency 1 is driven one request at a time and never sent a cancel.
+  // of concurrency 1 is driven one request at a time and, unless it serves in children, never sent a
+  // cancel.
   std::uint64_t concurrency = 1;
   // The backends it serves ("plugin" standing for every plugin:PATH.so); empty when the hello does
   // not say, as older workers' do not: the coordinator then finds out from the first request.
   std::vector<std::string> backends;
-  // A CUDA error ends only the process that served its request, never the worker, which serves on
-  // (the Python worker with a GPU: renewing_server.py); a worker of concurrency 1 that does not say so
-  // is retired after one.
-  bool cuda_errors_contained = false;
+  // Each request is served in a forked child whose end (a CUDA error, a crash, a cancel) never ends the
+  // worker, which serves on (the Python worker with a GPU: renewing_server.py). A worker of concurrency
+  // 1 that says so is sent cancels, kept after a CUDA error and needs no spare; one that does not is
+  // killed to cancel and retired after a CUDA error.
+  bool serves_in_children = false;
   // What the worker observes of its sandbox (environment names, open descriptors, process group,
   // working directory): diagnostics for logs and tests, never interpreted by the coordinator.
   nlohmann::json sandbox = nlohmann::json::object();

@@ -91,9 +91,9 @@ std::vector<std::size_t> WorkerPool::drop_active(const std::shared_ptr<WorkerPro
 void WorkerPool::want_spare(std::size_t slot_index) {
   Slot& slot = slots_[slot_index];
   if (!config_.warm_spares || stopping_ || slot.spare || !slot.active || !slot.active_ready) return;
-  // A concurrent worker (a fork server) outlives the crashes and hangs of its requests, each in its
-  // own child: a spare would only cost its start-up.
-  if (slot.active->concurrency() > 1) return;
+  // A concurrent worker (a fork server), or one serving in children, outlives the crashes, cancels and
+  // CUDA errors of its requests, each in its own child: a spare would only cost its start-up.
+  if (slot.active->concurrency() > 1 || slot.active->serves_in_children()) return;
   launch(slot_index, true);
 }
 
@@ -304,9 +304,8 @@ void WorkerPool::on_outcome(Ticket ticket, WorkerOutcome outcome) {
     bool cuda_error = why == Retirement::cuda_error;
     if (cuda_error) ++stats_.retired_after_cuda_error;
     // On a concurrent worker a CUDA error was a forked child's, gone already; the fork server never
-    // initialises CUDA. A worker whose hello says it contains CUDA errors has ended the child that served.
-    const auto& hello = done.worker->hello();
-    bool contained = cuda_error && hello && hello->cuda_errors_contained &&
+    // initialises CUDA; nor does the worker serving in children (its serving child is gone).
+    bool contained = cuda_error && done.worker->serves_in_children() &&
                      !protocol::announces_retirement(std::get<protocol::WorkerReply>(outcome));
     if (done.worker->concurrency() == 1 && on_active && !contained) {
       log::info("slot " + std::to_string(done.slot_index) + ": worker " + std::to_string(slot.active->pid()) +

@@ -320,7 +320,7 @@ void WorkerProcess::on_deadline(std::uint64_t id, std::uint64_t sequence, std::c
 
 void WorkerProcess::cancel(std::uint64_t request_id) {
   if (state_ != State::busy || in_flight_.count(request_id) == 0) return;
-  if (concurrency() == 1) return cancel();
+  if (concurrency() == 1 && !serves_in_children()) return cancel();
   end_request(request_id, WorkerFault::Kind::cancelled, "cancelled by the coordinator");
 }
 

@@ -84,8 +84,9 @@ class WorkerProcess : public std::enable_shared_from_this<WorkerProcess> {
   void stop(std::function<void()> on_exit = {});
   // Kills the worker's process group now; every request in flight gets a `cancelled` fault.
   void cancel();
-  // Ends one request in flight with a `cancelled` fault: a concurrent worker is sent a cancel and
-  // serves on; a worker of concurrency 1 is killed, as by cancel(). Unknown ids are ignored.
+  // Ends one request in flight with a `cancelled` fault: a concurrent worker, or one serving in
+  // children, is sent a cancel and serves on; another worker of concurrency 1 is killed, as by
+  // cancel(). Unknown ids are ignored.
   void cancel(std::uint64_t request_id);
 
   // busy while any request is in flight.
@@ -94,6 +95,8 @@ class WorkerProcess : public std::enable_shared_from_this<WorkerProcess> {
   const std::optional<protocol::WorkerHello>& hello() const { return hello_; }
   // How many requests it serves at once, from its hello (1 before it).
   std::size_t concurrency() const { return hello_ ? static_cast<std::size_t>(hello_->concurrency) : 1; }
+  // Whether each request is served in a forked child whose end never ends the worker (its hello says).
+  bool serves_in_children() const { return hello_ && hello_->serves_in_children; }
   std::size_t in_flight() const { return in_flight_.size(); }
   // Whether it takes another request now: it said hello, is not dying, and serves fewer than
   // concurrency() requests.

@@ -186,8 +186,8 @@ def renewed_after_cuda_error(env):
     tiny_dir, tiny = exported_graph(env)
     worker = Worker(env.python, "renewing children")
     try:
-        expect(worker.hello.get("cuda_errors_contained") is True and worker.hello["concurrency"] == 1,
-               f"the hello does not say CUDA errors are contained: {worker.hello}")
+        expect(worker.hello.get("serves_in_children") is True and worker.hello["concurrency"] == 1,
+               f"the hello does not say requests are served in children: {worker.hello}")
         for request_id in range(1, 4):
             before = two_children_of(worker.process.pid)
             failed = worker.ask(evaluate(request_id, graph, os.path.join(graph_dir, "store")))

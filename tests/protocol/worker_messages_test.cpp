@@ -160,18 +160,18 @@ TEST_CASE("a hello says how many requests the worker serves at once, 1 when it d
   CHECK_FALSE(decode_hello(encoded).has_value());
 }
 
-TEST_CASE("a hello says whether a CUDA error ends only the process that served it, no when it does not say",
+TEST_CASE("a hello says whether its requests are served in children whose end never ends it, no when it does not say",
           "[worker_messages]") {
   WorkerHello hello;
-  CHECK_FALSE(encode(hello).contains("cuda_errors_contained"));
-  hello.cuda_errors_contained = true;
+  CHECK_FALSE(encode(hello).contains("serves_in_children"));
+  hello.serves_in_children = true;
   json encoded = encode(hello);
   auto decoded = decode_hello(encoded);
   REQUIRE(decoded.has_value());
-  CHECK(decoded->cuda_errors_contained);
-  encoded.erase("cuda_errors_contained");
-  CHECK_FALSE(decode_hello(encoded)->cuda_errors_contained);
-  encoded["cuda_errors_contained"] = "yes";
+  CHECK(decoded->serves_in_children);
+  encoded.erase("serves_in_children");
+  CHECK_FALSE(decode_hello(encoded)->serves_in_children);
+  encoded["serves_in_children"] = "yes";
   CHECK_FALSE(decode_hello(encoded).has_value());
 }
 

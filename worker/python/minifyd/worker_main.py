@@ -150,6 +150,10 @@ def main():
     os.dup2(2, 1)
     sys.stdout = sys.stderr
 
+    # Whether CUDA is available is asked while Inductor is imported (its benchmarker's module asks): the
+    # CUDA runtime's answer initialises CUDA in this process, after which no forked child can use it
+    # ("Cannot re-initialize CUDA in forked subprocess"); NVML's, which PyTorch gives with this, does not.
+    os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
     torch = _torch_or_exit(sys.executable)
     from minifyd import bisect_probe, compile_backends
     if args.check:
@@ -181,7 +185,7 @@ def main():
     server = RenewingServer(start_child, _serve_in_children_loop(args.max_line_bytes), protocol_fd, args.max_line_bytes)
     devices = server.start()["devices"]
     if devices or args.renewing_children:
-        write_line(protocol_fd, _hello(torch, devices, protocol_fd, cuda_errors_contained=True))
+        write_line(protocol_fd, _hello(torch, devices, protocol_fd, serves_in_children=True))
         return server.serve()
     server.close()
     handler, _ = _ready_to_serve(torch, args, in_process=False)
@@ -224,8 +228,8 @@ def _serve_in_children_loop(max_line_bytes):
     return serve
 
 
-def _hello(torch, devices, protocol_fd, concurrency=1, cuda_errors_contained=False):
+def _hello(torch, devices, protocol_fd, concurrency=1, serves_in_children=False):
     from minifyd import compile_backends
     from minifyd import worker_protocol as wp
     return wp.hello_line(os.getpid(), torch.__version__, devices, concurrency, list(compile_backends.BACKENDS),
-                         _sandbox_report(protocol_fd), cuda_errors_contained)
+                         _sandbox_report(protocol_fd), serves_in_children)

@@ -186,14 +186,15 @@ def _line(message):
     return json.dumps(message, allow_nan=False, separators=(",", ":"))
 
 
-def hello_line(pid, torch_version, devices, concurrency, backends, sandbox, cuda_errors_contained=False):
-    """cuda_errors_contained: a CUDA error ends only the process that served its request, never the
-    worker (renewing_server.py), which the coordinator then keeps."""
+def hello_line(pid, torch_version, devices, concurrency, backends, sandbox, serves_in_children=False):
+    """serves_in_children: each request is served in a forked child whose end (a CUDA error, a crash,
+    a cancel) never ends this worker (renewing_server.py): the coordinator keeps it, and cancels
+    requests rather than killing it, at concurrency 1 too."""
     message = {"type": "hello", "protocol": PROTOCOL, "version": VERSION, "pid": pid,
                "torch_version": torch_version, "devices": devices, "concurrency": concurrency,
                "backends": backends, "sandbox": sandbox}
-    if cuda_errors_contained:
-        message["cuda_errors_contained"] = True
+    if serves_in_children:
+        message["serves_in_children"] = True
     return _line(message)
 
 
