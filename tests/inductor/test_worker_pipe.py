@@ -162,14 +162,18 @@ def stacks_at_time_limit(env, mode):
     print(f"{mode}: SIGTERM wrote the stack (waiting in read_lines), then the worker died")
 
 
-def two_children_of(pid, seconds=10.0):
-    """The worker's children once there are two, the serving one and the one forked to wait beside it
-    (forked once the first serves: after the hello, after a CUDA error's reply); what there is at the
-    deadline."""
+# The serving child and those waiting beside it (renewing_server.WAITING_CHILDREN).
+CHILDREN = 3
+
+
+def all_children_of(pid, seconds=10.0):
+    """The worker's children once there are CHILDREN, the serving one and those forked to wait beside it
+    (one at a time, from the first serving on: after the hello, after a CUDA error's reply); what there
+    is at the deadline."""
     deadline = time.monotonic() + seconds
     while True:
         children = sorted(int(child) for child in open(f"/proc/{pid}/task/{pid}/children").read().split())
-        if len(children) == 2 or time.monotonic() > deadline:
+        if len(children) == CHILDREN or time.monotonic() > deadline:
             return children
         time.sleep(0.05)
 
@@ -177,33 +181,47 @@ def two_children_of(pid, seconds=10.0):
 def renewed_after_cuda_error(env):
     """A request whose run raises a CUDA error (here an assert whose message is one, the text a
     device-side assert raises) ends the child that served it; the worker, its hello saying so, serves the
-    next request from the child that waited beside it, and forks another to wait."""
+    next request from a child that waited beside it, and forks another to wait."""
     graph_dir, graph = exported_graph(
         env, "asserting", 'lambda x: (torch._assert_async(x.sum() > -1e9, "CUDA error: device-side assert triggered"), '
                           'x + 1)[1]')
     comparison = next(node for node in graph["nodes"] if node.get("target") == "aten::gt.Scalar")
     comparison["args"][1] = 1e9  # exported where it holds; asked where it fails
     tiny_dir, tiny = exported_graph(env)
+    slow_dir, slow = exported_graph(env, "slow", "lambda x: x + torch.ones(3000, 3000).mm(torch.ones(3000, 3000))"
+                                                 ".mm(torch.ones(3000, 3000)).mm(torch.ones(3000, 3000)).sum()")
     worker = Worker(env.python, "renewing children")
     try:
         expect(worker.hello.get("serves_in_children") is True and worker.hello["concurrency"] == 1,
                f"the hello does not say requests are served in children: {worker.hello}")
         for request_id in range(1, 4):
-            before = two_children_of(worker.process.pid)
+            before = all_children_of(worker.process.pid)
             failed = worker.ask(evaluate(request_id, graph, os.path.join(graph_dir, "store")))
             expect(failed["type"] == "verdict" and failed["verdict"]["status"] == "fail" and
                    failed["verdict"]["kind"] == "cuda_error" and "retiring" not in failed,
                    f"not a CUDA error's verdict, or the worker retires: {failed}")
             passed = worker.ask(evaluate(10 + request_id, tiny, os.path.join(tiny_dir, "store")))
             expect(passed["type"] == "verdict" and passed["verdict"]["status"] == "pass", f"after it: {passed}")
-            after = two_children_of(worker.process.pid)
-            expect(len(before) == 2 and len(after) == 2 and len(set(before) & set(after)) == 1,
+            after = all_children_of(worker.process.pid)
+            expect(len(before) == CHILDREN and len(after) == CHILDREN and len(set(before) & set(after)) == CHILDREN - 1,
                    f"the children were {before} before the CUDA error and {after} after it: one must be new")
+        # A cancel kills the child serving the request (seconds of matrix products), which is never
+        # answered; a waiting child serves the next.
+        before = all_children_of(worker.process.pid)
+        worker.process.stdin.write(evaluate(30, slow, os.path.join(slow_dir, "store")) + b"\n")
+        worker.process.stdin.flush()
+        time.sleep(1)  # handed to the serving child (at once: it was ready), far from done
+        worker.process.stdin.write(b'{"type": "cancel", "id": 30}\n')
+        worker.process.stdin.flush()
+        passed = worker.ask(evaluate(31, tiny, os.path.join(tiny_dir, "store")))
+        expect(passed["id"] == 31 and passed["verdict"]["status"] == "pass", f"after a cancel: {passed}")
+        after = all_children_of(worker.process.pid)
+        expect(len(set(before) & set(after)) == CHILDREN - 1, f"a cancel's children: {before}, then {after}")
         worker.shut_down()
     finally:
         if worker.process.poll() is None:
             worker.process.kill()
-    print("renewing children: three CUDA errors, each ending its child, the worker serving on")
+    print("renewing children: three CUDA errors and a cancel, each ending its child, the worker serving on")
 
 
 def in_process(env):

@@ -1,9 +1,10 @@
 # The Python worker with a GPU (worker_main.py): this process imports torch and Inductor but never
 # initialises CUDA, so it can fork; one forked child at a time serves requests, one after another, in
 # a CUDA context of its own, and a second child waits beside it with its context up and Inductor
-# warmed up on the device. A CUDA error poisons the serving child's context (it says so in its reply
-# and exits, worker_requests.py); the waiting child serves the next request, and another is forked to
-# wait. Before this, the whole worker exited after each CUDA error and the coordinator started a fresh
+# warmed up on the device, and a second forks once the first is ready (a child takes 1.1 s to get
+# ready alone on an H200, up to 2.8 s while eight workers compile: CUDA errors come faster in a
+# search's bursts). A CUDA error poisons the serving child's context (it says so in its reply and
+# exits, worker_requests.py); a waiting child serves the next request, and another is forked to wait. Before this, the whole worker exited after each CUDA error and the coordinator started a fresh
 # python (5.6 to 6.8 s on an H200: `import torch`, the context, the warm-up), 29 to 39 % of the slots'
 # time in runs minimizing a device-side assert (docs/benchmarks.md).
 # The serving child keeps its process state across requests as an in-process worker does (and drops
@@ -25,6 +26,8 @@ from minifyd.line_reader import write_line
 READY = "ready"
 # The worker's exit status when no child could be made ready (its CUDA context, its warm-up failed).
 NO_SERVING_CHILD = 4
+# Children kept waiting beside the serving one.
+WAITING_CHILDREN = 2
 
 
 class RenewingServer(ForkServer):
@@ -35,8 +38,9 @@ class RenewingServer(ForkServer):
         child's exit status."""
         super().__init__(None, protocol_fd, 1, max_line_bytes)
         self.start_child, self.serve_child = start_child, serve_child
-        self.serving = None  # the ready child that serves requests; self.ahead: the one that waits
-        self.ahead_failed = False  # the waiting child died before it was ready: none until self.serving ends
+        self.serving = None  # the ready child that serves requests
+        self.waiting = []  # children forked to wait, oldest first
+        self.fork_failed = False  # the last child forked died before it was ready: no more until one is needed
         self.terminating = False  # SIGTERM: the coordinator is killing the group at a request's time limit
         self.pipes_closed = False
 
@@ -46,11 +50,11 @@ class RenewingServer(ForkServer):
         # At a request's time limit the coordinator signals the whole group: the serving child writes its
         # stacks (worker_main.py), which this process passes on, replying nothing more until the SIGKILL.
         signal.signal(signal.SIGTERM, self._terminate)
-        self.ahead = self._fork()
-        while self.ahead.ready is None:
+        first = self._fork()
+        while first.ready is None:
             for key, _ in self.selector.select():
                 self._read_child(*key.data)
-        return self.ahead.ready
+        return first.ready
 
     def serve(self):
         self._dispatch()  # the first child serves; another is forked to wait
@@ -81,13 +85,16 @@ class RenewingServer(ForkServer):
         child = super()._fork()
         child.ready, child.waited_ms = None, 0.0
         self.children[child.pid] = child
+        self.waiting.append(child)
         self.selector.register(child.reply_fd, selectors.EVENT_READ, (child, "reply"))
         self.selector.register(child.stderr_fd, selectors.EVENT_READ, (child, "stderr"))
         return child
 
     def _dispatch(self):
-        if self.serving is None and self.ahead is not None and self.ahead.ready is not None:
-            self.serving, self.ahead, self.ahead_failed = self.ahead, None, False
+        ready = [waiting for waiting in self.waiting if waiting.ready is not None]
+        if self.serving is None and ready:
+            self.serving = ready[0]
+            self.waiting.remove(self.serving)
         child = self.serving
         if self.queue and child is not None and child.serving is None and not self.terminating:
             request_id, request_type, line, arrival = self.queue.popleft()
@@ -98,9 +105,8 @@ class RenewingServer(ForkServer):
                 write_line(child.request_fd, line)
             except OSError:
                 pass  # it died: its reply pipe's end is this request's crash
-        if self.ahead is None and self.input_open and not self.terminating and not (
-                self.ahead_failed and self.serving is not None):
-            self.ahead = self._fork()
+        if self._wants_another_child():
+            self._fork()
         if not self.input_open and not self.queue and not self.pipes_closed:
             # No more requests: each child exits once it has answered what it serves.
             self.pipes_closed = True
@@ -108,9 +114,19 @@ class RenewingServer(ForkServer):
                 os.close(waiting.request_fd)
                 waiting.request_fd = None
 
+    def _wants_another_child(self):
+        if not self.input_open or self.terminating:
+            return False
+        if self.serving is None and not self.waiting:
+            return True  # one is needed now
+        # One child getting ready at a time: their warm-ups would slow each other and the serving child.
+        return (not self.fork_failed and len(self.waiting) < WAITING_CHILDREN and
+                all(waiting.ready is not None for waiting in self.waiting))
+
     def _child_line(self, child, line, dropped):
         if child.ready is None:
             child.ready = json.loads(line).get(READY, {}) if line else {}
+            self.fork_failed = False
             return
         if self.terminating:
             return
@@ -130,8 +146,8 @@ class RenewingServer(ForkServer):
             child.serving = None  # timed out: the coordinator has its verdict
         super()._child_ended(child)
         if unready and not self.terminating:
-            self.ahead_failed = True
-            if self.serving is None:
+            self.fork_failed = True
+            if self.serving is None and not self.waiting:
                 self._no_serving_child()
 
     def _no_serving_child(self):
@@ -150,9 +166,9 @@ class RenewingServer(ForkServer):
         super()._forget(child)
         if child is self.serving:
             self.serving = None
-        if child is self.ahead:
-            self.ahead = None
+        if child in self.waiting:
+            self.waiting.remove(child)
 
     def _stop(self):
-        self.ahead = None  # a child of self.children, stopped with them
+        self.waiting = []  # children of self.children, stopped with them
         return super()._stop()
