@@ -1,10 +1,11 @@
 # The Python worker with a GPU (worker_main.py): this process imports torch and Inductor but never
 # initialises CUDA, so it can fork; one forked child at a time serves requests, one after another, in
 # a CUDA context of its own, and a second child waits beside it with its context up and Inductor
-# warmed up on the device, and a second forks once the first is ready (a child takes 1.1 s to get
-# ready alone on an H200, up to 2.8 s while eight workers compile: CUDA errors come faster in a
-# search's bursts). A CUDA error poisons the serving child's context (it says so in its reply and
-# exits, worker_requests.py); a waiting child serves the next request, and another is forked to wait. Before this, the whole worker exited after each CUDA error and the coordinator started a fresh
+# warmed up on the device (1.1 s to get ready alone on an H200, its context 0.24 s of it; up to 2.8 s
+# while eight workers compile). A CUDA error poisons the serving child's context (it says so in its
+# reply and exits, worker_requests.py); the waiting child serves the next request, and another is
+# forked to wait. Two waiting children made runs slower, not faster (docs/benchmarks.md): their
+# contexts and warm-ups took the cores and the GPU from the plain check and the sanity check. Before this, the whole worker exited after each CUDA error and the coordinator started a fresh
 # python (5.6 to 6.8 s on an H200: `import torch`, the context, the warm-up), 29 to 39 % of the slots'
 # time in runs minimizing a device-side assert (docs/benchmarks.md).
 # The serving child keeps its process state across requests as an in-process worker does (and drops
@@ -27,7 +28,7 @@ READY = "ready"
 # The worker's exit status when no child could be made ready (its CUDA context, its warm-up failed).
 NO_SERVING_CHILD = 4
 # Children kept waiting beside the serving one.
-WAITING_CHILDREN = 2
+WAITING_CHILDREN = 1
 
 
 class RenewingServer(ForkServer):
