@@ -4,10 +4,11 @@
 # warmed up on the device (1.1 s to get ready alone on an H200, its context 0.24 s of it; up to 2.8 s
 # while eight workers compile). A CUDA error poisons the serving child's context (it says so in its
 # reply and exits, worker_requests.py); the waiting child serves the next request, and another is
-# forked to wait. Two waiting children made runs slower, not faster (docs/benchmarks.md): their
-# contexts and warm-ups took the cores and the GPU from the plain check and the sanity check. Before this, the whole worker exited after each CUDA error and the coordinator started a fresh
-# python (5.6 to 6.8 s on an H200: `import torch`, the context, the warm-up), 29 to 39 % of the slots'
-# time in runs minimizing a device-side assert (docs/benchmarks.md).
+# forked to wait. Before this, the whole worker exited after each CUDA error and the coordinator
+# started a fresh python (5.6 to 6.8 s on an H200: `import torch`, the context, the warm-up), 29 to
+# 39 % of the slots' time in runs minimizing a device-side assert. Two waiting children made those
+# runs slower, not faster (docs/benchmarks.md): their contexts and warm-ups took the cores and the GPU
+# from the plain check and the sanity check.
 # The serving child keeps its process state across requests as an in-process worker does (and drops
 # Inductor's in-memory caches after each failure): its CUDA context and Triton's loaded kernels are what
 # forking per request would lose. A child that dies mid-request is that request's crash verdict, as
