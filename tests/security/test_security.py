@@ -22,7 +22,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "inductor"))
 sys.path.insert(0, os.path.join(HERE, "..", "minifyd"))
 from harness import EXIT_USAGE, ROOT, expect, run_scenarios, write_file  # noqa: E402
-from test_worker_pipe import Worker, exported_graph  # noqa: E402
+from test_worker_pipe import MODES, Worker, exported_graph  # noqa: E402
 
 RULE = os.path.join(ROOT, "worker", "python", "minifyd", "graph_targets.json")
 # A shared library whose constructor leaves a file behind: loaded, it ran code.
@@ -95,20 +95,22 @@ def refused_everywhere(env, hostile_dir, node):
 
 
 def python_worker_refuses(env, graph_dir, graph, targets):
-    """The Python worker's loader, sent each target in an evaluate request, answers an error naming it."""
-    worker = Worker(env.python, fork_server=False)
-    try:
-        for request_id, (target, args) in enumerate(targets.items(), start=1):
-            request = {"type": "evaluate", "id": request_id, "store": os.path.join(graph_dir, "store"),
-                       "graph": with_node(graph, "probe", target, args), "backend": "aot_eager",
-                       "backend_options": {}}
-            reply = worker.ask(json.dumps(request).encode())
-            expect(reply["type"] == "error" and reply["id"] == request_id and "node 'probe'" in reply["message"]
-                   and f"target {target!r} is refused" in reply["message"], f"{target}: {reply}")
-        worker.shut_down()
-    finally:
-        if worker.process.poll() is None:
-            worker.process.kill()
+    """The Python worker's loader, sent each target in an evaluate request, answers an error naming it,
+    in each way the worker serves (in its own process, as a fork server, in children as with a GPU)."""
+    for mode in MODES:
+        worker = Worker(env.python, mode)
+        try:
+            for request_id, (target, args) in enumerate(targets.items(), start=1):
+                request = {"type": "evaluate", "id": request_id, "store": os.path.join(graph_dir, "store"),
+                           "graph": with_node(graph, "probe", target, args), "backend": "aot_eager",
+                           "backend_options": {}}
+                reply = worker.ask(json.dumps(request).encode())
+                expect(reply["type"] == "error" and reply["id"] == request_id and "node 'probe'" in reply["message"]
+                       and f"target {target!r} is refused" in reply["message"], f"{mode}, {target}: {reply}")
+            worker.shut_down()
+        finally:
+            if worker.process.poll() is None:
+                worker.process.kill()
 
 
 def graph_targets(env):
