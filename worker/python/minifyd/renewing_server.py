@@ -62,11 +62,6 @@ class RenewingServer(ForkServer):
         self._dispatch()  # the first child serves; another is forked to wait
         return super().serve()
 
-    def close(self):
-        """Stops the children, for this process to serve otherwise."""
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        self._stop()
-
     def _terminate(self, *_):
         self.terminating = True
 

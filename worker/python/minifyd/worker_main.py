@@ -70,9 +70,15 @@ def _with_heap_checks():
     os.execve(sys.executable, sys.orig_argv, environment)
 
 
+def _sees_a_gpu(torch):
+    """Whether this process sees a GPU (CUDA_VISIBLE_DEVICES applied), asked of NVML
+    (PYTORCH_NVML_BASED_CUDA_CHECK, main()): CUDA stays uninitialised."""
+    return os.environ.get("CUDA_VISIBLE_DEVICES") != "" and torch.cuda.is_available()
+
+
 def _devices(torch):
-    """The GPUs this process sees, as the hello lists them (CUDA_VISIBLE_DEVICES applied)."""
-    if os.environ.get("CUDA_VISIBLE_DEVICES") == "" or not torch.cuda.is_available():
+    """The GPUs this process sees, as the hello lists them; their properties initialise CUDA."""
+    if not _sees_a_gpu(torch):
         return []
     found = []
     for index in range(torch.cuda.device_count()):
@@ -174,20 +180,22 @@ def main():
         handler, devices = _ready_to_serve(torch, args, in_process=True)
         write_line(protocol_fd, _hello(torch, devices, protocol_fd))
         return _serve_in_process(handler, 0, protocol_fd, args.max_line_bytes)
-    # Whether there is a GPU is asked in a forked child: CUDA cannot be used in a child forked after it
-    # was initialised, and asking the CUDA runtime how many GPUs there are initialises it. With one,
-    # that child serves (renewing_server.py); without, it exits and this process serves as a fork server.
-    from minifyd.renewing_server import RenewingServer
-    def start_child():
-        handler, devices = _ready_to_serve(torch, args, in_process=True, only_with_gpu=not args.renewing_children)
-        return handler, {"devices": devices}
+    if _sees_a_gpu(torch) or args.renewing_children:
+        # CUDA cannot be used in a child forked after it was initialised: forked children initialise it,
+        # each its own (renewing_server.py), and the first says which GPUs it sees, for the hello.
+        from minifyd.renewing_server import RenewingServer
 
-    server = RenewingServer(start_child, _serve_in_children_loop(args.max_line_bytes), protocol_fd, args.max_line_bytes)
-    devices = server.start()["devices"]
-    if devices or args.renewing_children:
+        def start_child():
+            handler, devices = _ready_to_serve(torch, args, in_process=True)
+            return handler, {"devices": devices}
+
+        def serve_child(handler, request_fd, reply_fd):
+            return _serve_in_process(handler, request_fd, reply_fd, args.max_line_bytes)
+
+        server = RenewingServer(start_child, serve_child, protocol_fd, args.max_line_bytes)
+        devices = server.start()["devices"]
         write_line(protocol_fd, _hello(torch, devices, protocol_fd, serves_in_children=True))
         return server.serve()
-    server.close()
     handler, _ = _ready_to_serve(torch, args, in_process=False)
     from minifyd.fork_server import ForkServer
     concurrency = max(1, args.max_concurrent)
@@ -195,15 +203,12 @@ def main():
     return ForkServer(handler, protocol_fd, concurrency, args.max_line_bytes).serve()
 
 
-def _ready_to_serve(torch, args, in_process, only_with_gpu=False):
+def _ready_to_serve(torch, args, in_process):
     """(the request handler, the GPUs seen) of a process about to serve: its CUDA context up where it
-    sees a GPU (before the hello: no query's time limit pays for it), the backend warmed up. With
-    only_with_gpu and no GPU: (None, []), nothing started."""
+    sees a GPU (before the hello: no query's time limit pays for it), the backend warmed up."""
     from minifyd import compile_backends
     from minifyd.worker_requests import RequestHandler
     devices = _devices(torch)
-    if only_with_gpu and not devices:
-        return None, []
     if devices:
         torch.zeros(1, device="cuda")
     started = time.perf_counter()
@@ -218,14 +223,6 @@ def _ready_to_serve(torch, args, in_process, only_with_gpu=False):
         faulthandler.register(signal.SIGTERM, all_threads=True, chain=True)
     synchronize = torch.cuda.synchronize if devices else (lambda: None)
     return RequestHandler(synchronize, in_process=in_process, device_lock=_device_lock(devices)), devices
-
-
-def _serve_in_children_loop(max_line_bytes):
-    """How a forked child of renewing_server.py serves: as in its own process, on its pipes; nothing
-    where it found no GPU to serve with."""
-    def serve(handler, request_fd, reply_fd):
-        return 0 if handler is None else _serve_in_process(handler, request_fd, reply_fd, max_line_bytes)
-    return serve
 
 
 def _hello(torch, devices, protocol_fd, concurrency=1, serves_in_children=False):
