@@ -78,9 +78,11 @@ line = "triton_helpers.py:248: unknown: block: [{},0,0], thread: [63,0,0] Assert
 atexit.register(lambda: sys.stderr.write("".join(line.format(block) for block in range(500))))
 raise RuntimeError("CUDA error: device-side assert triggered")
 """
-RUN_PLAIN_REPRO = ("import json, sys, time; sys.path.insert(0, sys.argv[1]); from minifyd import plain_check; "
-                   "print(json.dumps(plain_check.run_repro(plain_check.start_primed_python(), sys.argv[2], "
-                   "time.monotonic(), 120)))")
+RUN_PLAIN_REPRO = ("import json, subprocess, sys, time; sys.path.insert(0, sys.argv[1]); "
+                   "from minifyd import plain_check; "
+                   "repro = subprocess.Popen([sys.executable, sys.argv[2]], stdout=subprocess.DEVNULL, "
+                   "stderr=subprocess.PIPE, start_new_session=True); "
+                   "print(json.dumps(plain_check.run_repro(repro, time.monotonic(), 120)))")
 
 
 def plain_check(env):

@@ -4,7 +4,6 @@
 # PyTorch's content store beside it, and `run_repro` in its __main__, so PyTorch engineers run it
 # (and its minify/analyze commands) with the tools they know. `minify run` calls main() in the
 # run's --python when its backend is one of the Python worker's.
-import argparse
 import contextlib
 import importlib
 import inspect
@@ -17,6 +16,7 @@ import torch
 
 from minifyd import compile_backends
 from minifyd import graph_format as gf
+from minifyd import repro_arguments
 from minifyd.worker_main import CRASH_SIGNALS
 
 INPUTS_DIR = "repro_inputs"
@@ -147,18 +147,8 @@ def write_repro(graph_dir, out_path, backend, options, accuracy):
     gf.write_file_atomic(out_path, source.encode(), os.path.dirname(os.path.abspath(out_path)))
 
 
-def repro_parser(description):
-    """The arguments of write_repro for a graph directory, for this module's main() and plain_check's."""
-    parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("graph_dir")
-    parser.add_argument("--backend", required=True, choices=compile_backends.BACKENDS)
-    parser.add_argument("--backend-opt", action="append", default=[], metavar="KEY=VALUE")
-    parser.add_argument("--accuracy", action="store_true")
-    return parser
-
-
 def write_repro_of(args, out_path):
-    """write_repro for repro_parser's args: 0, or 2 with the error on stderr."""
+    """write_repro for repro_arguments.repro_parser's args: 0, or 2 with the error on stderr."""
     options = dict(pair.split("=", 1) for pair in args.backend_opt)
     try:
         write_repro(args.graph_dir, out_path, args.backend, options, args.accuracy)
@@ -169,7 +159,7 @@ def write_repro_of(args, out_path):
 
 
 def main():
-    parser = repro_parser("Write an after_aot-shaped repro.py for a graph directory.")
+    parser = repro_arguments.repro_parser("Write an after_aot-shaped repro.py for a graph directory.")
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
     return write_repro_of(args, args.out)
