@@ -78,6 +78,8 @@ line = "triton_helpers.py:248: unknown: block: [{},0,0], thread: [63,0,0] Assert
 atexit.register(lambda: sys.stderr.write("".join(line.format(block) for block in range(500))))
 raise RuntimeError("CUDA error: device-side assert triggered")
 """
+# The plain check's main() as `minify run` calls it (run_python_main).
+RUN_HELPER_MAIN = "import sys; sys.path.insert(0, sys.argv[1]); del sys.argv[1]; from minifyd.plain_check import main; sys.exit(main())"
 RUN_PLAIN_REPRO = ("import json, subprocess, sys, time; sys.path.insert(0, sys.argv[1]); "
                    "from minifyd import plain_check; "
                    "repro = subprocess.Popen([sys.executable, sys.argv[2]], stdout=subprocess.DEVNULL, "
@@ -135,6 +137,17 @@ def plain_check(env):
     expect(ran["exit"] == 1 and "RuntimeError: CUDA error: device-side assert triggered" in ran["stderr_tail"]
            and "(and 499 more such lines" in ran["last_line"] and ran["stderr_tail"].count("Assertion") == 1,
            f"the device-side assert lines buried the traceback: {ran}\n{done.stderr[-2000:]}")
+    # The repro's python writes it in a forked child of its own: a graph the writer cannot read, or an
+    # option it cannot set, comes back as the writer's own words (and status 2), with no repro run.
+    for graph_dir, option, words in ((os.path.join(env.work, "no-such-graph"), "force_disable_caches=true",
+                                      "No such file or directory"),
+                                     (graph, "no_such_option=1", "has no option 'no_such_option'")):
+        done = subprocess.run([env.python, "-c", RUN_HELPER_MAIN, os.path.join(ROOT, "worker", "python"), graph_dir,
+                               "--backend", "inductor", "--backend-opt", option, "--timeout", "120"],
+                              capture_output=True, text=True, timeout=300)
+        expect(done.returncode == 2 and not done.stdout and done.stderr.startswith(f"repro.py for {graph_dir}: ")
+               and words in done.stderr and not os.path.exists(os.path.join(graph_dir, "repro.py")),
+               f"the plain check of {graph_dir} with {option}: exit {done.returncode}, {done.stdout!r}, {done.stderr!r}")
 
 
 def failing_kernel_first(env):
