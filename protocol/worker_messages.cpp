@@ -248,6 +248,23 @@ json encode(const WorkerReply& reply) {
       reply);
 }
 
+json encode(const Readiness& readiness) { return {{"type", "readiness"}, {"ready", readiness.ready}}; }
+
+bool is_readiness(const json& message) {
+  auto type = read_type(JsonView(message));
+  return type && *type == "readiness";
+}
+
+Expected<Readiness> decode_readiness(const json& message) {
+  JsonView view(message);
+  auto type = read_type(view);
+  if (!type) return type.error();
+  if (*type != "readiness") return view.error("type: expected a readiness line, got '" + *type + "'");
+  Readiness readiness;
+  if (auto read = view.read("ready", readiness.ready); !read) return read.error();
+  return readiness;
+}
+
 Expected<WorkerHello> decode_hello(const json& message) {
   JsonView view(message);
   auto type = read_type(view);

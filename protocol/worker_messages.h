@@ -187,6 +187,15 @@ struct ErrorReply {
 
 using WorkerReply = std::variant<EvaluateReply, PropagateReply, AnalyzeReply, ErrorReply>;
 
+// Written between replies by a worker serving in children (its hello says so), and by no other:
+// whether a request sent now would start at once, or wait for a child to get ready (the serving one
+// ended by a CUDA error, a crash or a cancel while the waiting one warms up). It says false before the
+// reply that ends the serving child, so the coordinator sends no request meanwhile, and true once a child
+// is ready.
+struct Readiness {
+  bool ready = true;
+};
+
 // The failure a reply reports of the compiled graph (an evaluate's failing verdict, an analyze's
 // compiled failure), or null; and whether the worker exits after it.
 const Verdict* compiled_failure_of(const WorkerReply& reply);
@@ -198,10 +207,15 @@ Expected<PropagatedValue> decode_propagated_value(const JsonView& view);
 nlohmann::json encode(const WorkerHello& hello);
 nlohmann::json encode(const WorkerRequest& request);
 nlohmann::json encode(const WorkerReply& reply);
+nlohmann::json encode(const Readiness& readiness);
 
 Expected<WorkerHello> decode_hello(const nlohmann::json& json);
 Expected<WorkerRequest> decode_request(const nlohmann::json& json);
 Expected<WorkerReply> decode_reply(const nlohmann::json& json);
+// Whether a line the worker wrote after its hello is a readiness line (its type says so), which
+// decode_readiness then reads; every other is a reply.
+bool is_readiness(const nlohmann::json& json);
+Expected<Readiness> decode_readiness(const nlohmann::json& json);
 
 // The id of any request or reply (a cancel's is the id of the request it cancels).
 std::uint64_t id_of(const WorkerRequest& request);

@@ -158,6 +158,10 @@ void WorkerPool::on_started(std::size_t slot_index, const std::shared_ptr<Worker
     }
     for (std::size_t k : drop_active(dead)) replace_active(k);
   });
+  // A worker serving in children that said none was ready takes requests again.
+  worker->on_ready([this, alive = std::weak_ptr<bool>(alive_)] {
+    if (!alive.expired()) dispatch();
+  });
   (is_active ? slot.active_ready : slot.spare_ready) = true;
   if (is_active) {
     want_spare(slot_index);

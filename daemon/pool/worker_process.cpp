@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
@@ -237,7 +238,16 @@ void WorkerProcess::handle_line(const protocol::Line& line) {
     handler(*hello);
     return;
   }
+  if (protocol::is_readiness(*json)) return handle_readiness(*json);
   handle_reply(*json);
+}
+
+void WorkerProcess::handle_readiness(const nlohmann::json& json) {
+  if (!serves_in_children()) return fail(WorkerFault::Kind::protocol_error, "said its readiness, not serving in children");
+  auto readiness = protocol::decode_readiness(json);
+  if (!readiness) return fail(WorkerFault::Kind::protocol_error, "bad readiness: " + readiness.error().message);
+  bool was_ready = std::exchange(child_ready_, readiness->ready);
+  if (child_ready_ && !was_ready && on_ready_) on_ready_();
 }
 
 void WorkerProcess::handle_reply(const nlohmann::json& json) {
@@ -277,11 +287,12 @@ std::string WorkerProcess::describe_in_flight() const {
 }
 
 bool WorkerProcess::has_room() const {
-  return (state_ == State::idle || state_ == State::busy) && in_flight_.size() < concurrency();
+  return (state_ == State::idle || state_ == State::busy) && in_flight_.size() < concurrency() && child_ready_;
 }
 
 std::optional<std::string> WorkerProcess::refusal(std::uint64_t id) const {
   if (state_ != State::idle && state_ != State::busy) return std::string("is not ready for requests");
+  if (!child_ready_) return std::string("said no child of it is ready to serve");
   if (!has_room()) return "is busy (" + std::to_string(in_flight_.size()) + " requests in flight, its concurrency)";
   if (in_flight_.count(id) > 0) return "already serves request " + std::to_string(id);
   if (std::any_of(cancelled_.begin(), cancelled_.end(), [&](const Cancelled& c) { return c.id == id; }))

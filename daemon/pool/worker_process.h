@@ -79,6 +79,9 @@ class WorkerProcess : public std::enable_shared_from_this<WorkerProcess> {
                ReplyHandler on_reply);
   // Called when a worker with nothing in flight dies unexpectedly (nobody else would hear of it).
   void on_death(DeathHandler handler) { on_death_ = std::move(handler); }
+  // Called when a worker serving in children says a child is ready again, after it said none was
+  // (protocol::Readiness): it has room again.
+  void on_ready(std::function<void()> handler) { on_ready_ = std::move(handler); }
   // Asks the worker to exit (shutdown request; signals when requests are in flight), escalating to
   // SIGKILL after the grace period; on_exit runs once it is reaped.
   void stop(std::function<void()> on_exit = {});
@@ -98,8 +101,8 @@ class WorkerProcess : public std::enable_shared_from_this<WorkerProcess> {
   // Whether each request is served in a forked child whose end never ends the worker (its hello says).
   bool serves_in_children() const { return hello_ && hello_->serves_in_children; }
   std::size_t in_flight() const { return in_flight_.size(); }
-  // Whether it takes another request now: it said hello, is not dying, and serves fewer than
-  // concurrency() requests.
+  // Whether it takes another request now: it said hello, is not dying, serves fewer than
+  // concurrency() requests, and (serving in children) did not say that no child is ready.
   bool has_room() const;
 
  private:
@@ -123,6 +126,7 @@ class WorkerProcess : public std::enable_shared_from_this<WorkerProcess> {
   void read_stderr();
   void handle_line(const protocol::Line& line);
   void handle_reply(const nlohmann::json& json);
+  void handle_readiness(const nlohmann::json& json);
   // Why this worker cannot take request `id` now; nullopt when it can.
   std::optional<std::string> refusal(std::uint64_t id) const;
   // "request 41 is pending", "requests 41, 42 are pending", for protocol errors.
@@ -166,7 +170,9 @@ class WorkerProcess : public std::enable_shared_from_this<WorkerProcess> {
   std::deque<Cancelled> cancelled_;  // in the order the cancels were written
   StartHandler on_start_;
   DeathHandler on_death_;
+  std::function<void()> on_ready_;
   std::function<void()> on_exit_;
+  bool child_ready_ = true;  // what its last readiness line said (a hello comes once a child is ready)
   std::optional<WorkerFault> fault_;
   bool stopping_ = false;
   bool stderr_closed_ = false;

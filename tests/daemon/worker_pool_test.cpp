@@ -2,6 +2,7 @@
 // replaced, cancellation without leaks, a pool that cannot start workers fails instead of hanging.
 #include <catch2/catch.hpp>
 
+#include <map>
 #include <set>
 
 #include <boost/asio/io_context.hpp>
@@ -108,6 +109,53 @@ TEST_CASE("cancelling queued and running requests answers them and leaks no work
   CHECK(std::get<WorkerFault>(*queued).kind == WorkerFault::Kind::cancelled);
   REQUIRE(later.has_value());
   CHECK(passed(*later));
+}
+
+TEST_CASE("a worker serving in children is sent nothing while it says no child of it is ready", "[worker_pool]") {
+  boost::asio::io_context io;
+  PoolConfig config = fake_pool(1);
+  config.worker.arguments = {std::string(MINIFYD_TRANSCRIPTS) + "/children.transcript"};
+  std::map<std::uint64_t, std::chrono::steady_clock::time_point> sent, answered;
+  config.on_event = [&](const PoolEvent& event) {
+    if (event.kind == PoolEvent::Kind::request_sent) sent[event.ticket] = std::chrono::steady_clock::now();
+    if (event.kind == PoolEvent::Kind::request_answered) answered[event.ticket] = std::chrono::steady_clock::now();
+  };
+  WorkerPool pool(io, std::move(config));
+  pool.start();
+  std::optional<WorkerOutcome> first, second;
+  // Its serving child ends with the first verdict; the next is ready 600 ms later.
+  auto first_ticket = pool.submit(scripted(R"({"type":"readiness","ready":false};)"
+                                           R"({"type":"verdict","id":$ID,"verdict":{"status":"pass"}};)"
+                                           R"(!sleep 600;{"type":"readiness","ready":true})"),
+                                  5s, [&](WorkerOutcome o) { first = std::move(o); });
+  auto second_ticket = pool.submit(scripted(""), 5s, [&](WorkerOutcome o) {
+    second = std::move(o);
+    pool.stop([] {});
+  });
+  io.run();
+  REQUIRE(first.has_value());
+  CHECK(passed(*first));
+  REQUIRE(second.has_value());
+  CHECK(passed(*second));
+  REQUIRE((answered.count(first_ticket) && sent.count(second_ticket)));
+  CHECK(sent[second_ticket] - answered[first_ticket] >= 500ms);
+}
+
+TEST_CASE("a readiness line from a worker not serving in children is a protocol error", "[worker_pool]") {
+  boost::asio::io_context io;
+  WorkerPool pool(io, fake_pool(1));
+  pool.start();
+  std::optional<WorkerOutcome> outcome;
+  pool.submit(scripted(R"({"type":"readiness","ready":false};{"type":"verdict","id":$ID,"verdict":{"status":"pass"}})"),
+              5s, [&](WorkerOutcome o) {
+                outcome = std::move(o);
+                pool.stop([] {});
+              });
+  io.run();
+  REQUIRE(outcome.has_value());
+  REQUIRE(std::holds_alternative<WorkerFault>(*outcome));
+  CHECK(std::get<WorkerFault>(*outcome).kind == WorkerFault::Kind::protocol_error);
+  CHECK_THAT(std::get<WorkerFault>(*outcome).detail, Catch::Contains("not serving in children"));
 }
 
 TEST_CASE("a pool whose workers cannot start fails its requests instead of hanging", "[worker_pool]") {

@@ -28,11 +28,13 @@ MODES = {"in process": ["--no-fork-server"], "fork server": [], "renewing childr
 
 
 class Worker:
-    def __init__(self, python, mode, stderr=subprocess.DEVNULL):
-        self.process = subprocess.Popen([python, WORKER, "--no-warm-up", "--max-line-bytes", str(MAX_LINE_BYTES),
-                                         *MODES[mode]], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
+    def __init__(self, python, mode, stderr=subprocess.DEVNULL, warm_up=False):
+        self.process = subprocess.Popen([python, WORKER, *([] if warm_up else ["--no-warm-up"]), "--max-line-bytes",
+                                         str(MAX_LINE_BYTES), *MODES[mode]], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=stderr,
                                         start_new_session=True)  # a group of its own, as the pool starts it
         self.pending = b""
+        self.readiness = []  # what its readiness lines said, in order (a worker serving in children)
         self.hello = json.loads(self.read_line())
         expect(self.hello["type"] == "hello", f"no hello: {self.hello}")
 
@@ -48,11 +50,19 @@ class Worker:
         line, self.pending = self.pending.split(b"\n", 1)
         return line
 
+    def read_reply(self):
+        """The next line that is not a readiness line (those go to self.readiness)."""
+        while True:
+            message = json.loads(self.read_line())
+            if message.get("type") != "readiness":
+                return message
+            self.readiness.append(message["ready"])
+
     def ask(self, payload):
         """Sends one line; its reply."""
         self.process.stdin.write(payload + b"\n")
         self.process.stdin.flush()
-        return json.loads(self.read_line())
+        return self.read_reply()
 
     def shut_down(self):
         self.process.stdin.write(b'{"type": "shutdown", "id": 1}\n')
@@ -227,6 +237,35 @@ def renewed_after_cuda_error(env):
     print("renewing children: three CUDA errors and a cancel, each ending its child, the worker serving on")
 
 
+def readiness_while_a_child_warms_up(env):
+    """A CUDA error that ends the serving child while the waiting one still warms up (Inductor's warm-up,
+    seconds, against a CUDA error's tenths): the worker says no child is ready before that verdict, then
+    that one is once it is, and a request sent then starts at once."""
+    graph_dir, graph = exported_graph(
+        env, "asserting", 'lambda x: (torch._assert_async(x.sum() > -1e9, "CUDA error: device-side assert triggered"), '
+                          'x + 1)[1]')
+    next(node for node in graph["nodes"] if node.get("target") == "aten::gt.Scalar")["args"][1] = 1e9
+    tiny_dir, tiny = exported_graph(env)
+    worker = Worker(env.python, "renewing children", warm_up=True)
+    try:
+        for request_id in range(1, 6):  # the first, or one at once after it, finds the next child warming up
+            failed = worker.ask(evaluate(request_id, graph, os.path.join(graph_dir, "store")))
+            expect(failed["verdict"].get("kind") == "cuda_error", f"not a CUDA error's verdict: {failed}")
+            if worker.readiness:
+                break
+        expect(worker.readiness == [False], f"no child ready, and the worker did not say so: {worker.readiness}")
+        said = json.loads(worker.read_line())  # unasked, once the warm-up is done
+        expect(said == {"type": "readiness", "ready": True}, f"not the child's readiness: {said}")
+        passed = worker.ask(evaluate(10, tiny, os.path.join(tiny_dir, "store")))
+        expect(passed["verdict"]["status"] == "pass" and "start_wait_ms" not in passed,
+               f"a request sent once a child was ready waited: {passed}")
+        worker.shut_down()
+    finally:
+        if worker.process.poll() is None:
+            worker.process.kill()
+    print("renewing children: no child ready said before the verdict that ended the serving one, then ready")
+
+
 def in_process(env):
     fuzz(env, "in process")
     stacks_at_time_limit(env, "in process")
@@ -236,6 +275,7 @@ def renewing_children(env):
     fuzz(env, "renewing children")
     stacks_at_time_limit(env, "renewing children")
     renewed_after_cuda_error(env)
+    readiness_while_a_child_warms_up(env)
 
 
 SCENARIOS = {"worker_pipe_in_process": in_process,

@@ -175,6 +175,24 @@ TEST_CASE("a hello says whether its requests are served in children whose end ne
   CHECK_FALSE(decode_hello(encoded).has_value());
 }
 
+TEST_CASE("a readiness line says whether a request would start at once, and is no reply", "[worker_messages]") {
+  for (bool ready : {false, true}) {
+    json encoded = encode(Readiness{ready});
+    CHECK(is_readiness(encoded));
+    auto decoded = decode_readiness(encoded);
+    REQUIRE(decoded.has_value());
+    CHECK(decoded->ready == ready);
+    CHECK_FALSE(decode_reply(encoded).has_value());
+  }
+  auto documented = decode_readiness(json::parse(R"({"type":"readiness","ready":false})"));  // docs/protocol.md
+  REQUIRE(documented.has_value());
+  CHECK_FALSE(documented->ready);
+  CHECK_FALSE(is_readiness(json{{"type", "verdict"}, {"id", 1}}));
+  CHECK_FALSE(is_readiness(json::array()));
+  CHECK_FALSE(decode_readiness(json{{"type", "readiness"}}).has_value());
+  CHECK_FALSE(decode_readiness(json{{"type", "readiness"}, {"ready", "yes"}}).has_value());
+}
+
 TEST_CASE("a hello names the backends it serves, and one without them serves whatever it is sent", "[worker_messages]") {
   WorkerHello hello;
   hello.backends = {"eager", "torchscript", "plugin"};

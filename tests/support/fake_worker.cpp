@@ -62,6 +62,7 @@ void play(const std::vector<std::string>& block, const std::string& id) {
       std::cout.flush();
       ::raise(signal_number(line.substr(8)));
     } else if (line.rfind("!sleep ", 0) == 0) {
+      std::cout.flush();  // what came before is said before the pause
       ::usleep(static_cast<useconds_t>(std::atoi(line.c_str() + 7)) * 1000);
     } else if (line == "!hang") {
       std::cout.flush();

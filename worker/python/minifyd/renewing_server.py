@@ -13,6 +13,10 @@
 # Inductor's in-memory caches after each failure): its CUDA context and Triton's loaded kernels are what
 # forking per request would lose. A child that dies mid-request is that request's crash verdict, as
 # the fork server's; a cancelled request's child is killed and the waiting one takes over.
+# When the serving child is gone and the waiting one is not ready yet (two CUDA errors within its
+# warm-up), a request would wait for it (1 to 3 s on an H200 while eight workers compile): the worker
+# says so (`readiness`, before the reply that ends the serving child) and again once a child is ready,
+# and the coordinator sends its requests to other workers meanwhile.
 import json
 import os
 import selectors
@@ -43,6 +47,7 @@ class RenewingServer(ForkServer):
         self.serving = None  # the ready child that serves requests
         self.waiting = []  # children forked to wait, oldest first
         self.fork_failed = False  # the last child forked died before it was ready: no more until one is needed
+        self.said_ready = True  # what the last readiness line said; the hello comes once a child is ready
         self.terminating = False  # SIGTERM: the coordinator is killing the group at a request's time limit
         self.pipes_closed = False
 
@@ -104,12 +109,24 @@ class RenewingServer(ForkServer):
                 pass  # it died: its reply pipe's end is this request's crash
         if self._wants_another_child():
             self._fork()
+        self._say_readiness()
         if not self.input_open and not self.queue and not self.pipes_closed:
             # No more requests: each child exits once it has answered what it serves.
             self.pipes_closed = True
             for waiting in self.children.values():
                 os.close(waiting.request_fd)
                 waiting.request_fd = None
+
+    def _say_readiness(self):
+        """Tells the coordinator when whether a request would start at once has changed."""
+        ready = self.serving is not None or any(waiting.ready is not None for waiting in self.waiting)
+        if ready != self.said_ready and not self.terminating:
+            self.said_ready = ready
+            write_line(self.out, wp.readiness_line(ready))
+
+    def _reply(self, line):
+        self._say_readiness()  # before the reply that frees the coordinator to send the next request
+        super()._reply(line)
 
     def _wants_another_child(self):
         if not self.input_open or self.terminating:
@@ -141,6 +158,8 @@ class RenewingServer(ForkServer):
         unready = child.ready is None
         if self.terminating:
             child.serving = None  # timed out: the coordinator has its verdict
+        if child is self.serving:
+            self.serving = None  # gone before its crash verdict is written
         super()._child_ended(child)
         if unready and not self.terminating:
             self.fork_failed = True

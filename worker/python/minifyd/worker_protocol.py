@@ -198,6 +198,12 @@ def hello_line(pid, torch_version, devices, concurrency, backends, sandbox, serv
     return _line(message)
 
 
+def readiness_line(ready):
+    """A worker serving in children says, between replies, whether a request sent now would start at once
+    (a child ready to serve it) or wait for a child to get ready: the coordinator sends none meanwhile."""
+    return _line({"type": "readiness", "ready": ready})
+
+
 def verdict_line(request_id, verdict, compile_ms=0.0, run_ms=0.0, retiring=False, bisect=None, output_code=None,
                  load_ms=0.0, check_ms=0.0, device_wait_ms=0.0):
     """retiring: the worker exits after this reply, and the coordinator sends it nothing more;
