@@ -28,6 +28,14 @@ Expected<std::string> read_type(const JsonView& view) {
   return type;
 }
 
+// An error unless the message's type is `expected` (`what` names that message in the error).
+Expected<void> require_type(const JsonView& view, const std::string& expected, const std::string& what) {
+  auto type = read_type(view);
+  if (!type) return type.error();
+  if (*type != expected) return view.error("type: expected " + what + ", got '" + *type + "'");
+  return {};
+}
+
 // The graph is decoded (and validated) by the worker, so here it only has to be an object.
 Expected<json> read_graph(const JsonView& view) {
   auto graph = view.field("graph");
@@ -257,9 +265,7 @@ bool is_readiness(const json& message) {
 
 Expected<Readiness> decode_readiness(const json& message) {
   JsonView view(message);
-  auto type = read_type(view);
-  if (!type) return type.error();
-  if (*type != "readiness") return view.error("type: expected a readiness line, got '" + *type + "'");
+  if (auto typed = require_type(view, "readiness", "a readiness line"); !typed) return typed.error();
   Readiness readiness;
   if (auto read = view.read("ready", readiness.ready); !read) return read.error();
   return readiness;
@@ -267,9 +273,7 @@ Expected<Readiness> decode_readiness(const json& message) {
 
 Expected<WorkerHello> decode_hello(const json& message) {
   JsonView view(message);
-  auto type = read_type(view);
-  if (!type) return type.error();
-  if (*type != "hello") return view.error("type: expected the worker's hello, got '" + *type + "'");
+  if (auto typed = require_type(view, "hello", "the worker's hello"); !typed) return typed.error();
   WorkerHello hello;
   std::int64_t version = 0;
   if (auto read = view.read("protocol", hello.protocol); !read) return read.error();
