@@ -88,6 +88,8 @@ Expected<EvaluateRequest> decode_evaluate(const JsonView& view) {
   if (auto read = decode_optional_member(view, "output_code", request->output_code); !read) return read.error();
   if (request->output_code && *request->output_code != output_code_run && *request->output_code != output_code_compile)
     return view.error("output_code: unknown mode '" + *request->output_code + "' (run, compile)");
+  if (auto read = view.read_optional("compile_threads", request->compile_threads); !read) return read.error();
+  if (request->compile_threads == 0) return view.error("compile_threads: expected 1 or more processes");
   return request;
 }
 
@@ -211,6 +213,7 @@ json encode(const WorkerRequest& request) {
                        {"accuracy", to_string(r.accuracy)}, {"nan_check", r.nan_check}};
           if (r.bisect) message["bisect"] = encode(*r.bisect);
           if (r.output_code) message["output_code"] = *r.output_code;
+          if (r.compile_threads > 1) message["compile_threads"] = r.compile_threads;
           return message;
         } else if constexpr (std::is_same_v<T, PropagateRequest>)
           return {{"type", "propagate"}, {"id", r.id}, {"graph", r.graph}, {"store", r.store}, {"for_analysis", r.for_analysis}};

@@ -79,6 +79,10 @@ struct EvaluateRequest {
   std::optional<BisectProbe> bisect{};
   // output_code_run or output_code_compile (protocol/output_code.h): the reply carries the generated code.
   std::optional<std::string> output_code{};
+  // More than 1: the worker may compile the graph's kernels in a pool of this many processes (Inductor's
+  // compile_threads), as the coordinator asks for the sanity check, which the other workers wait for.
+  // The verdict is the serial compile's: a compile that fails in the pool is compiled again serially.
+  std::uint64_t compile_threads = 1;
 };
 
 // Run eagerly and write every intermediate tensor into the store (fx_minifier's ConcreteProp).

@@ -292,7 +292,7 @@ bool WorkerProcess::has_room() const {
 
 std::optional<std::string> WorkerProcess::refusal(std::uint64_t id) const {
   if (state_ != State::idle && state_ != State::busy) return std::string("is not ready for requests");
-  if (!child_ready_) return std::string("said no child of it is ready to serve");
+  if (!child_ready_) return std::string("said no child of it is ready to serve, or has not answered a cancel");
   if (!has_room()) return "is busy (" + std::to_string(in_flight_.size()) + " requests in flight, its concurrency)";
   if (in_flight_.count(id) > 0) return "already serves request " + std::to_string(id);
   if (std::any_of(cancelled_.begin(), cancelled_.end(), [&](const Cancelled& c) { return c.id == id; }))
@@ -340,6 +340,9 @@ void WorkerProcess::end_request(std::uint64_t id, WorkerFault::Kind kind, std::s
   std::uint64_t sequence = write(protocol::encode(protocol::WorkerRequest(protocol::CancelRequest{id})).dump() + "\n");
   cancelled_.push_back(Cancelled{id, sequence});
   if (in_flight_.empty()) state_ = State::idle;
+  // A worker serving in children answers a cancel with a readiness line: until then, whether the cancel
+  // left it a ready child is unknown, and a request sent now may wait seconds for one to warm up.
+  if (serves_in_children()) child_ready_ = false;
   WorkerFault fault{kind, {}, std::move(detail), {}};
   fault.worker_survives = true;
   // Posted: a caller that cancels requests in a loop must not have its handlers run inside it.

@@ -172,7 +172,9 @@ class WorkerProcess : public std::enable_shared_from_this<WorkerProcess> {
   DeathHandler on_death_;
   std::function<void()> on_ready_;
   std::function<void()> on_exit_;
-  bool child_ready_ = true;  // what its last readiness line said (a hello comes once a child is ready)
+  // What its last readiness line said (a hello comes once a child is ready); false from a cancel to the
+  // readiness line that answers it.
+  bool child_ready_ = true;
   std::optional<WorkerFault> fault_;
   bool stopping_ = false;
   bool stderr_closed_ = false;

@@ -107,6 +107,9 @@ RequestPool::Ticket PoolEvaluator::submit(const search::Candidate& candidate, De
   protocol::EvaluateRequest request = evaluate_request(spec_, *candidate.document, store_);
   bool locating = locate_failing_kernel_ && candidate.hash == original_hash_ && !locating_;
   if (locating) request.output_code = protocol::output_code_run;
+  // The original's evaluation is the sanity check, which the search waits for with the other slots idle:
+  // its kernels may compile that many at a time (the verdict is still the serial compile's).
+  if (candidate.hash == original_hash_) request.compile_threads = parallelism_;
   *ticket = pool_.submit(std::move(request), timeout_,
                          [this, alive = std::weak_ptr<bool>(alive_), ticket, hash = candidate.hash,
                           submitted = std::chrono::steady_clock::now(),

@@ -141,6 +141,42 @@ TEST_CASE("a worker serving in children is sent nothing while it says no child o
   CHECK(sent[second_ticket] - answered[first_ticket] >= 500ms);
 }
 
+TEST_CASE("a worker serving in children is sent nothing between a cancel and the readiness line answering it",
+          "[worker_pool]") {
+  boost::asio::io_context io;
+  PoolConfig config = fake_pool(1);
+  // The cancel is answered: no child ready (the cancel killed the serving one), then one ready 600 ms later.
+  config.worker.arguments = {std::string(MINIFYD_TRANSCRIPTS) + "/cancel_in_children.transcript"};
+  std::map<std::uint64_t, std::chrono::steady_clock::time_point> sent;
+  config.on_event = [&](const PoolEvent& event) {
+    if (event.kind == PoolEvent::Kind::request_sent) sent[event.ticket] = std::chrono::steady_clock::now();
+  };
+  WorkerPool pool(io, std::move(config));
+  pool.start();
+  std::optional<WorkerOutcome> cancelled, next;
+  std::chrono::steady_clock::time_point cancelled_at;
+  auto slow = pool.submit(scripted(R"(!sleep 300;{"type":"verdict","id":$ID,"verdict":{"status":"pass"}})"), 5s,
+                          [&](WorkerOutcome o) { cancelled = std::move(o); });
+  auto next_ticket = pool.submit(scripted(""), 5s, [&](WorkerOutcome o) {
+    next = std::move(o);
+    pool.stop([] {});
+  });
+  boost::asio::steady_timer timer(io, 100ms);
+  timer.async_wait([&](const boost::system::error_code&) {
+    cancelled_at = std::chrono::steady_clock::now();
+    pool.cancel(slow);
+  });
+  io.run();
+  REQUIRE(cancelled.has_value());
+  REQUIRE(std::holds_alternative<WorkerFault>(*cancelled));
+  CHECK(std::get<WorkerFault>(*cancelled).kind == WorkerFault::Kind::cancelled);
+  REQUIRE(next.has_value());
+  CHECK(passed(*next));
+  REQUIRE(sent.count(next_ticket));
+  // The worker read the cancel once the slow request's 300 ms were up, then got a child ready in 600.
+  CHECK(sent[next_ticket] - cancelled_at >= 700ms);
+}
+
 TEST_CASE("a readiness line from a worker not serving in children is a protocol error", "[worker_pool]") {
   boost::asio::io_context io;
   WorkerPool pool(io, fake_pool(1));

@@ -6,7 +6,9 @@
 # the request's id where it has one; afterwards the worker still answers a good request, and shuts down
 # when asked. Serving in its own process, a worker killed as at a request's time limit (SIGTERM) writes
 # its threads' stacks to stderr first, and so does a serving child. A serving child whose request ends in
-# a CUDA error exits and the worker serves on, from the child that waited beside it.
+# a CUDA error exits and the worker serves on, from the child that waited beside it. A request that
+# lets Inductor compile in a pool (compile_threads, the sanity check's) gets the serial compile's
+# verdict and failing kernel, to the word.
 import json
 import os
 import random
@@ -16,7 +18,7 @@ import subprocess
 import sys
 import time
 
-from harness import HERE, ROOT, expect, run_scenarios, write_file
+from harness import HERE, ROOT, expect, require_cuda, run_scenarios, write_file
 
 WORKER = os.path.join(ROOT, "worker", "python", "minify_worker.py")
 MAX_LINE_BYTES = 1 << 16
@@ -108,6 +110,8 @@ def hostile_lines(graph, store):
         (b"[" * 30000 + b"]" * 30000, 0, "nests"),
         (b'{"type": "evaluate", "id": 8, "graph": ' + b"[" * 80 + b"]" * 80 + b"}", 8, "nests"),
         (evaluate(9, graph, "/nonexistent/store"), 9, "/nonexistent/store"),
+        (evaluate(14, graph, store)[:-1] + b', "compile_threads": 0}', 14, "compile_threads"),
+        (evaluate(15, graph, store)[:-1] + b', "compile_threads": true}', 15, "compile_threads"),
         (evaluate(10, graph, "relative/store"), 10, "store"),
     ]
     for request_id, bad_hash in ((11, "0" * 64), (12, "../../../../etc/passwd"), (13, "not-a-hash")):
@@ -219,8 +223,8 @@ def renewed_after_cuda_error(env):
             expect(len(before) == CHILDREN and len(after) == CHILDREN and len(set(before) & set(after)) == CHILDREN - 1,
                    f"the children were {before} before the CUDA error and {after} after it: one must be new")
         # A cancel kills the child serving the request (minutes of matrix products), which is never
-        # answered; a waiting child serves the next.
-        before = all_children_of(worker.process.pid)
+        # answered but by a readiness line; a waiting child serves the next.
+        before, said = all_children_of(worker.process.pid), len(worker.readiness)
         worker.process.stdin.write(evaluate(30, slow, os.path.join(slow_dir, "store")) + b"\n")
         worker.process.stdin.flush()
         time.sleep(1)  # handed to the serving child (at once: it was ready), far from done
@@ -228,6 +232,7 @@ def renewed_after_cuda_error(env):
         worker.process.stdin.flush()
         passed = worker.ask(evaluate(31, tiny, os.path.join(tiny_dir, "store")))
         expect(passed["id"] == 31 and passed["verdict"]["status"] == "pass", f"after a cancel: {passed}")
+        expect(worker.readiness[said:][-1:] == [True], f"the cancel was answered by no readiness line: {worker.readiness}")
         after = all_children_of(worker.process.pid)
         expect(len(set(before) & set(after)) == CHILDREN - 1, f"a cancel's children: {before}, then {after}")
         worker.shut_down()
@@ -266,6 +271,49 @@ def readiness_while_a_child_warms_up(env):
     print("renewing children: no child ready said before the verdict that ended the serving one, then ready")
 
 
+def compile_pool_keeps_the_serial_verdict(env, device):
+    """Inductor's injected compile error (C++'s on the CPU, Triton's on the GPU) asked with compile_threads
+    and without: the same verdict, word for word, and the same failing kernel, though the first compiled in
+    a pool (where a failure is raised in other words); a graph that compiles passes with it. Each request
+    is served as the pool serves it there: a fresh child of a fork server, a child of a renewing worker."""
+    graph_dir, graph = exported_graph(env)
+    for storage in graph["storages"]:
+        storage["device"] = device
+    store = os.path.join(graph_dir, "store")
+    bug = {"cpu": "cpp", "cuda": "triton"}[device] + ".inject_relu_bug_TESTING_ONLY"
+
+    def asked(request_id, threads, options):
+        message = {"type": "evaluate", "id": request_id, "graph": graph, "store": store, "backend": "inductor",
+                   "backend_options": options, "output_code": "run"}
+        if threads > 1:
+            message["compile_threads"] = threads
+        return json.dumps(message).encode()
+
+    worker = Worker(env.python, "renewing children" if device == "cuda" else "fork server")
+    try:
+        serial = worker.ask(asked(1, 1, {bug: "compile_error"}))
+        pooled = worker.ask(asked(2, 4, {bug: "compile_error"}))
+        expect(serial["verdict"]["status"] == "fail" and serial["verdict"]["kind"] == "exception",
+               f"the injected compile error did not fail the serial compile: {serial}")
+        expect(pooled["verdict"] == serial["verdict"],
+               f"with a compile pool the verdict differs:\n{pooled['verdict']}\nserially:\n{serial['verdict']}")
+        kernels = [reply["output_code"].get("failing_kernel") for reply in (serial, pooled)]
+        expect(kernels[0] and kernels[1] == kernels[0], f"failing kernels: {kernels[0]} serially, {kernels[1]} with a pool")
+        passed = worker.ask(asked(3, 4, {}))
+        expect(passed["verdict"]["status"] == "pass", f"a graph that compiles, with a compile pool: {passed}")
+        worker.shut_down()
+    finally:
+        if worker.process.poll() is None:
+            worker.process.kill()
+    print(f"compile pool on {device}: the serial compile's verdict, {serial['verdict']['exception_type']}, "
+          f"and failing kernel {serial['output_code']['failing_kernel']}")
+
+
+def gpu_compile_pool(env):
+    require_cuda(env)
+    compile_pool_keeps_the_serial_verdict(env, "cuda")
+
+
 def in_process(env):
     fuzz(env, "in process")
     stacks_at_time_limit(env, "in process")
@@ -280,7 +328,9 @@ def renewing_children(env):
 
 SCENARIOS = {"worker_pipe_in_process": in_process,
              "worker_pipe_fork_server": lambda env: fuzz(env, "fork server"),
-             "worker_pipe_renewing_children": renewing_children}
+             "worker_pipe_renewing_children": renewing_children,
+             "worker_pipe_compile_pool": lambda env: compile_pool_keeps_the_serial_verdict(env, "cpu"),
+             "gpu_worker_pipe_compile_pool": gpu_compile_pool}
 
 if __name__ == "__main__":
     sys.path.insert(0, HERE)

@@ -422,6 +422,23 @@ TEST_CASE("docs/protocol.md's bisect replies decode", "[worker_messages]") {
   CHECK(probed->debug_info == std::vector<std::string>{"sin", "relu"});
 }
 
+TEST_CASE("a compile pool is asked for only beyond one process, and never for none", "[worker_messages]") {
+  EvaluateRequest evaluate;
+  evaluate.graph = json::object();
+  evaluate.backend = "inductor";
+  CHECK_FALSE(encode(WorkerRequest(evaluate)).contains("compile_threads"));
+  evaluate.compile_threads = 8;
+  json encoded = encode(WorkerRequest(evaluate));
+  CHECK(encoded.at("compile_threads") == 8);
+  auto decoded = decode_request(encoded);
+  REQUIRE(decoded.has_value());
+  CHECK(std::get<EvaluateRequest>(*decoded).compile_threads == 8);
+  encoded["compile_threads"] = 0u;
+  CHECK(refusal_of_request(encoded) == "compile_threads: expected 1 or more processes");
+  encoded["compile_threads"] = -2;
+  CHECK_FALSE(refusal_of_request(encoded).empty());
+}
+
 TEST_CASE("output code is asked for, reported, and a crash's last marked kernel read from stderr", "[worker_messages]") {
   EvaluateRequest evaluate;
   evaluate.graph = json::object();

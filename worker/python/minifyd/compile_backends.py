@@ -7,6 +7,7 @@ import ast
 import contextlib
 import difflib
 import importlib
+import os
 
 # What each backend is for: the list the worker's hello announces.
 BACKENDS = ("inductor", "aot_eager", "aot_eager_decomp_partition")
@@ -140,6 +141,31 @@ def compile_graph(backend, gm, inputs, entry=ENTRIES[0]):
     from torch._dynamo.backends.registry import lookup_backend
     compiled = lookup_backend(backend)(gm, inputs)
     return (lambda args: compiled(*args)[0]) if wrapped else (lambda args: compiled(*args))
+
+
+@contextlib.contextmanager
+def compile_pool(threads, triton):
+    """What compiles meanwhile compiles its kernels `threads` at a time (Inductor's compile_threads, at
+    most the machine's cores): C++ kernels in threads of this process, and with `triton` Triton's in
+    Inductor's pool of processes. That pool (a python that imports torch, then its workers) starts at
+    once, so that its start overlaps the graph's lowering; Inductor compiles in this process whatever
+    comes before the pool is ready. The pool ends on the way out."""
+    from torch._inductor import async_compile, config
+    threads = min(threads, os.cpu_count() or 1)
+    if threads <= 1:
+        yield
+        return
+    with config.patch(compile_threads=threads):
+        if not triton:
+            yield
+            return
+        try:
+            async_compile.AsyncCompile.warm_pool()
+            # PyTorch 2.7 on starts the pool's workers once asked (its wakeup); 2.6 with the pool itself.
+            getattr(async_compile.AsyncCompile, "wakeup", lambda: None)()
+            yield
+        finally:
+            async_compile.shutdown_compile_workers()
 
 
 def warm_up(backend, device):

@@ -79,12 +79,17 @@ class Capture:
     def installed(self):
         from torch._inductor.graph import GraphLowering
         saved = GraphLowering.__dict__["save_output_code"]
-        GraphLowering.save_output_code = staticmethod(lambda code: self.modules.append(code))
+        GraphLowering.save_output_code = staticmethod(self._save)
         try:
             with self._recording_origins():
                 yield
         finally:
             GraphLowering.save_output_code = saved
+
+    def _save(self, code):
+        # A module compiled again (the sanity check's serial compile after its pool's failed) is one module.
+        if code not in self.modules:
+            self.modules.append(code)
 
     @contextlib.contextmanager
     def _recording_origins(self):

@@ -16,7 +16,10 @@
 # When the serving child is gone and the waiting one is not ready yet (two CUDA errors within its
 # warm-up), a request would wait for it (1 to 3 s on an H200 while eight workers compile): the worker
 # says so (`readiness`, before the reply that ends the serving child) and again once a child is ready,
-# and the coordinator sends its requests to other workers meanwhile.
+# and the coordinator sends its requests to other workers meanwhile. A cancel has no reply, and the
+# coordinator may not send this worker another request before it knows: each cancel is answered by a
+# readiness line, whatever it says (a search cancels the candidates it no longer needs three at a time,
+# each killing the serving child, and a request sent on at once waited 3 s for a child on an H200).
 import json
 import os
 import selectors
@@ -47,7 +50,9 @@ class RenewingServer(ForkServer):
         self.serving = None  # the ready child that serves requests
         self.waiting = []  # children forked to wait, oldest first
         self.fork_failed = False  # the last child forked died before it was ready: no more until one is needed
-        self.said_ready = True  # what the last readiness line said; the hello comes once a child is ready
+        # What the last readiness line said (the hello comes once a child is ready); None: a line is owed,
+        # whatever it says (a cancel's answer).
+        self.said_ready = True
         self.terminating = False  # SIGTERM: the coordinator is killing the group at a request's time limit
         self.pipes_closed = False
 
@@ -116,6 +121,10 @@ class RenewingServer(ForkServer):
             for waiting in self.children.values():
                 os.close(waiting.request_fd)
                 waiting.request_fd = None
+
+    def _cancel(self, request_id):
+        super()._cancel(request_id)
+        self.said_ready = None  # answered once _dispatch has given the next request its child, or forked one
 
     def _say_readiness(self):
         """Tells the coordinator when whether a request would start at once has changed."""

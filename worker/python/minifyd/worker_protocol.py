@@ -41,6 +41,9 @@ class EvaluateRequest:
     # the run marks each kernel call on stderr (output_code.py); OUTPUT_CODE_COMPILE: compiled only,
     # for the code (a passing verdict when it compiles). None: neither.
     output_code: str = None
+    # More than 1: Inductor may compile the kernels in a pool of this many processes (the sanity check),
+    # the verdict still the serial compile's (worker_requests.py).
+    compile_threads: int = 1
 
 
 @dataclasses.dataclass
@@ -153,7 +156,10 @@ def decode_request(line):
     code = _field(message, "output_code", (str,), "a string", rid, None)
     if code not in (None, OUTPUT_CODE_RUN, OUTPUT_CODE_COMPILE):
         raise RequestError(rid, f"output_code: unknown mode '{code}' ({OUTPUT_CODE_RUN}, {OUTPUT_CODE_COMPILE})")
-    return EvaluateRequest(rid, graph, store, backend, options, accuracy, nan_check, bisect, code)
+    threads = _field(message, "compile_threads", (int,), "an integer", rid, 1)
+    if threads < 1:
+        raise RequestError(rid, "compile_threads: expected 1 or more processes")
+    return EvaluateRequest(rid, graph, store, backend, options, accuracy, nan_check, bisect, code, threads)
 
 
 def _float(value):

@@ -116,7 +116,7 @@ class RequestHandler:
                 capture.installed() if capture else contextlib.nullcontext():
             started = time.perf_counter()
             try:
-                compiled = compile_backends.compile_graph(request.backend, gm, inputs, entry)
+                compiled = self._compile(request, gm, inputs, entry, load)
             except Exception as error:  # noqa: BLE001  (a compile error is the candidate's verdict)
                 verdict = self._failure_of(error)
                 return self._reply(request.id, verdict, (time.perf_counter() - started) * 1e3, 0.0,
@@ -139,6 +139,26 @@ class RequestHandler:
             verdict = self._judge(request, load, outputs, inputs, check_nan)
             timings["check_ms"] = (time.perf_counter() - started) * 1e3
             return self._reply(request.id, verdict, compile_ms, run_ms, **timings, **observed())
+
+    def _compile(self, request, gm, inputs, entry, load):
+        """The graph compiled. With request.compile_threads (the sanity check, other workers idle), Inductor
+        compiles its kernels in a pool first; when that raises, the graph is compiled again in this process,
+        as every candidate is, from a fresh load and with Inductor's in-memory caches dropped (the kernels the
+        pool finished come from its on-disk caches): the pool's words for a failure differ from the serial
+        compile's, and depend on how far the pool had started, and the search compares the candidates'
+        failures with this one. A CUDA error is the process's, not the compile's: it is not tried again."""
+        if request.compile_threads <= 1 or request.backend != "inductor" or request.bisect is not None:
+            return compile_backends.compile_graph(request.backend, gm, inputs, entry)
+        try:
+            on_gpu = any(isinstance(value, torch.Tensor) and value.is_cuda for value in inputs)
+            with compile_backends.compile_pool(request.compile_threads, triton=on_gpu):
+                return compile_backends.compile_graph(request.backend, gm, inputs, entry)
+        except Exception as error:  # noqa: BLE001  (the serial compile decides)
+            if self._failure_of(error)["kind"] == "cuda_error":
+                raise
+        compile_backends.forget_compiled()
+        gm, inputs = load()
+        return compile_backends.compile_graph(request.backend, gm, inputs, entry)
 
     def _failure_of(self, error):
         """The verdict of an exception that a compile or a run raised. On a GPU a kernel's fault is
