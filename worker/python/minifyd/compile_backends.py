@@ -149,23 +149,17 @@ def compile_pool(threads, triton):
     most the machine's cores): C++ kernels in threads of this process, and with `triton` Triton's in
     Inductor's pool of processes. That pool (a python that imports torch, then its workers) starts at
     once, so that its start overlaps the graph's lowering; Inductor compiles in this process whatever
-    comes before the pool is ready. The pool ends on the way out."""
+    comes before the pool is ready. Later compiles, one at a time again, leave the pool idle: it ends
+    with this process (its processes watch it), not here, where shutting it down took 0.8 to 1.1 s on an
+    H200."""
     from torch._inductor import async_compile, config
     threads = min(threads, os.cpu_count() or 1)
-    if threads <= 1:
-        yield
-        return
-    with config.patch(compile_threads=threads):
-        if not triton:
-            yield
-            return
-        try:
+    with config.patch(compile_threads=max(threads, 1)):
+        if triton and threads > 1:
             async_compile.AsyncCompile.warm_pool()
             # PyTorch 2.7 on starts the pool's workers once asked (its wakeup); 2.6 with the pool itself.
             getattr(async_compile.AsyncCompile, "wakeup", lambda: None)()
-            yield
-        finally:
-            async_compile.shutdown_compile_workers()
+        yield
 
 
 def warm_up(backend, device):
