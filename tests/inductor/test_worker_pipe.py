@@ -6,7 +6,7 @@
 # the request's id where it has one; afterwards the worker still answers a good request, and shuts down
 # when asked. Serving in its own process, a worker killed as at a request's time limit (SIGTERM) writes
 # its threads' stacks to stderr first, and so does a serving child. A serving child whose request ends in
-# a CUDA error exits and the worker serves on, from the child that waited beside it. A request that
+# a CUDA error exits and the worker serves on, from the child that waited beside it. On a GPU, a request that
 # lets Inductor compile in a pool (compile_threads, the sanity check's) gets the serial compile's
 # verdict and failing kernel, to the word.
 import json
@@ -271,16 +271,17 @@ def readiness_while_a_child_warms_up(env):
     print("renewing children: no child ready said before the verdict that ended the serving one, then ready")
 
 
-def compile_pool_keeps_the_serial_verdict(env, device):
-    """Inductor's injected compile error (C++'s on the CPU, Triton's on the GPU) asked with compile_threads
-    and without: the same verdict, word for word, and the same failing kernel, though the first compiled in
-    a pool (where a failure is raised in other words); a graph that compiles passes with it. Each request
-    is served as the pool serves it there: a fresh child of a fork server, a child of a renewing worker."""
+def gpu_compile_pool(env):
+    """Triton's injected compile error on the GPU asked with compile_threads and without: the same verdict,
+    word for word, and the same failing kernel, though the first compiled in Inductor's pool of processes
+    (where a failure is raised in other words); a graph that compiles passes with it. The requests are
+    served as the pool serves them on a GPU, by a renewing worker's children."""
+    require_cuda(env)
     graph_dir, graph = exported_graph(env)
     for storage in graph["storages"]:
-        storage["device"] = device
+        storage["device"] = "cuda"
     store = os.path.join(graph_dir, "store")
-    bug = {"cpu": "cpp", "cuda": "triton"}[device] + ".inject_relu_bug_TESTING_ONLY"
+    bug = "triton.inject_relu_bug_TESTING_ONLY"
 
     def asked(request_id, threads, options):
         message = {"type": "evaluate", "id": request_id, "graph": graph, "store": store, "backend": "inductor",
@@ -289,7 +290,7 @@ def compile_pool_keeps_the_serial_verdict(env, device):
             message["compile_threads"] = threads
         return json.dumps(message).encode()
 
-    worker = Worker(env.python, "renewing children" if device == "cuda" else "fork server")
+    worker = Worker(env.python, "renewing children")
     try:
         serial = worker.ask(asked(1, 1, {bug: "compile_error"}))
         pooled = worker.ask(asked(2, 4, {bug: "compile_error"}))
@@ -305,13 +306,8 @@ def compile_pool_keeps_the_serial_verdict(env, device):
     finally:
         if worker.process.poll() is None:
             worker.process.kill()
-    print(f"compile pool on {device}: the serial compile's verdict, {serial['verdict']['exception_type']}, "
-          f"and failing kernel {serial['output_code']['failing_kernel']}")
-
-
-def gpu_compile_pool(env):
-    require_cuda(env)
-    compile_pool_keeps_the_serial_verdict(env, "cuda")
+    print(f"compile pool on the GPU: the serial compile's verdict, {serial['verdict']['exception_type']}, "
+          f"and failing kernel {kernels[0]}")
 
 
 def in_process(env):
@@ -329,7 +325,6 @@ def renewing_children(env):
 SCENARIOS = {"worker_pipe_in_process": in_process,
              "worker_pipe_fork_server": lambda env: fuzz(env, "fork server"),
              "worker_pipe_renewing_children": renewing_children,
-             "worker_pipe_compile_pool": lambda env: compile_pool_keeps_the_serial_verdict(env, "cpu"),
              "gpu_worker_pipe_compile_pool": gpu_compile_pool}
 
 if __name__ == "__main__":

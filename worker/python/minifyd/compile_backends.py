@@ -144,21 +144,18 @@ def compile_graph(backend, gm, inputs, entry=ENTRIES[0]):
 
 
 @contextlib.contextmanager
-def compile_pool(threads, triton):
-    """What compiles meanwhile compiles its kernels `threads` at a time (Inductor's compile_threads, at
-    most the machine's cores): C++ kernels in threads of this process, and with `triton` Triton's in
-    Inductor's pool of processes. That pool (a python that imports torch, then its workers) starts at
-    once, so that its start overlaps the graph's lowering; Inductor compiles in this process whatever
-    comes before the pool is ready. Later compiles, one at a time again, leave the pool idle: it ends
-    with this process (its processes watch it), not here, where shutting it down took 0.8 to 1.1 s on an
-    H200."""
+def compile_pool(threads):
+    """What compiles meanwhile compiles its Triton kernels `threads` at a time (Inductor's compile_threads,
+    at most the machine's cores) in Inductor's pool of processes. The pool (a python that imports torch,
+    then its workers) starts at once, so that its start overlaps the graph's lowering; Inductor compiles
+    in this process whatever comes before the pool is ready. Later compiles, one at a time again, leave
+    the pool idle: it ends with this process (its processes watch it), not here, where shutting it down
+    took 0.8 to 1.1 s on an H200."""
     from torch._inductor import async_compile, config
-    threads = min(threads, os.cpu_count() or 1)
-    with config.patch(compile_threads=max(threads, 1)):
-        if triton and threads > 1:
-            async_compile.AsyncCompile.warm_pool()
-            # PyTorch 2.7 on starts the pool's workers once asked (its wakeup); 2.6 with the pool itself.
-            getattr(async_compile.AsyncCompile, "wakeup", lambda: None)()
+    with config.patch(compile_threads=max(1, min(threads, os.cpu_count() or 1))):
+        async_compile.AsyncCompile.warm_pool()
+        # PyTorch 2.7 on starts the pool's workers once asked (its wakeup); 2.6 with the pool itself.
+        getattr(async_compile.AsyncCompile, "wakeup", lambda: None)()
         yield
 
 

@@ -141,17 +141,20 @@ class RequestHandler:
             return self._reply(request.id, verdict, compile_ms, run_ms, **timings, **observed())
 
     def _compile(self, request, gm, inputs, entry, load):
-        """The graph compiled. With request.compile_threads (the sanity check, other workers idle), Inductor
-        compiles its kernels in a pool first; when that raises, the graph is compiled again in this process,
-        as every candidate is, from a fresh load and with Inductor's in-memory caches dropped (the kernels the
-        pool finished come from its on-disk caches): the pool's words for a failure differ from the serial
-        compile's, and depend on how far the pool had started, and the search compares the candidates'
-        failures with this one. A CUDA error is the process's, not the compile's: it is not tried again."""
-        if request.compile_threads <= 1 or request.backend != "inductor" or request.bisect is not None:
+        """The graph compiled. With request.compile_threads (the sanity check, other workers idle) and a graph
+        on the GPU, Inductor compiles its Triton kernels in a pool first; when that raises, the graph is
+        compiled again in this process, as every candidate is, from a fresh load and with Inductor's in-memory
+        caches dropped (the kernels the pool finished come from its on-disk caches): the pool's words for a
+        failure differ from the serial compile's, and depend on how far the pool had started, and the search
+        compares the candidates' failures with this one. A CUDA error is the process's, not the compile's: it
+        is not tried again. C++ kernels compile one at a time: on a 2-core machine, where the plain check
+        compiles the same kernels beside it, compiling two at a time saved nothing on a runtime error and cost
+        a compile error its second compile (2 to 4 s of the conv net's search)."""
+        on_gpu = any(isinstance(value, torch.Tensor) and value.is_cuda for value in inputs)
+        if request.compile_threads <= 1 or request.backend != "inductor" or request.bisect is not None or not on_gpu:
             return compile_backends.compile_graph(request.backend, gm, inputs, entry)
         try:
-            on_gpu = any(isinstance(value, torch.Tensor) and value.is_cuda for value in inputs)
-            with compile_backends.compile_pool(request.compile_threads, triton=on_gpu):
+            with compile_backends.compile_pool(request.compile_threads):
                 return compile_backends.compile_graph(request.backend, gm, inputs, entry)
         except Exception as error:  # noqa: BLE001  (the serial compile decides)
             if self._failure_of(error)["kind"] == "cuda_error":
