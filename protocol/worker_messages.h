@@ -79,9 +79,9 @@ struct EvaluateRequest {
   std::optional<BisectProbe> bisect{};
   // output_code_run or output_code_compile (protocol/output_code.h): the reply carries the generated code.
   std::optional<std::string> output_code{};
-  // More than 1: the worker may compile the graph's kernels in a pool of this many processes (Inductor's
-  // compile_threads), as the coordinator asks for the sanity check, which the other workers wait for.
-  // The verdict is the serial compile's: a compile that fails in the pool is compiled again serially.
+  // More than 1: the worker may compile a GPU graph's Triton kernels in a pool of this many processes
+  // (Inductor's compile_threads), as the coordinator asks for the sanity check, which the other workers
+  // wait for. The verdict is the serial compile's: a compile that fails in the pool is compiled again serially.
   std::uint64_t compile_threads = 1;
 };
 
@@ -195,7 +195,7 @@ using WorkerReply = std::variant<EvaluateReply, PropagateReply, AnalyzeReply, Er
 // whether a request sent now would start at once, or wait for a child to get ready (the serving one
 // ended by a CUDA error, a crash or a cancel while the waiting one warms up). It says false before the
 // reply that ends the serving child, so the coordinator sends no request meanwhile, and true once a child
-// is ready.
+// is ready; and it answers every cancel with one, whatever it says (a cancel has no reply).
 struct Readiness {
   bool ready = true;
 };

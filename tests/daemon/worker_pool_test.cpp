@@ -28,6 +28,20 @@ protocol::WorkerRequest scripted(const std::string& script) {
 
 const std::string crash = "!signal SEGV";
 
+using Times = std::map<std::uint64_t, std::chrono::steady_clock::time_point>;
+
+// A pool of one fake worker serving in children, playing `transcript`, that records when each request
+// was sent and answered (by ticket).
+PoolConfig children_pool(const std::string& transcript, Times& sent, Times& answered) {
+  PoolConfig config = fake_pool(1);
+  config.worker.arguments = {std::string(MINIFYD_TRANSCRIPTS) + "/" + transcript};
+  config.on_event = [&sent, &answered](const PoolEvent& event) {
+    if (event.kind == PoolEvent::Kind::request_sent) sent[event.ticket] = std::chrono::steady_clock::now();
+    if (event.kind == PoolEvent::Kind::request_answered) answered[event.ticket] = std::chrono::steady_clock::now();
+  };
+  return config;
+}
+
 bool passed(const WorkerOutcome& outcome) {
   auto* reply = std::get_if<protocol::WorkerReply>(&outcome);
   return reply && std::get<protocol::EvaluateReply>(*reply).verdict.pass;
@@ -113,14 +127,8 @@ TEST_CASE("cancelling queued and running requests answers them and leaks no work
 
 TEST_CASE("a worker serving in children is sent nothing while it says no child of it is ready", "[worker_pool]") {
   boost::asio::io_context io;
-  PoolConfig config = fake_pool(1);
-  config.worker.arguments = {std::string(MINIFYD_TRANSCRIPTS) + "/children.transcript"};
-  std::map<std::uint64_t, std::chrono::steady_clock::time_point> sent, answered;
-  config.on_event = [&](const PoolEvent& event) {
-    if (event.kind == PoolEvent::Kind::request_sent) sent[event.ticket] = std::chrono::steady_clock::now();
-    if (event.kind == PoolEvent::Kind::request_answered) answered[event.ticket] = std::chrono::steady_clock::now();
-  };
-  WorkerPool pool(io, std::move(config));
+  Times sent, answered;
+  WorkerPool pool(io, children_pool("children.transcript", sent, answered));
   pool.start();
   std::optional<WorkerOutcome> first, second;
   // Its serving child ends with the first verdict; the next is ready 600 ms later.
@@ -144,14 +152,9 @@ TEST_CASE("a worker serving in children is sent nothing while it says no child o
 TEST_CASE("a worker serving in children is sent nothing between a cancel and the readiness line answering it",
           "[worker_pool]") {
   boost::asio::io_context io;
-  PoolConfig config = fake_pool(1);
+  Times sent, answered;
   // The cancel is answered: no child ready (the cancel killed the serving one), then one ready 600 ms later.
-  config.worker.arguments = {std::string(MINIFYD_TRANSCRIPTS) + "/cancel_in_children.transcript"};
-  std::map<std::uint64_t, std::chrono::steady_clock::time_point> sent;
-  config.on_event = [&](const PoolEvent& event) {
-    if (event.kind == PoolEvent::Kind::request_sent) sent[event.ticket] = std::chrono::steady_clock::now();
-  };
-  WorkerPool pool(io, std::move(config));
+  WorkerPool pool(io, children_pool("cancel_in_children.transcript", sent, answered));
   pool.start();
   std::optional<WorkerOutcome> cancelled, next;
   std::chrono::steady_clock::time_point cancelled_at;

@@ -86,9 +86,10 @@ def exported_graph(env, name="tiny", function="lambda x: (x + 1).relu()"):
         return out, json.load(f)
 
 
-def evaluate(request_id, graph, store):
-    return json.dumps({"type": "evaluate", "id": request_id, "graph": graph, "store": store,
-                       "backend": "aot_eager", "backend_options": {}}).encode()
+def evaluate(request_id, graph, store, backend="aot_eager", backend_options=None, **fields):
+    """An evaluate request line; fields: its optional ones (output_code, compile_threads, ...)."""
+    return json.dumps({"type": "evaluate", "id": request_id, "graph": graph, "store": store, "backend": backend,
+                       "backend_options": backend_options or {}, **fields}).encode()
 
 
 def hostile_lines(graph, store):
@@ -110,8 +111,8 @@ def hostile_lines(graph, store):
         (b"[" * 30000 + b"]" * 30000, 0, "nests"),
         (b'{"type": "evaluate", "id": 8, "graph": ' + b"[" * 80 + b"]" * 80 + b"}", 8, "nests"),
         (evaluate(9, graph, "/nonexistent/store"), 9, "/nonexistent/store"),
-        (evaluate(14, graph, store)[:-1] + b', "compile_threads": 0}', 14, "compile_threads"),
-        (evaluate(15, graph, store)[:-1] + b', "compile_threads": true}', 15, "compile_threads"),
+        (evaluate(14, graph, store, compile_threads=0), 14, "compile_threads"),
+        (evaluate(15, graph, store, compile_threads=True), 15, "compile_threads"),
         (evaluate(10, graph, "relative/store"), 10, "store"),
     ]
     for request_id, bad_hash in ((11, "0" * 64), (12, "../../../../etc/passwd"), (13, "not-a-hash")):
@@ -281,26 +282,22 @@ def gpu_compile_pool(env):
     for storage in graph["storages"]:
         storage["device"] = "cuda"
     store = os.path.join(graph_dir, "store")
-    bug = "triton.inject_relu_bug_TESTING_ONLY"
+    bug = {"triton.inject_relu_bug_TESTING_ONLY": "compile_error"}
 
-    def asked(request_id, threads, options):
-        message = {"type": "evaluate", "id": request_id, "graph": graph, "store": store, "backend": "inductor",
-                   "backend_options": options, "output_code": "run"}
-        if threads > 1:
-            message["compile_threads"] = threads
-        return json.dumps(message).encode()
+    def asked(request_id, options, **fields):
+        return evaluate(request_id, graph, store, "inductor", options, output_code="run", **fields)
 
     worker = Worker(env.python, "renewing children")
     try:
-        serial = worker.ask(asked(1, 1, {bug: "compile_error"}))
-        pooled = worker.ask(asked(2, 4, {bug: "compile_error"}))
+        serial = worker.ask(asked(1, bug))
+        pooled = worker.ask(asked(2, bug, compile_threads=4))
         expect(serial["verdict"]["status"] == "fail" and serial["verdict"]["kind"] == "exception",
                f"the injected compile error did not fail the serial compile: {serial}")
         expect(pooled["verdict"] == serial["verdict"],
                f"with a compile pool the verdict differs:\n{pooled['verdict']}\nserially:\n{serial['verdict']}")
         kernels = [reply["output_code"].get("failing_kernel") for reply in (serial, pooled)]
         expect(kernels[0] and kernels[1] == kernels[0], f"failing kernels: {kernels[0]} serially, {kernels[1]} with a pool")
-        passed = worker.ask(asked(3, 4, {}))
+        passed = worker.ask(asked(3, {}, compile_threads=4))
         expect(passed["verdict"]["status"] == "pass", f"a graph that compiles, with a compile pool: {passed}")
         worker.shut_down()
     finally:

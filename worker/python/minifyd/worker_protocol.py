@@ -41,8 +41,8 @@ class EvaluateRequest:
     # the run marks each kernel call on stderr (output_code.py); OUTPUT_CODE_COMPILE: compiled only,
     # for the code (a passing verdict when it compiles). None: neither.
     output_code: str = None
-    # More than 1: Inductor may compile the kernels in a pool of this many processes (the sanity check),
-    # the verdict still the serial compile's (worker_requests.py).
+    # More than 1: Inductor may compile a GPU graph's Triton kernels in a pool of this many processes (the
+    # sanity check), the verdict still the serial compile's (worker_requests.py).
     compile_threads: int = 1
 
 

@@ -150,8 +150,9 @@ class RequestHandler:
         is not tried again. C++ kernels compile one at a time: on a 2-core machine, where the plain check
         compiles the same kernels beside it, compiling two at a time saved nothing on a runtime error and cost
         a compile error its second compile (2 to 4 s of the conv net's search)."""
-        on_gpu = any(isinstance(value, torch.Tensor) and value.is_cuda for value in inputs)
-        if request.compile_threads <= 1 or request.backend != "inductor" or request.bisect is not None or not on_gpu:
+        pooled = (request.compile_threads > 1 and request.backend == "inductor" and request.bisect is None and
+                  any(isinstance(value, torch.Tensor) and value.is_cuda for value in inputs))
+        if not pooled:
             return compile_backends.compile_graph(request.backend, gm, inputs, entry)
         try:
             with compile_backends.compile_pool(request.compile_threads):
