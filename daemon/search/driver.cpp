@@ -6,6 +6,7 @@
 #include <string>
 
 #include "common/log.h"
+#include "daemon/search/failing_segment.h"
 #include "daemon/search/node_isolation.h"
 #include "daemon/search/prefix_bisection.h"
 #include "daemon/search/strategies/truncate_suffix.h"
@@ -99,27 +100,48 @@ std::optional<SearchState> try_failing_kernel(SearchRunner& runner, const Search
                               [&](const CandidateSink& offer) { offer(std::move(*isolated)); });
 }
 
-}  // namespace
+// The first tries of a search from the original, in their order; a lineage that went ahead of one's
+// accepted candidate starts at the next, or, past a failing segment, narrows it on.
+enum class FirstTry { first_divergence, failing_kernel, narrowing, within_segment };
 
-SearchOutcome search_from_original(SearchRunner& runner, const SearchOptions& options, SearchState original) {
-  // Whether `original` is now the cut at the first divergence, where its failure starts.
-  bool at_first_end = false;
-  if (options.first_try_end) {
-    if (auto cut = try_first_end(runner, original, *options.first_try_end)) {
-      original = std::move(*cut);
+// search_on() after the first tries from `first`; `at_first_end`: `state` is the cut at the first
+// divergence, where its failure starts.
+SearchOutcome search_from(SearchRunner& runner, const SearchOptions& options, SearchState state, FirstTry first,
+                          bool at_first_end) {
+  if (first <= FirstTry::first_divergence && options.first_try_end) {
+    if (auto cut = try_first_end(runner, state, *options.first_try_end)) {
+      state = std::move(*cut);
       at_first_end = true;
     }
   }
-  if (options.failing_kernel_nodes) {
-    if (auto isolated = try_failing_kernel(runner, original, options.failing_kernel_nodes())) {
-      original = std::move(*isolated);
+  if (first <= FirstTry::failing_kernel && options.failing_kernel_nodes) {
+    if (auto isolated = try_failing_kernel(runner, state, options.failing_kernel_nodes())) {
+      state = std::move(*isolated);
       at_first_end = false;
     }
   }
-  if (options.bisect_prefix)
-    original = at_first_end ? try_last_node_alone(runner, std::move(original))
-                            : bisect_failing_prefix(runner, std::move(original));
-  return search_on(runner, options, std::move(original));
+  if (first <= FirstTry::narrowing && options.bisect_prefix)
+    state = at_first_end ? try_last_node_alone(runner, std::move(state))
+                         : bisect_failing_prefix(runner, narrow_to_failing_segment(runner, std::move(state)));
+  if (first == FirstTry::within_segment)
+    state = bisect_failing_prefix(runner, narrow_failing_segment(runner, std::move(state)));
+  return search_on(runner, options, std::move(state));
+}
+
+}  // namespace
+
+SearchOutcome search_from_original(SearchRunner& runner, const SearchOptions& options, SearchState original) {
+  return search_from(runner, options, std::move(original), FirstTry::first_divergence, false);
+}
+
+SearchOutcome search_after(SearchRunner& runner, const SearchOptions& options, SearchState accepted,
+                           std::string_view step) {
+  if (step == first_divergence_step)
+    return search_from(runner, options, std::move(accepted), FirstTry::failing_kernel, true);
+  if (step == failing_kernel_step) return search_from(runner, options, std::move(accepted), FirstTry::narrowing, false);
+  if (step == failing_segment_step)
+    return search_from(runner, options, std::move(accepted), FirstTry::within_segment, false);
+  return search_on(runner, options, std::move(accepted));
 }
 
 SearchOutcome search_on(SearchRunner& runner, const SearchOptions& options, SearchState state) {

@@ -2,6 +2,8 @@
 // order by role) over a SearchRunner, then the final check.
 #pragma once
 
+#include <string_view>
+
 #include "daemon/search/search_options.h"
 #include "daemon/search/search_runner.h"
 #include "daemon/search/search_state.h"
@@ -18,5 +20,12 @@ SearchOutcome search_on(SearchRunner& runner, const SearchOptions& options, Sear
 // (SearchOptions::first_try_end, failing_kernel_nodes, then bisect_prefix): the search's own start, and that of a
 // lineage that went ahead of the sanity check.
 SearchOutcome search_from_original(SearchRunner& runner, const SearchOptions& options, SearchState original);
+
+// The search from a candidate that `step` accepted: after one of the first tries (first_divergence_step,
+// failing_kernel_step, failing_segment_step), the tries search_from_original() makes after it, then
+// search_on(); after any other step, or none named, search_on(). For a lineage that went ahead of that
+// candidate or of its re-verification.
+SearchOutcome search_after(SearchRunner& runner, const SearchOptions& options, SearchState accepted,
+                           std::string_view step);
 
 }  // namespace minifyd::search

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <optional>
+#include <string_view>
 
 #include "daemon/search/search_event.h"
 #include "daemon/search/search_state.h"
@@ -30,8 +31,11 @@ struct Front {
   // may go ahead at once.
   bool known_slow = false;
   // The original under the sanity check: work ahead of it starts with the search's first tries
-  // (search_from_original), where work ahead of a re-verified candidate goes on from it as it is.
+  // (search_from_original).
   bool original = false;
+  // A candidate under re-verification: the step that accepted it, after which work ahead of it goes
+  // on (search_after); empty for other checks.
+  std::string_view accepted_by;
 };
 
 // Called on the runner's thread. At most one piece of work runs ahead of a runner at a time, from

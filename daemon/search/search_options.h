@@ -63,9 +63,10 @@ struct SearchOptions {
   // PoolEvaluator) alone on loads of their inputs, as one step named failing_kernel_step; nothing is
   // tried when it names none of the graph's nodes.
   std::function<std::vector<std::string>()> failing_kernel_nodes;
-  // After those tries, the search bisects for the shortest failing prefix and tries its last node
-  // alone (search/prefix_bisection.h); after an accepted cut at first_try_end, which is where the
-  // failure starts, only that node alone.
+  // After those tries, the search narrows the graph to a failing segment of it when many candidates
+  // run at once (search/failing_segment.h), then bisects for the shortest failing prefix and tries its
+  // last node alone (search/prefix_bisection.h); after an accepted cut at first_try_end, which is where
+  // the failure starts, only that node alone.
   bool bisect_prefix = false;
 };
 

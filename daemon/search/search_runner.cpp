@@ -265,14 +265,14 @@ SearchOutcome SearchRunner::outcome(std::optional<SearchState> best) {
 }
 
 std::optional<bool> SearchRunner::evaluate_fresh(const SearchState& state, bool front, bool known_slow,
-                                                 bool original) {
+                                                 bool original, std::string_view accepted_by) {
   if (!may_query(1)) return std::nullopt;
   auto slot = std::make_shared<Slot>();
   slot->hash = canonical_hash(state.document);
   slot->state.document = clone_document(state.document);
   std::optional<EvaluationResult> result;
   ++counters_.queries;
-  Front pending{state, std::nullopt, std::chrono::steady_clock::now(), known_slow, original};
+  Front pending{state, std::nullopt, std::chrono::steady_clock::now(), known_slow, original, accepted_by};
   evaluator_.evaluate({candidate_of(slot)}, [&](std::size_t, EvaluationResult r) { result = std::move(r); });
   if (front && known_slow) report_pending(pending);
   while (!result && !stopped()) await(front ? &pending : nullptr);
@@ -300,7 +300,7 @@ std::optional<bool> SearchRunner::check_to_continue(const SearchState& state, bo
 std::optional<SearchState> SearchRunner::confirm(const Acceptance& acceptance, SearchState candidate,
                                                  bool known_slow) {
   if (options_.reverify) {
-    std::optional<bool> again = evaluate_fresh(candidate, true, known_slow);
+    std::optional<bool> again = evaluate_fresh(candidate, true, known_slow, false, acceptance.strategy);
     if (!again || !*again) {
       drop_ahead();
       if (again) warn_not_reproduced(acceptance);

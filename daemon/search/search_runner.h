@@ -109,8 +109,10 @@ class SearchRunner {
   // False (and stopped) when `pending` more queries would exceed a budget.
   bool may_query(std::size_t pending);
   void halt(StopReason reason, std::optional<Error> error = std::nullopt);
-  // The evaluation behind the checks; as the runner's front when `front` (known slow or not).
-  std::optional<bool> evaluate_fresh(const SearchState& state, bool front, bool known_slow, bool original = false);
+  // The evaluation behind the checks; as the runner's front when `front` (known slow or not), the
+  // sanity check's when `original`, a re-verification of what `accepted_by` accepted when named.
+  std::optional<bool> evaluate_fresh(const SearchState& state, bool front, bool known_slow, bool original = false,
+                                     std::string_view accepted_by = {});
   // Waits for the evaluator to report. With a lookahead, wakes every lookahead_interval to report
   // `front` (when given) and to notice an interrupt.
   void await(const Front* front);

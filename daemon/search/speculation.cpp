@@ -24,10 +24,10 @@ class LiveLineage {
 };
 
 // A lineage's search, on its own runner: the acceptance it went ahead of confirmed first (when it
-// went ahead of a step's candidate), then the driver from that state on; past the sanity check, the
-// search from the original.
+// went ahead of a step's candidate), then the search after that step; past the sanity check, the
+// search from the original; past a re-verification, the search after the step that accepted it.
 SearchOutcome search_ahead(SearchRunner& runner, const SearchOptions& options, SearchState state,
-                           std::optional<Acceptance> accepted, bool original) {
+                           std::optional<Acceptance> accepted, bool original, std::string_view accepted_by) {
   if (accepted) {
     std::optional<SearchState> confirmed = runner.confirm(*accepted, std::move(state), true);
     if (runner.stopped()) return runner.outcome(std::nullopt);
@@ -36,10 +36,10 @@ SearchOutcome search_ahead(SearchRunner& runner, const SearchOptions& options, S
       rejected.rejected = true;
       return rejected;
     }
-    state = std::move(*confirmed);
-    return search_on(runner, options, std::move(state));
+    return search_after(runner, options, std::move(*confirmed), accepted->strategy);
   }
-  return original ? search_from_original(runner, options, std::move(state)) : search_on(runner, options, std::move(state));
+  return original ? search_from_original(runner, options, std::move(state))
+                  : search_after(runner, options, std::move(state), accepted_by);
 }
 
 }  // namespace
@@ -73,18 +73,20 @@ void Speculation::front_pending(const SearchRunner& runner, const Front& front) 
   auto state = std::make_shared<SearchState>(clone_state(front.state));
   std::optional<Acceptance> accepted = front.acceptance;
   bool original = front.original;
+  std::string_view accepted_by = front.accepted_by;  // a step's name: static, as strategies' are
   auto counted = std::make_shared<LiveLineage>(std::shared_ptr<std::atomic<std::size_t>>(search_, &search_->live));
   log::debug("speculating past a slow verdict: lineage from a state of " +
              std::to_string(front.state.document.graph.size()) + " nodes");
   std::shared_ptr<Search> search = search_;
   ahead_ = std::make_unique<Lineage>(
-      [search, evaluator, state, accepted, original, start, counted](const std::atomic<bool>& stop, EventRelay& events) {
+      [search, evaluator, state, accepted, original, accepted_by, start, counted](const std::atomic<bool>& stop,
+                                                                                  EventRelay& events) {
         RunnerOptions options = search->options.runner;
         options.interrupt = &stop;  // a stopped lineage ends as an interrupted search does
         SearchRunner lineage_runner(*evaluator, search->cache, search->clock, options, start, events);
         Speculation lookahead(search, *evaluator);
         lineage_runner.look_ahead_with(lookahead);
-        return search_ahead(lineage_runner, search->options, std::move(*state), accepted, original);
+        return search_ahead(lineage_runner, search->options, std::move(*state), accepted, original, accepted_by);
       });
 }
 

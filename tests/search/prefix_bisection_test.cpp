@@ -1,5 +1,7 @@
-// The search's prefix bisection (search/prefix_bisection.h): what it finds, what it costs, and that
-// whatever the failure's shape its result is the schedule's, or no larger.
+// The search's first cuts, the failing segments (search/failing_segment.h) and the prefix bisection
+// (search/prefix_bisection.h): what they find, what they cost, and that whatever the failure's shape
+// their result is the schedule's, or no larger.
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -7,6 +9,7 @@
 #include <catch2/catch.hpp>
 
 #include "common/graph_codec.h"
+#include "daemon/search/failing_segment.h"
 #include "daemon/search/prefix_bisection.h"
 #include "tests/support/run_search.h"
 #include "tests/support/search_case.h"
@@ -83,9 +86,9 @@ TEST_CASE("the bisection reaches a failing operator in a few queries and ends wh
   // log2(200) probes, the node alone and its re-verification, the schedule's end on three nodes.
   CHECK(bisected.result.counters.queries <= 16);
   CHECK(schedule.result.counters.queries >= 2 * bisected.result.counters.queries);
-  // With more candidates at once, fewer rounds and the same result.
+  // With more candidates at once (fewer than split into segments), fewer rounds and the same result.
   for (unsigned seed : {0u, 3u}) {
-    for (std::size_t parallelism : {2u, 3u, 8u}) {
+    for (std::size_t parallelism : {2u, 3u}) {
       OutOfOrderEvaluator parallel(holds_target("aten::relu"), parallelism, seed);
       Searched result = minified(original, parallel, true);
       CHECK(encoded(result.result) == encoded(schedule.result));
@@ -167,4 +170,46 @@ TEST_CASE("after the first divergence's cut only its last node alone is tried", 
   CHECK(then_alone.accepted[1] == failing_node_step);
   CHECK(encoded(then_alone.result) == encoded(cut_only.result));
   CHECK(then_alone.result.counters.queries < cut_only.result.counters.queries);
+}
+
+TEST_CASE("with many candidates at once a failing operator is narrowed by segments, each candidate a small one",
+          "[search]") {
+  SearchState original = chain_case(200, {{120, "aten::relu"}});
+  PredicateEvaluator sequential(holds_target("aten::relu"));
+  Searched schedule = minified(original, sequential, false);
+  for (unsigned seed : {0u, 3u}) {
+    std::vector<std::size_t> sizes;  // of every candidate evaluated, the sanity check's original first
+    Predicate fails = [&, relu = holds_target("aten::relu")](const GraphDocument& document) {
+      sizes.push_back(document.graph.size());
+      return relu(document);
+    };
+    OutOfOrderEvaluator parallel(fails, 8, seed);
+    Searched segmented = minified(original, parallel, true);
+    CHECK(encoded(segmented.result) == encoded(schedule.result));
+    std::vector<std::string> rounds(3, std::string(failing_segment_step));  // 25 operators, 3, the relu
+    REQUIRE(segmented.accepted.size() >= rounds.size());
+    CHECK(std::vector<std::string>(segmented.accepted.begin(), segmented.accepted.begin() + 3) == rounds);
+    REQUIRE(sizes.size() > 1);
+    CHECK(sizes.front() == original.document.graph.size());
+    // A segment: 25 operators, the load of its input and the output.
+    CHECK(*std::max_element(sizes.begin() + 1, sizes.end()) <= 27);
+    // Three rounds of at most eight and their re-verifications, the schedule's end on three nodes.
+    CHECK(segmented.result.counters.queries <= 26);
+  }
+}
+
+TEST_CASE("a failure that needs operators of two segments shows in none: one round, then the bisection", "[search]") {
+  SearchState original = chain_case(60, {{20, "aten::relu"}, {41, "aten::cos"}});
+  Predicate fails = holds_both("aten::relu", "aten::cos");
+  OutOfOrderEvaluator bisecting(fails, min_parallelism_to_split - 1, 0);
+  Searched bisected = minified(original, bisecting, true);
+  OutOfOrderEvaluator segmenting(fails, min_parallelism_to_split, 0);
+  Searched segmented = minified(original, segmenting, true);
+  REQUIRE_FALSE(segmented.accepted.empty());
+  CHECK(segmented.accepted.front() == failing_prefix_step);
+  CHECK(encoded(segmented.result) == encoded(bisected.result));
+  CHECK(fails(segmented.result.best.document));
+  // One round of segments more, and a bisection of four probes a round, which may ask a few more in
+  // fewer rounds than one of three.
+  CHECK(segmented.result.counters.queries <= bisected.result.counters.queries + 2 * min_parallelism_to_split);
 }

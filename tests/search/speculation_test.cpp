@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "common/graph_codec.h"
+#include "daemon/search/failing_segment.h"
 #include "tests/support/delayed_evaluator.h"
 #include "tests/support/run_search.h"
 #include "tests/support/search_case.h"
@@ -48,9 +49,11 @@ struct Run {
 };
 
 Run search_with(CandidateEvaluator& evaluator, std::optional<std::chrono::milliseconds> speculate_after,
-                const std::atomic<bool>* interrupt = nullptr, std::optional<std::string> first_try_end = std::nullopt) {
+                const std::atomic<bool>* interrupt = nullptr, std::optional<std::string> first_try_end = std::nullopt,
+                bool bisect_prefix = false) {
   SearchOptions options;
   options.first_try_end = std::move(first_try_end);
+  options.bisect_prefix = bisect_prefix;
   options.strategies = *select_strategies({});
   options.speculation.after = speculate_after;
   options.runner.interrupt = interrupt;
@@ -111,6 +114,23 @@ TEST_CASE("a lineage past a slow sanity check makes the first try as the search 
   Run speculative = search_with(evaluator, 20ms, nullptr, "op29");
   check_same_as(speculative, reference);
   CHECK(speculative.result.counters.lineages > 0);
+}
+
+TEST_CASE("a lineage past a failing segment or its re-verification narrows on as the search would", "[search]") {
+  OutOfOrderEvaluator in_turn(holds_target("aten::relu"), min_parallelism_to_split, 0);
+  Run reference = search_with(in_turn, std::nullopt, nullptr, std::nullopt, true);
+  // 48 operators in four segments, the relu's 12 in four, its 3 alone.
+  std::vector<std::string> rounds{std::string(failing_segment_step) + "/4/14",
+                                  std::string(failing_segment_step) + "/4/5",
+                                  std::string(failing_segment_step) + "/3/3"};
+  REQUIRE(reference.accepted.size() >= rounds.size());
+  CHECK(std::vector<std::string>(reference.accepted.begin(), reference.accepted.begin() + 3) == rounds);
+  DelayedEvaluator evaluator(holds_target("aten::relu"), slow_when(holds_target("aten::relu"), 200ms),
+                             min_parallelism_to_split);
+  Run speculative = search_with(evaluator, 20ms, nullptr, std::nullopt, true);
+  check_same_as(speculative, reference);
+  CHECK(speculative.result.counters.lineages > 0);
+  check_every_evaluation_counted(speculative, evaluator);
 }
 
 TEST_CASE("a lineage that guessed wrong is stopped and its work counted as speculative", "[search]") {

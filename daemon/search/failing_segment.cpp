@@ -1,0 +1,48 @@
+// Rounds of segments, each alone on loads of its inputs, until none fails or one computation is left.
+#include "daemon/search/failing_segment.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "daemon/search/node_isolation.h"
+#include "daemon/search/prefix_bisection.h"
+
+namespace minifyd::search {
+namespace {
+
+// The names of `state`'s computations, in graph order.
+std::vector<std::string> computations(const SearchState& state) {
+  std::vector<std::string> names;
+  for (const Node* node : state.document.graph.nodes())
+    if (node->op() == OpCode::call_function) names.push_back(node->name());
+  return names;
+}
+
+}  // namespace
+
+SearchState narrow_to_failing_segment(SearchRunner& runner, SearchState state) {
+  if (runner.parallelism() < min_parallelism_to_split || computations(state).size() < min_cut_points_to_bisect)
+    return state;
+  return narrow_failing_segment(runner, std::move(state));
+}
+
+SearchState narrow_failing_segment(SearchRunner& runner, SearchState segment) {
+  for (;;) {
+    std::vector<std::string> names = computations(segment);
+    std::size_t count = std::min(runner.parallelism(), names.size());
+    if (count < 2 || runner.stopped()) return segment;
+    auto next = runner.run_proposals(failing_segment_step, segment, count, [&](const CandidateSink& offer) {
+      for (std::size_t i = 0; i < count; ++i) {
+        std::vector<std::string> part(names.begin() + static_cast<std::ptrdiff_t>(i * names.size() / count),
+                                      names.begin() + static_cast<std::ptrdiff_t>((i + 1) * names.size() / count));
+        auto alone = isolate_nodes(segment, part);
+        if (alone && !offer(std::move(*alone))) return;
+      }
+    });
+    if (!next) return segment;
+    segment = std::move(*next);
+  }
+}
+
+}  // namespace minifyd::search
