@@ -1,7 +1,8 @@
-// Rounds of segments, each alone on loads of its inputs, until none fails or one computation is left.
+// Rounds of segments, each alone on loads of its inputs, until none fails or one computation is left;
+// computations alone.
 #include "daemon/search/failing_segment.h"
 
-#include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,22 @@ std::vector<std::string> computations(const SearchState& state) {
 
 }  // namespace
 
+std::optional<SearchState> first_failing_computation(SearchRunner& runner, const SearchState& state) {
+  std::vector<std::string> names = computations(state);
+  return runner.run_proposals(failing_node_step, state, names.size(), [&](const CandidateSink& offer) {
+    for (auto name = names.rbegin(); name != names.rend(); ++name) {
+      auto alone = isolate_nodes(state, {*name});
+      if (alone && !offer(std::move(*alone))) return;
+    }
+  });
+}
+
+SearchState narrow_failing_kernel(SearchRunner& runner, SearchState kernel) {
+  if (computations(kernel).size() >= min_cut_points_to_bisect) return kernel;
+  auto alone = first_failing_computation(runner, kernel);
+  return alone ? std::move(*alone) : std::move(kernel);
+}
+
 SearchState narrow_to_failing_segment(SearchRunner& runner, SearchState state) {
   if (runner.parallelism() < min_parallelism_to_split || computations(state).size() < min_cut_points_to_bisect)
     return state;
@@ -30,8 +47,12 @@ SearchState narrow_to_failing_segment(SearchRunner& runner, SearchState state) {
 SearchState narrow_failing_segment(SearchRunner& runner, SearchState segment) {
   for (;;) {
     std::vector<std::string> names = computations(segment);
-    std::size_t count = std::min(runner.parallelism(), names.size());
-    if (count < 2 || runner.stopped()) return segment;
+    std::size_t count = runner.parallelism();
+    if (names.size() < 2 || runner.stopped()) return segment;
+    if (names.size() <= count) {
+      auto alone = first_failing_computation(runner, segment);
+      return alone ? std::move(*alone) : std::move(segment);
+    }
     auto next = runner.run_proposals(failing_segment_step, segment, count, [&](const CandidateSink& offer) {
       for (std::size_t i = 0; i < count; ++i) {
         std::vector<std::string> part(names.begin() + static_cast<std::ptrdiff_t>(i * names.size() / count),

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string_view>
 
 #include "daemon/search/search_runner.h"
@@ -22,15 +23,26 @@ inline constexpr std::size_t min_parallelism_to_split = 4;
 
 // When `state` has at least min_cut_points_to_bisect computations and the runner runs at least
 // min_parallelism_to_split candidates at once: its computations split into runner.parallelism()
-// contiguous segments of nearly equal counts (one computation each once they are fewer), each alone on
-// loads of its inputs (isolate_nodes), as one step (failing_segment_step) whose first failing segment
-// is accepted, re-verified, and split in turn, down to one computation. Ends with the last accepted
-// segment, or `state` itself when none failed (a failure that needs operators of two segments shows in
-// none: one round of queries).
+// contiguous segments of nearly equal counts, each alone on loads of its inputs (isolate_nodes), as one
+// step (failing_segment_step) whose first failing segment is accepted, re-verified, and split in turn;
+// once they are no more than the candidates run at once, first_failing_computation(). Ends with the
+// last accepted segment, or `state` itself when none failed (a failure that needs operators of two
+// segments shows in none: one round of queries).
 SearchState narrow_to_failing_segment(SearchRunner& runner, SearchState state);
 
 // The rounds of narrow_to_failing_segment() from `segment`, one that failing_segment_step accepted
 // (where a lineage that went ahead of it goes on), whatever its size.
 SearchState narrow_failing_segment(SearchRunner& runner, SearchState segment);
+
+// The failing kernel's nodes alone (what failing_kernel_step accepted): with fewer than
+// min_cut_points_to_bisect computations, first_failing_computation()'s when one fails; else the kernel,
+// for the segments and the bisection.
+SearchState narrow_failing_kernel(SearchRunner& runner, SearchState kernel);
+
+// Each computation of `state` alone on loads of its inputs, as one step (failing_node_step, as the
+// prefix bisection's node alone): the first that fails, re-verified, or nullopt. Last first: a fused
+// kernel ends in its epilogue (the activation after a convolution and its batch norm); on the conv net's
+// crash on the CPU, 8 queries in all against 11 and 12 in graph order.
+std::optional<SearchState> first_failing_computation(SearchRunner& runner, const SearchState& state);
 
 }  // namespace minifyd::search

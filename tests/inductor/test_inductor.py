@@ -152,8 +152,9 @@ def plain_check(env):
 
 def failing_kernel_first(env):
     """The search first tries the nodes of the kernel the sanity check saw fail, alone on loads of their
-    inputs (the step failing-kernel): on linear_stages' compile error that is the relu's stage, and the
-    search ends at the relu as it does from the whole graph, in fewer queries."""
+    inputs (the step failing-kernel), then each of them alone (failing-node): on linear_stages' compile
+    error that is the relu's stage, then the relu, where the search from the whole graph ends too, in
+    fewer queries."""
     graph = env.export("linear_stages")
     runs = {}
     for mode, extra in (("first", []), ("whole", ["--no-failing-kernel-first"])):
@@ -169,6 +170,8 @@ def failing_kernel_first(env):
     stage = first_steps[0]
     expect(stage["strategy"] == "failing-kernel" and stage["nodes"] < first["start_nodes"] // 4,
            f"the first step is not the failing kernel's few nodes: {first_steps[:2]}")
+    expect(len(first_steps) > 1 and first_steps[1]["strategy"] == "failing-node" and first_steps[1]["nodes"] == 3,
+           f"the second step is not the relu alone: {first_steps[:3]}")
     expect(all(step["strategy"] != "failing-kernel" for step in whole_steps), f"{whole_steps}")
     expect(first_nodes == whole_nodes and first["queries"] < whole["queries"],
            f"{first['queries']} queries to {first_nodes} against {whole['queries']} to {whole_nodes}")

@@ -48,11 +48,13 @@ struct Searched {
 };
 
 Searched minified(const SearchState& original, CandidateEvaluator& evaluator, bool bisect,
-                  std::optional<std::string> first_try_end = std::nullopt) {
+                  std::optional<std::string> first_try_end = std::nullopt,
+                  std::optional<std::vector<std::string>> failing_kernel = std::nullopt) {
   SearchOptions options;
   options.strategies = *select_strategies({});
   options.bisect_prefix = bisect;
   options.first_try_end = std::move(first_try_end);
+  if (failing_kernel) options.failing_kernel_nodes = [nodes = *failing_kernel] { return nodes; };
   VerdictCache cache("test");
   FakeClock clock;
   Steps steps;
@@ -186,7 +188,9 @@ TEST_CASE("with many candidates at once a failing operator is narrowed by segmen
     OutOfOrderEvaluator parallel(fails, 8, seed);
     Searched segmented = minified(original, parallel, true);
     CHECK(encoded(segmented.result) == encoded(schedule.result));
-    std::vector<std::string> rounds(3, std::string(failing_segment_step));  // 25 operators, 3, the relu
+    // 25 operators, 3, the relu alone.
+    std::vector<std::string> rounds{std::string(failing_segment_step), std::string(failing_segment_step),
+                                    std::string(failing_node_step)};
     REQUIRE(segmented.accepted.size() >= rounds.size());
     CHECK(std::vector<std::string>(segmented.accepted.begin(), segmented.accepted.begin() + 3) == rounds);
     REQUIRE(sizes.size() > 1);
@@ -212,4 +216,26 @@ TEST_CASE("a failure that needs operators of two segments shows in none: one rou
   // One round of segments more, and a bisection of four probes a round, which may ask a few more in
   // fewer rounds than one of three.
   CHECK(segmented.result.counters.queries <= bisected.result.counters.queries + 2 * min_parallelism_to_split);
+}
+
+TEST_CASE("a small failing kernel's computations are tried alone, last first, before anything else", "[search]") {
+  SearchState original = chain_case(40, {{22, "aten::relu"}});
+  std::vector<std::string> kernel{"op_20", "op_21", "op_22", "op_23", "op_24", "op_25"};
+  std::vector<std::size_t> sizes;  // of every candidate evaluated
+  Predicate fails = [&, relu = holds_target("aten::relu")](const GraphDocument& document) {
+    sizes.push_back(document.graph.size());
+    return relu(document);
+  };
+  PredicateEvaluator sequential(fails);
+  Searched searched = minified(original, sequential, true, std::nullopt, kernel);
+  REQUIRE(searched.accepted.size() >= 2);
+  CHECK(searched.accepted[0] == failing_kernel_step);
+  CHECK(searched.accepted[1] == failing_node_step);
+  CHECK(searched.result.best.document.graph.size() == 3);
+  CHECK(holds_target("aten::relu")(searched.result.best.document));
+  // The sanity check, the kernel and its re-verification (8 nodes: a load, six computations, the
+  // output), op_25, op_24 and op_23 alone passing, the relu alone and its re-verification.
+  REQUIRE(sizes.size() >= 8);
+  CHECK(std::vector<std::size_t>(sizes.begin() + 1, sizes.begin() + 8) == std::vector<std::size_t>{8, 8, 3, 3, 3, 3, 3});
+  CHECK(searched.result.counters.queries <= 10);
 }

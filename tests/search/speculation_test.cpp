@@ -7,6 +7,7 @@
 
 #include "common/graph_codec.h"
 #include "daemon/search/failing_segment.h"
+#include "daemon/search/prefix_bisection.h"
 #include "tests/support/delayed_evaluator.h"
 #include "tests/support/run_search.h"
 #include "tests/support/search_case.h"
@@ -121,8 +122,7 @@ TEST_CASE("a lineage past a failing segment or its re-verification narrows on as
   Run reference = search_with(in_turn, std::nullopt, nullptr, std::nullopt, true);
   // 48 operators in four segments, the relu's 12 in four, its 3 alone.
   std::vector<std::string> rounds{std::string(failing_segment_step) + "/4/14",
-                                  std::string(failing_segment_step) + "/4/5",
-                                  std::string(failing_segment_step) + "/3/3"};
+                                  std::string(failing_segment_step) + "/4/5", std::string(failing_node_step) + "/3/3"};
   REQUIRE(reference.accepted.size() >= rounds.size());
   CHECK(std::vector<std::string>(reference.accepted.begin(), reference.accepted.begin() + 3) == rounds);
   DelayedEvaluator evaluator(holds_target("aten::relu"), slow_when(holds_target("aten::relu"), 200ms),
