@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/log.h"
 #include "daemon/search/failing_segment.h"
@@ -101,9 +102,8 @@ std::optional<SearchState> try_failing_kernel(SearchRunner& runner, const Search
 }
 
 // The first tries of a search from the original, in their order; a lineage that went ahead of one's
-// accepted candidate starts at the next (past the failing kernel, its computations alone), or, past a
-// failing segment, narrows it on.
-enum class FirstTry { first_divergence, failing_kernel, kernel_computations, narrowing, within_segment };
+// accepted candidate starts at the next, or, past a failing segment, narrows it on.
+enum class FirstTry { first_divergence, failing_kernel, narrowing, within_segment };
 
 // search_on() after the first tries from `first`; `at_first_end`: `state` is the cut at the first
 // divergence, where its failure starts.
@@ -115,15 +115,16 @@ SearchOutcome search_from(SearchRunner& runner, const SearchOptions& options, Se
       at_first_end = true;
     }
   }
-  bool in_kernel = first == FirstTry::kernel_computations;  // `state` is the failing kernel's nodes alone
   if (first <= FirstTry::failing_kernel && options.failing_kernel_nodes) {
-    if (auto isolated = try_failing_kernel(runner, state, options.failing_kernel_nodes())) {
+    std::vector<std::string> kernel = options.failing_kernel_nodes();
+    if (auto alone = try_kernel_computations_alone(runner, state, kernel)) {
+      state = std::move(*alone);
+      at_first_end = false;
+    } else if (auto isolated = try_failing_kernel(runner, state, kernel)) {
       state = std::move(*isolated);
       at_first_end = false;
-      in_kernel = true;
     }
   }
-  if (in_kernel) state = narrow_failing_kernel(runner, std::move(state));
   if (first <= FirstTry::narrowing && options.bisect_prefix)
     state = at_first_end ? try_last_node_alone(runner, std::move(state))
                          : bisect_failing_prefix(runner, narrow_to_failing_segment(runner, std::move(state)));
@@ -142,8 +143,7 @@ SearchOutcome search_after(SearchRunner& runner, const SearchOptions& options, S
                            std::string_view step) {
   if (step == first_divergence_step)
     return search_from(runner, options, std::move(accepted), FirstTry::failing_kernel, true);
-  if (step == failing_kernel_step)
-    return search_from(runner, options, std::move(accepted), FirstTry::kernel_computations, false);
+  if (step == failing_kernel_step) return search_from(runner, options, std::move(accepted), FirstTry::narrowing, false);
   if (step == failing_segment_step)
     return search_from(runner, options, std::move(accepted), FirstTry::within_segment, false);
   return search_on(runner, options, std::move(accepted));

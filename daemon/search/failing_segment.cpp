@@ -2,6 +2,7 @@
 // computations alone.
 #include "daemon/search/failing_segment.h"
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,8 +23,8 @@ std::vector<std::string> computations(const SearchState& state) {
 
 }  // namespace
 
-std::optional<SearchState> first_failing_computation(SearchRunner& runner, const SearchState& state) {
-  std::vector<std::string> names = computations(state);
+std::optional<SearchState> first_failing_computation(SearchRunner& runner, const SearchState& state,
+                                                      const std::vector<std::string>& names) {
   return runner.run_proposals(failing_node_step, state, names.size(), [&](const CandidateSink& offer) {
     for (auto name = names.rbegin(); name != names.rend(); ++name) {
       auto alone = isolate_nodes(state, {*name});
@@ -32,10 +33,13 @@ std::optional<SearchState> first_failing_computation(SearchRunner& runner, const
   });
 }
 
-SearchState narrow_failing_kernel(SearchRunner& runner, SearchState kernel) {
-  if (computations(kernel).size() >= min_cut_points_to_bisect) return kernel;
-  auto alone = first_failing_computation(runner, kernel);
-  return alone ? std::move(*alone) : std::move(kernel);
+std::optional<SearchState> try_kernel_computations_alone(SearchRunner& runner, const SearchState& state,
+                                                         const std::vector<std::string>& kernel_nodes) {
+  std::vector<std::string> names;
+  for (const std::string& name : computations(state))
+    if (std::find(kernel_nodes.begin(), kernel_nodes.end(), name) != kernel_nodes.end()) names.push_back(name);
+  if (names.empty() || names.size() >= min_cut_points_to_bisect) return std::nullopt;
+  return first_failing_computation(runner, state, names);
 }
 
 SearchState narrow_to_failing_segment(SearchRunner& runner, SearchState state) {
@@ -50,7 +54,7 @@ SearchState narrow_failing_segment(SearchRunner& runner, SearchState segment) {
     std::size_t count = runner.parallelism();
     if (names.size() < 2 || runner.stopped()) return segment;
     if (names.size() <= count) {
-      auto alone = first_failing_computation(runner, segment);
+      auto alone = first_failing_computation(runner, segment, names);
       return alone ? std::move(*alone) : std::move(segment);
     }
     auto next = runner.run_proposals(failing_segment_step, segment, count, [&](const CandidateSink& offer) {

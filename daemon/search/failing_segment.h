@@ -10,7 +10,9 @@
 
 #include <cstddef>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "daemon/search/search_runner.h"
 #include "daemon/search/search_state.h"
@@ -34,15 +36,18 @@ SearchState narrow_to_failing_segment(SearchRunner& runner, SearchState state);
 // (where a lineage that went ahead of it goes on), whatever its size.
 SearchState narrow_failing_segment(SearchRunner& runner, SearchState segment);
 
-// The failing kernel's nodes alone (what failing_kernel_step accepted): with fewer than
-// min_cut_points_to_bisect computations, first_failing_computation()'s when one fails; else the kernel,
-// for the segments and the bisection.
-SearchState narrow_failing_kernel(SearchRunner& runner, SearchState kernel);
+// Each of `names` (computations of `state`, in graph order) alone on loads of its inputs, as one step
+// (failing_node_step, as the prefix bisection's node alone): the first that fails, re-verified, or
+// nullopt. Last first: a fused kernel ends in its epilogue (the activation after a convolution and its
+// batch norm); on the conv net's crash on the CPU, 8 queries in all against 11 and 12 in graph order.
+std::optional<SearchState> first_failing_computation(SearchRunner& runner, const SearchState& state,
+                                                     const std::vector<std::string>& names);
 
-// Each computation of `state` alone on loads of its inputs, as one step (failing_node_step, as the
-// prefix bisection's node alone): the first that fails, re-verified, or nullopt. Last first: a fused
-// kernel ends in its epilogue (the activation after a convolution and its batch norm); on the conv net's
-// crash on the CPU, 8 queries in all against 11 and 12 in graph order.
-std::optional<SearchState> first_failing_computation(SearchRunner& runner, const SearchState& state);
+// The failing kernel's computations (SearchOptions::failing_kernel_nodes, those of `state`) each alone,
+// before the kernel as a whole is tried, when they are fewer than min_cut_points_to_bisect: the
+// kernel's candidate and its re-verification (a second of two cores' time on the conv net's crash)
+// are then spent only when no computation fails alone. nullopt when none does or the kernel is larger.
+std::optional<SearchState> try_kernel_computations_alone(SearchRunner& runner, const SearchState& state,
+                                                         const std::vector<std::string>& kernel_nodes);
 
 }  // namespace minifyd::search

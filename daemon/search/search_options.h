@@ -60,8 +60,9 @@ struct SearchOptions {
   std::optional<std::string> first_try_end;
   // When set, no lineage goes ahead of the sanity check, and once it found the original failing the
   // search first tries the nodes this names (those the sanity check's failing kernel was made of,
-  // PoolEvaluator) alone on loads of their inputs, as one step named failing_kernel_step; nothing is
-  // tried when it names none of the graph's nodes.
+  // PoolEvaluator): fewer than 16 computations each alone first (search/failing_segment.h), then all
+  // of them alone on loads of their inputs, as one step named failing_kernel_step; nothing is tried
+  // when it names none of the graph's nodes.
   std::function<std::vector<std::string>()> failing_kernel_nodes;
   // After those tries, the search narrows the graph to a failing segment of it when many candidates
   // run at once (search/failing_segment.h), then bisects for the shortest failing prefix and tries its
