@@ -1,5 +1,4 @@
-// Rounds of segments, each alone on loads of its inputs, until none fails or one computation is left;
-// computations alone.
+// Computations alone, and rounds of segments alone on loads of their inputs down to computations alone.
 #include "daemon/search/failing_segment.h"
 
 #include <algorithm>

@@ -1,6 +1,7 @@
-// The search's first cut when many candidates run at once: the graph's computations split into as
-// many contiguous segments as the evaluator runs at once, each alone on loads of its inputs, the first
-// that fails kept and split again. Inductor fuses a chain of pointwise operators into one kernel, so
+// The search's first cuts to a few computations: a small failing kernel's computations each alone, and,
+// when many candidates run at once, the graph's computations split into as many contiguous segments as
+// the evaluator runs at once, each alone on loads of its inputs, the first that fails kept and split
+// again. Inductor fuses a chain of pointwise operators into one kernel, so
 // every prefix the bisection probes (search/prefix_bisection.h) is one kernel nearly as large as the
 // graph, each compiled anew (a Triton kernel of 100 to 200 operators: 1 to 5.7 s on an H200); a
 // segment is a kernel of 1/n of it. With n candidates at once a round shrinks the graph n-fold, as the
@@ -39,7 +40,8 @@ SearchState narrow_failing_segment(SearchRunner& runner, SearchState segment);
 // Each of `names` (computations of `state`, in graph order) alone on loads of its inputs, as one step
 // (failing_node_step, as the prefix bisection's node alone): the first that fails, re-verified, or
 // nullopt. Last first: a fused kernel ends in its epilogue (the activation after a convolution and its
-// batch norm); on the conv net's crash on the CPU, 8 queries in all against 11 and 12 in graph order.
+// batch norm); on the conv net's crash on the CPU, tried after its kernel, 8 queries in all against 11
+// and 12 in graph order.
 std::optional<SearchState> first_failing_computation(SearchRunner& runner, const SearchState& state,
                                                      const std::vector<std::string>& names);
 
