@@ -9,7 +9,9 @@
 # after one retired or died), and idle (a worker up with nothing to do: the search had fewer candidates
 # than workers). A request whose answer has no worker's times (a crash's verdict, which the fork server
 # makes when its child dies; a fault) counts whole as unsplit. Per query: each part divided by the
-# search's evaluate requests.
+# search's evaluate requests. Our overhead of a query: the mean overhead of the answers with the worker's
+# times (the same pipes, JSON and fork carry a crash's request) over the mean time of every query, from
+# sending it to its answer.
 import argparse
 import json
 import sys
@@ -45,7 +47,7 @@ def slot_time(events, window):
     state = {}  # slot -> ("starting" | "idle" | "busy", since)
     sent = {}   # ticket -> (slot, t)
     slot_of = {}  # pid -> slot
-    requests = {"evaluate": 0, "failing": 0, "retirements": 0, "cuda_errors": 0}
+    requests = {"evaluate": 0, "timed": 0, "failing": 0, "retirements": 0, "cuda_errors": 0}
 
     def charge(slot, until):
         kind, since = state.get(slot, (None, None))
@@ -80,6 +82,7 @@ def slot_time(events, window):
                     worker_ms += ms
                 if worker_ms > 0:
                     totals["overhead"] += max(0.0, (t - t0) - worker_ms / 1e3)
+                    requests["timed"] += 1
                 else:  # a crash's verdict (made by the fork server when its child died) or a fault: no times
                     totals["unsplit"] += t - t0
                 if e.get("outcome") != "pass":
@@ -118,8 +121,10 @@ def breakdown(path):
     slot_seconds = slots * (search[1] - search[0])
     row["per_query_s"] = {part: round(totals[part] / n, 3) for part in PARTS}
     row["share"] = {part: round(totals[part] / slot_seconds, 3) if slot_seconds else 0 for part in PARTS}
-    busy = sum(totals[p] for p in (*WORKER_PARTS, "overhead"))  # of answers with times
-    row["overhead_of_a_query"] = round(totals["overhead"] / busy, 3) if busy else 0
+    answered = sum(totals[p] for p in (*WORKER_PARTS, "overhead", "unsplit"))  # sending to answer, every query
+    overhead = totals["overhead"] / requests["timed"] if requests["timed"] else 0
+    row["overhead_per_request_ms"] = round(1e3 * overhead, 1)
+    row["overhead_of_a_query"] = round(overhead / (answered / n), 3) if answered else 0
     return row
 
 
@@ -135,7 +140,8 @@ def render(row):
                      f"{row['search_wall_per_query_s']} s of wall per query")
         lines.append("  per query, slot seconds: " + ", ".join(f"{p} {row['per_query_s'][p]}" for p in PARTS))
         lines.append("  share of the slots' time: " + ", ".join(f"{p} {100 * row['share'][p]:.0f}%" for p in PARTS))
-        lines.append(f"  our overhead: {100 * row['overhead_of_a_query']:.1f}% of a query's time in its worker")
+        lines.append(f"  our overhead: {row['overhead_per_request_ms']} ms a request, {100 * row['overhead_of_a_query']:.1f}% "
+                     f"of a query's time from sending it to its answer")
     return "\n".join(lines)
 
 
