@@ -6,7 +6,10 @@
 // graph, each compiled anew (a Triton kernel of 100 to 200 operators: 1 to 5.7 s on an H200); a
 // segment is a kernel of 1/n of it. With n candidates at once a round shrinks the graph n-fold, as the
 // bisection's shrinks it (n + 1)-fold, so below min_parallelism_to_split the segments would cost more
-// rounds than they save.
+// rounds than they save. Like the bisection's probes, the segments follow the worker count: a failure in
+// one operator ends at that operator alone with any count, but where a failure needs several operators,
+// which of them a cut keeps may differ between counts (each result fails: only failing candidates are
+// kept).
 #pragma once
 
 #include <cstddef>
