@@ -5,7 +5,7 @@
 #include <optional>
 #include <vector>
 
-#include "daemon/search/node_isolation.h"
+#include "daemon/search/failing_segment.h"
 #include "daemon/search/strategies/truncate_suffix.h"
 
 namespace minifyd::search {
@@ -24,9 +24,7 @@ std::vector<std::size_t> probe_indices(std::size_t lo, std::size_t hi, std::size
 // `node` of `state` alone on loads of its inputs, as the step failing_node_step, when accepted.
 std::optional<SearchState> try_node_alone(SearchRunner& runner, const SearchState& state, const Node& node) {
   if (node.op() != OpCode::call_function) return std::nullopt;
-  auto alone = isolate_nodes(state, {node.name()});
-  if (!alone) return std::nullopt;
-  return runner.run_proposals(failing_node_step, state, 1, [&](const CandidateSink& offer) { offer(std::move(*alone)); });
+  return first_failing_computation(runner, state, {node.name()});
 }
 
 }  // namespace
