@@ -147,12 +147,18 @@ Expected<std::string> ContentStore::get(std::string_view hash) const {
 }
 
 Expected<void> ContentStore::read_into(std::string_view hash, void* destination, std::size_t size) const {
-  auto content = get(hash);
-  if (!content) return content.error();
-  if (content->size() != size)
-    return blob_error(ErrorKind::corrupt, hash, "holds " + std::to_string(content->size()) +
-                                                    " bytes, expected " + std::to_string(size));
-  std::copy(content->begin(), content->end(), static_cast<char*>(destination));
+  if (!is_sha256_hex(hash)) return blob_error(ErrorKind::invalid_input, hash, "not a SHA-256 digest");
+  // Straight into the destination: a store's weights are tens of megabytes, read by every fresh worker.
+  auto read = read_file_into(blob_path(hash), destination, size);
+  if (!read) {
+    if (read.error().kind == ErrorKind::not_found)
+      return blob_error(ErrorKind::not_found, hash, "missing from the store at " + root_.string());
+    return read.error().with_context("blob " + std::string(hash));
+  }
+  if (*read != size)
+    return blob_error(ErrorKind::corrupt, hash, "holds " + std::to_string(*read) + " bytes, expected " + std::to_string(size));
+  if (sha256_hex(destination, size) != std::string_view(hash))
+    return blob_error(ErrorKind::corrupt, hash, "corrupted: its " + std::to_string(size) + " bytes hash to something else");
   return {};
 }
 

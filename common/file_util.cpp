@@ -27,24 +27,64 @@ Error errno_error(const std::string& what, int error_number) {
                     what + ": " + std::strerror(error_number));
 }
 
-Expected<std::string> read_file(const std::filesystem::path& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return errno_error(path.string(), errno);
-  std::string content;
-  char buffer[1 << 16];
-  while (true) {
-    ssize_t got = ::read(fd, buffer, sizeof buffer);
+namespace {
+
+// Reads up to `size` bytes at `destination`, stopping early at the end of the file; returns how many.
+Expected<std::size_t> read_up_to(int fd, char* destination, std::size_t size, const std::filesystem::path& path) {
+  std::size_t done = 0;
+  while (done < size) {
+    ssize_t got = ::read(fd, destination + done, size - done);
     if (got < 0) {
       if (errno == EINTR) continue;
-      int saved = errno;
-      ::close(fd);
-      return errno_error(path.string(), saved);
+      return errno_error(path.string(), errno);
     }
     if (got == 0) break;
-    content.append(buffer, static_cast<std::size_t>(got));
+    done += static_cast<std::size_t>(got);
   }
-  ::close(fd);
-  return content;
+  return done;
+}
+
+// An open file's descriptor, closed on every way out.
+struct OpenFile {
+  int fd;
+  ~OpenFile() { ::close(fd); }
+};
+
+Expected<std::uint64_t> size_of(int fd, const std::filesystem::path& path) {
+  struct stat info {};
+  if (::fstat(fd, &info) != 0) return errno_error(path.string(), errno);
+  return static_cast<std::uint64_t>(info.st_size);
+}
+
+}  // namespace
+
+Expected<std::string> read_file(const std::filesystem::path& path) {
+  OpenFile file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (file.fd < 0) return errno_error(path.string(), errno);
+  auto size = size_of(file.fd, path);
+  if (!size) return size.error();
+  // Sized by fstat and read in place; a file that grew meanwhile is read on to its end.
+  std::string content(static_cast<std::size_t>(*size), '\0');
+  for (std::size_t at = 0;;) {
+    auto got = read_up_to(file.fd, content.data() + at, content.size() - at, path);
+    if (!got) return got.error();
+    at += *got;
+    if (at < content.size()) {
+      content.resize(at);
+      return content;
+    }
+    content.resize(content.size() + (1 << 16));
+  }
+}
+
+Expected<std::uint64_t> read_file_into(const std::filesystem::path& path, void* destination, std::size_t size) {
+  OpenFile file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (file.fd < 0) return errno_error(path.string(), errno);
+  auto file_size = size_of(file.fd, path);
+  if (!file_size || *file_size != size) return file_size;
+  auto got = read_up_to(file.fd, static_cast<char*>(destination), size, path);
+  if (!got) return got.error();
+  return static_cast<std::uint64_t>(*got);
 }
 
 Expected<void> write_file_atomic(const std::filesystem::path& path, std::string_view data,

@@ -1,6 +1,7 @@
 // Whole-file reads and crash-safe writes (temp file, fsync, rename), with errors naming the path.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -10,6 +11,10 @@
 namespace minifyd {
 
 Expected<std::string> read_file(const std::filesystem::path& path);
+// Reads a file of `size` bytes into `destination` without a copy between; returns the bytes read,
+// which are fewer than `size` for a file that shrank meanwhile, or the file's own size (nothing
+// read) when it is not `size`.
+Expected<std::uint64_t> read_file_into(const std::filesystem::path& path, void* destination, std::size_t size);
 
 // Writes data to a fresh temp file in temp_dir (default: the target's directory), fsyncs it, and
 // renames it onto path: readers see the old content or the new, never a part.

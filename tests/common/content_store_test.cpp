@@ -68,7 +68,20 @@ TEST_CASE("a corrupted or truncated blob is an error naming the hash", "[store]"
   CHECK(truncated.error().message.find(hash) != std::string::npos);
 
   char buffer[1000];
-  CHECK_FALSE(store.read_into(hash, buffer, sizeof buffer).has_value());
+  auto short_read = store.read_into(hash, buffer, sizeof buffer);
+  REQUIRE_FALSE(short_read.has_value());
+  CHECK(short_read.error().kind == ErrorKind::corrupt);
+  CHECK(short_read.error().message == "blob " + hash + ": holds 500 bytes, expected 1000");
+  overwrite(store.blob_path(hash), std::string(999, 'x') + "y");
+  auto wrong_bytes = store.read_into(hash, buffer, sizeof buffer);
+  REQUIRE_FALSE(wrong_bytes.has_value());
+  CHECK(wrong_bytes.error().message.find("blob " + hash + ": corrupted") == 0);
+  std::string other = put(store, std::string(1000, 'z'));
+  REQUIRE(store.read_into(other, buffer, sizeof buffer).has_value());
+  CHECK(std::string(buffer, sizeof buffer) == std::string(1000, 'z'));
+  auto unknown = store.read_into(std::string(64, 'f'), buffer, sizeof buffer);
+  REQUIRE_FALSE(unknown.has_value());
+  CHECK(unknown.error().kind == ErrorKind::not_found);
 
   REQUIRE(store.write_root("graph", {hash}).has_value());
   auto report = store.verify();
