@@ -1,8 +1,10 @@
 # Where a `minify run`'s time went, from its timeline (`minify run --timeline FILE`, daemon/run/timeline.h):
 #   /usr/bin/python3 bench/query_breakdown.py FILE [FILE...] [--json]
-# For each run: its phases (import of a repro file, until the search starts: the workers' start and the
-# original's propagation; the search; the plain check beside it; after the search; outputs), and the
-# search's worker time, slot by slot (a slot is one worker place of the pool): in requests (the worker's
+# For each run: its phases (import of a repro file, until the search starts: the graph's import into the
+# run's store, while the workers start; the search; the plain check beside it; after the search; outputs),
+# and the search's worker time, slot by slot (a slot is one worker place of the pool): the original's
+# propagation (beside the sanity check: its eager values, which the search awaits where it needs them),
+# in requests (the worker's
 # own wait for a process to serve it (start_wait: the Python worker with a GPU, whose serving child a CUDA
 # error ended), load, compile, wait for the GPU (its run lock), run and check, and our overhead: the rest of the time from sending a request to its
 # answer, i.e. the fork of a child, JSON both ways, the pipes), starting a worker (at the start, and again
@@ -16,7 +18,8 @@ import argparse
 import json
 import sys
 
-PARTS = ("start_wait", "load", "compile", "device_wait", "run", "check", "overhead", "unsplit", "starting", "idle")
+PARTS = ("start_wait", "load", "compile", "device_wait", "run", "check", "overhead", "unsplit", "propagate", "starting",
+         "idle")
 WORKER_PARTS = ("start_wait", "load", "compile", "device_wait", "run", "check")
 
 
@@ -73,6 +76,8 @@ def slot_time(events, window):
             sent[e["ticket"]] = (e["slot"], t, e.get("request"))
         elif kind == "request_answered":
             slot, t0, request = sent.pop(e["ticket"], (e["slot"], t, None))
+            if request == "propagate":
+                totals["propagate"] += max(0.0, min(t, end) - max(t0, begin))
             if begin <= t0 and t <= end and request == "evaluate":
                 requests["evaluate"] += 1
                 worker_ms = 0.0

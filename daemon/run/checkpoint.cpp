@@ -55,14 +55,14 @@ Expected<Checkpoint> decode_fields(const nlohmann::json& json) {
     return {};
   });
   if (!loads) return loads.error();
-  auto eager = view.for_each_item("eager", [&](const JsonView& item) -> Expected<void> {
-    auto value = protocol::decode_propagated_value(item);
-    if (!value) return value.error();
-    checkpoint.eager.push_back(std::move(*value));
-    return {};
-  });
-  if (!eager) return eager.error();
-  checkpoint.state.eager = std::make_shared<const search::EagerValues>(search::eager_values_from(checkpoint.eager));
+  auto eager_view = view.optional_field("eager");
+  if (!eager_view) return eager_view.error();
+  if (eager_view->has_value()) {
+    std::vector<protocol::PropagatedValue> eager;
+    auto read = view.append_items("eager", protocol::decode_propagated_value, eager);
+    if (!read) return read.error();
+    checkpoint.state.eager = std::make_shared<const search::EagerValues>(search::eager_values_from(eager));
+  }
   auto analysis_view = view.optional_field("analysis");
   if (!analysis_view) return analysis_view.error();
   if (analysis_view->has_value()) {
@@ -123,8 +123,13 @@ GraphShape shape_of(const search::SearchState& state) {
 }
 
 nlohmann::json encode(const Checkpoint& checkpoint) {
-  nlohmann::json eager = nlohmann::json::array();
-  for (const auto& value : checkpoint.eager) eager.push_back(protocol::encode(value));
+  nlohmann::json eager;  // null until they came
+  const search::EagerValues* values = checkpoint.state.eager.get();
+  if (values != nullptr && !values->pending() && !values->failed()) {
+    eager = nlohmann::json::array();
+    for (const auto& [node, value] : values->all())
+      eager.push_back(protocol::encode(protocol::PropagatedValue{node, value.storage, value.tensor}));
+  }
   nlohmann::json verdicts = nlohmann::json::array();
   for (const auto& [hash, fails] : checkpoint.verdicts) verdicts.push_back({{"hash", hash}, {"fails", fails}});
   nlohmann::json steps = nlohmann::json::array();

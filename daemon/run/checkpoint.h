@@ -59,8 +59,10 @@ struct Checkpoint {
   GraphShape original;
   // The original's data in the store (unset in checkpoints of runs begun before it was kept).
   std::optional<shrink::DataSize> original_data;
-  search::SearchState state;  // the last accepted state (the original before the first)
-  std::vector<protocol::PropagatedValue> eager;  // the original's intermediates, in the run's store
+  // The last accepted state (the original before the first). Its eager values, the intermediates of
+  // the state the run began from (in the run's store), are saved once they have come: a checkpoint
+  // saved before has none, and the run that resumes it propagates its state again.
+  search::SearchState state;
   std::optional<OriginalAnalysis> analysis;
   // The original under plain PyTorch (run/plain_check.h), for the torch.compile backends once checked.
   std::optional<protocol::PlainCheck> plain_check;

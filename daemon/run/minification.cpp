@@ -26,27 +26,12 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The original's propagation runs it eagerly and stores every intermediate, work no candidate does,
+// The propagation runs the run's state eagerly and stores every intermediate, work no candidate does,
 // beside the plain check's fresh python: its time limit is the candidates' (--timeout), but at least this.
 constexpr std::chrono::milliseconds propagation_floor{60000};
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-// The original's eager intermediates (fx_minifier's ConcreteProp), written into the run's store
-// by a worker and rooted under the run's own name.
-Expected<std::vector<protocol::PropagatedValue>> propagate_original(const PoolAccess& pool, const GraphDocument& original,
-                                                                    const RunPlace& place,
-                                                                    std::chrono::milliseconds timeout) {
-  const ContentStore& store = place.store;
-  auto propagated = propagate(pool, original, store.root(), timeout);
-  if (!propagated) return propagated.error().with_context("propagating the original's intermediates");
-  std::vector<std::string> hashes;
-  for (const auto& value : propagated->values) hashes.push_back(value.storage.hash);
-  if (auto rooted = store.write_root(place.intermediates_root(), hashes); !rooted) return rooted.error();
-  if (auto removed = store.remove_root(propagated->root); !removed) return removed.error();
-  return propagated->values;
 }
 
 // The original analyzed on the run's pool (both modes for --analyze, in place alone for
@@ -294,23 +279,17 @@ Expected<void> import_original(const GraphDocument& original, const ContentStore
 Expected<Checkpoint> begin_run(RunSpec spec, GraphDocument original, const RunPlace& place, const PoolAccess& pool) {
   Clock::time_point started = Clock::now();
   if (auto strategies = search::select_strategies(spec.strategies); !strategies) return strategies.error();
-  // The values the workers write stay unrooted until propagate_original roots them, and the
-  // analysis's for as long as it reads them: a gc of the daemon's shared store (another job ending)
-  // waits until then.
-  auto writing = place.store.lock_shared();
-  if (!writing) return writing.error();
-  auto eager = propagate_original(pool, original, place, std::max(spec.evaluation.timeout, propagation_floor));
-  if (!eager) return eager.error();
-
   Checkpoint checkpoint;
   checkpoint.spec = std::move(spec);
   checkpoint.original_hash = canonical_hash(original);
   checkpoint.state.document = std::move(original);
-  checkpoint.state.eager = std::make_shared<const search::EagerValues>(search::eager_values_from(*eager));
   checkpoint.original = shape_of(checkpoint.state);
   checkpoint.original_data = shrink::data_size(checkpoint.state.document);
-  checkpoint.eager = std::move(*eager);
   if (checkpoint.spec.analyze || checkpoint.spec.analyze_first) {
+    // The values the analysis's workers write stay unrooted while it reads them: a gc of the
+    // daemon's shared store (another job ending) waits until then.
+    auto writing = place.store.lock_shared();
+    if (!writing) return writing.error();
     auto analysis = analyze_original(checkpoint.spec, checkpoint.state.document, place, pool);
     if (!analysis) return analysis.error();
     checkpoint.analysis = std::move(*analysis);
@@ -369,6 +348,13 @@ Expected<RunResult> continue_run(Checkpoint checkpoint, const RunPlace& place, c
     evaluator.locate_failing_kernel();
     options.failing_kernel_nodes = [&evaluator] { return evaluator.failing_kernel_nodes(); };
   }
+  // The state's eager values, unless an earlier session saved them, come while the search runs.
+  std::optional<PropagationInFlight> propagation;
+  if (checkpoint.state.eager == nullptr) {
+    propagation.emplace(pool, checkpoint.state.document, place.store, place.intermediates_root(),
+                        std::max(spec.evaluation.timeout, propagation_floor));
+    checkpoint.state.eager = propagation->values();
+  }
   PlainConfirmation own_confirmation;
   PlainConfirmation& confirmation = hooks.plain_check != nullptr ? *hooks.plain_check : own_confirmation;
   options.runner.refuted = &confirmation.refuted();
@@ -382,6 +368,13 @@ Expected<RunResult> continue_run(Checkpoint checkpoint, const RunPlace& place, c
   std::optional<TimelinePhase> searching(std::in_place, hooks.timeline, "search");
   auto searched = search::minify(search::clone_state(checkpoint.state), evaluator, cache, clock, options, &session);
   searching.reset();
+  // A search that ended before it needed them still waits for them: a run whose state does not run
+  // in eager fails with that, whatever the search found.
+  if (propagation)
+    if (auto stored = propagation->finish(); !stored) {
+      confirmation.wait();
+      return stored.error().with_context("propagating the original's intermediates");
+    }
   if (!searched) {
     confirmation.wait();
     return searched.error();

@@ -82,13 +82,15 @@ void start_plain_check(PlainConfirmation& confirmation, const RunSpec& spec, con
 // roots them as the run's original.
 Expected<void> import_original(const GraphDocument& original, const ContentStore& source, const RunPlace& place);
 
-// The run's first checkpoint, saved: the original (its blobs imported already) with its eager
-// intermediates, propagated by a worker of `pool` into the run's store, and what its analysis found
-// when the spec asks for one (its files saved first).
+// The run's first checkpoint, saved: the original (its blobs imported already) and what its analysis
+// found on `pool` when the spec asks for one (its files saved first). Its eager intermediates come
+// later, in continue_run().
 Expected<Checkpoint> begin_run(RunSpec spec, GraphDocument original, const RunPlace& place, const PoolAccess& pool);
 
 // The search from the checkpoint's state until it finishes, a budget runs out, the pool fails or
-// it is interrupted; the checkpoint is saved after every accepted reduction and at the end. A
+// it is interrupted; the checkpoint is saved after every accepted reduction and at the end. A state
+// without eager values is propagated by a worker of `pool` into the run's store while the search
+// runs (a state that does not run in eager is an error, as the pool failing is). A
 // finished run's store keeps only the result's blobs (rooted as PREFIX-result). An original that
 // does not fail is a result (stop original_passes), not an error.
 Expected<RunResult> continue_run(Checkpoint checkpoint, const RunPlace& place, const PoolAccess& pool,

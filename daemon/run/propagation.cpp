@@ -1,18 +1,24 @@
-// One propagate request, answered or not.
+// One propagate request, answered or not; waited for at once, or while a search runs.
 #include "daemon/run/propagation.h"
+
+#include <optional>
+#include <utility>
 
 #include "common/graph_codec.h"
 
 namespace minifyd::run {
+namespace {
 
-Expected<protocol::PropagateReply> propagate(const PoolAccess& pool, const GraphDocument& document,
-                                            const std::filesystem::path& store, std::chrono::milliseconds timeout,
-                                            bool for_analysis) {
+protocol::PropagateRequest propagate_request(const GraphDocument& document, const std::filesystem::path& store,
+                                             bool for_analysis) {
   protocol::PropagateRequest request;
   request.graph = encode_graph_document(document);
   request.store = store.string();
   request.for_analysis = for_analysis;
-  WorkerOutcome outcome = request_and_wait(pool, std::move(request), timeout);
+  return request;
+}
+
+Expected<protocol::PropagateReply> reply_of(const WorkerOutcome& outcome) {
   if (auto* fault = std::get_if<WorkerFault>(&outcome))
     return make_error(ErrorKind::io, fault->describe() +
                                          (fault->stderr_tail.empty() ? "" : "\nworker stderr:\n" + fault->stderr_tail));
@@ -21,6 +27,65 @@ Expected<protocol::PropagateReply> propagate(const PoolAccess& pool, const Graph
   auto* propagated = std::get_if<protocol::PropagateReply>(&reply);
   if (propagated == nullptr) return make_error(ErrorKind::io, "the worker answered a propagate with another reply");
   return *propagated;
+}
+
+// The reply's values rooted as `root`, the worker's root dropped.
+Expected<std::vector<protocol::PropagatedValue>> rooted_values(Expected<protocol::PropagateReply> reply,
+                                                               const ContentStore& store, const std::string& root) {
+  if (!reply) return reply.error();
+  std::vector<std::string> hashes;
+  for (const auto& value : reply->values) hashes.push_back(value.storage.hash);
+  if (auto rooted = store.write_root(root, hashes); !rooted) return rooted.error();
+  if (auto removed = store.remove_root(reply->root); !removed) return removed.error();
+  return std::move(reply->values);
+}
+
+}  // namespace
+
+Expected<protocol::PropagateReply> propagate(const PoolAccess& pool, const GraphDocument& document,
+                                            const std::filesystem::path& store, std::chrono::milliseconds timeout,
+                                            bool for_analysis) {
+  return reply_of(request_and_wait(pool, propagate_request(document, store, for_analysis), timeout));
+}
+
+struct PropagationInFlight::Answer {
+  std::shared_ptr<search::EagerValues> values = search::EagerValues::awaited();
+  std::optional<Expected<std::vector<protocol::PropagatedValue>>> stored;
+  std::optional<StoreLock> lock;
+};
+
+PropagationInFlight::PropagationInFlight(const PoolAccess& pool, const GraphDocument& document,
+                                         const ContentStore& store, std::string root, std::chrono::milliseconds timeout)
+    : pool_(pool), answer_(std::make_shared<Answer>()) {
+  auto lock = store.lock_shared();
+  if (!lock) {
+    answer_->stored = lock.error().with_context("locking the store for the values");
+    answer_->values->fail();
+    return;
+  }
+  answer_->lock.emplace(std::move(*lock));
+  ticket_ = pool.pool.submit(propagate_request(document, store.root(), false), timeout,
+                             [answer = answer_, store, root = std::move(root)](WorkerOutcome outcome) {
+                               answer->stored = rooted_values(reply_of(outcome), store, root);
+                               answer->lock.reset();
+                               if (*answer->stored)
+                                 answer->values->arrive(search::eager_values_from(**answer->stored));
+                               else
+                                 answer->values->fail();
+                             });
+}
+
+PropagationInFlight::~PropagationInFlight() {
+  if (!answer_->stored) pool_.pool.cancel(ticket_);
+}
+
+std::shared_ptr<const search::EagerValues> PropagationInFlight::values() const { return answer_->values; }
+
+Expected<std::vector<protocol::PropagatedValue>> PropagationInFlight::finish() {
+  while (!answer_->stored && pool_.io.run_one() != 0) {
+  }
+  if (!answer_->stored) return make_error(ErrorKind::io, "the worker pool stopped before the propagation was answered");
+  return *answer_->stored;
 }
 
 }  // namespace minifyd::run

@@ -3,10 +3,15 @@
 
 #include <chrono>
 #include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
 
+#include "common/content_store.h"
 #include "common/expected.h"
 #include "common/graph_document.h"
 #include "daemon/pool/request_pool.h"
+#include "daemon/search/search_state.h"
 #include "protocol/worker_messages.h"
 
 namespace minifyd::run {
@@ -17,5 +22,30 @@ namespace minifyd::run {
 Expected<protocol::PropagateReply> propagate(const PoolAccess& pool, const GraphDocument& document,
                                             const std::filesystem::path& store, std::chrono::milliseconds timeout,
                                             bool for_analysis = false);
+
+// A run's propagate, answered while its search turns the pool: the original's eager values come
+// beside the sanity check and the prefix bisection, which need none (the search awaits them before
+// any step that may need them, search/search_state.h). The answer's values are rooted in `store`
+// as `root` (the worker's own root dropped) before they arrive; until then a shared lock keeps a gc
+// of the store away from them. Dropped unanswered, the request is cancelled.
+class PropagationInFlight {
+ public:
+  PropagationInFlight(const PoolAccess& pool, const GraphDocument& document, const ContentStore& store,
+                      std::string root, std::chrono::milliseconds timeout);
+  ~PropagationInFlight();
+  PropagationInFlight(const PropagationInFlight&) = delete;
+  PropagationInFlight& operator=(const PropagationInFlight&) = delete;
+
+  // Pending until the answer; failed when it brought no values.
+  std::shared_ptr<const search::EagerValues> values() const;
+  // Turns the pool until the answer came: the stored values, or why there are none.
+  Expected<std::vector<protocol::PropagatedValue>> finish();
+
+ private:
+  struct Answer;
+  const PoolAccess& pool_;
+  RequestPool::Ticket ticket_ = 0;
+  std::shared_ptr<Answer> answer_;
+};
 
 }  // namespace minifyd::run

@@ -90,7 +90,7 @@ std::optional<SearchState> try_first_end(SearchRunner& runner, const SearchState
 // it; else nullopt.
 std::optional<SearchState> try_failing_kernel(SearchRunner& runner, const SearchState& original,
                                               const std::vector<std::string>& nodes) {
-  if (nodes.empty()) return std::nullopt;
+  if (nodes.empty() || !runner.await_eager(original)) return std::nullopt;
   auto isolated = isolate_nodes(original, nodes);
   if (!isolated) {
     log::info("none of the failing kernel's " + std::to_string(nodes.size()) +

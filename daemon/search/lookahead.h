@@ -35,7 +35,7 @@ struct Front {
   bool original = false;
   // A candidate under re-verification: the step that accepted it, after which work ahead of it goes
   // on (search_after); empty for other checks.
-  std::string_view accepted_by;
+  std::string_view accepted_by = {};
 };
 
 // Called on the runner's thread. At most one piece of work runs ahead of a runner at a time, from

@@ -24,7 +24,7 @@ bool choose(const SearchState& state, const Node& node, const std::set<std::stri
   if (node.op() == OpCode::output || node.op() == OpCode::placeholder || chosen.count(&node) != 0 ||
       kept.count(node.name()) != 0)
     return false;
-  if (state.eager->count(node.name()) != 0) {
+  if (state.eager->find(node.name()) != nullptr) {
     chosen.insert(&node);
     return true;
   }
@@ -55,7 +55,7 @@ bool convert_to_loads(SearchState& state, std::size_t begin, std::size_t end,
       continue;
     }
     env[node] = *graph.create_node(OpCode::placeholder, node->name(), "");
-    const EagerValue& value = state.eager->find(node->name())->second;
+    const EagerValue& value = *state.eager->find(node->name());
     TensorMeta tensor = value.tensor;
     // Fed as data, as the seed's load_tensor does: a leaf that required grad would make in-place
     // operators on it fail (a different failure from the one being chased).

@@ -322,7 +322,7 @@ std::optional<SearchState> SearchRunner::run_step(const Strategy& strategy, cons
 std::optional<SearchState> SearchRunner::run_proposals(std::string_view name, const SearchState& state,
                                                        std::size_t granularity,
                                                        const std::function<void(const CandidateSink&)>& propose) {
-  if (stopped()) return std::nullopt;
+  if (stopped() || !await_eager(state)) return std::nullopt;
   Acceptance acceptance{name, granularity, state.document.graph.size()};
   std::optional<SearchState> accepted = first_failing_of(acceptance, state, propose, true);
   if (!accepted) {
@@ -333,6 +333,18 @@ std::optional<SearchState> SearchRunner::run_proposals(std::string_view name, co
   // searched on from it, so its result is the search's.
   if (hand_over(state)) return std::nullopt;
   return confirm(acceptance, std::move(*accepted));
+}
+
+bool SearchRunner::await_eager(const SearchState& state) {
+  while (state.eager->pending()) {
+    if (!may_query(0)) return false;
+    evaluator_.wait_until(std::chrono::steady_clock::now() + lookahead_interval);
+  }
+  if (state.eager->failed()) {
+    halt(StopReason::error, make_error(ErrorKind::io, "the original's eager values could not be had"));
+    return false;
+  }
+  return true;
 }
 
 std::optional<SearchState> SearchRunner::first_failing(std::string_view name, const SearchState& state,

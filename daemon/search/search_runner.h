@@ -75,6 +75,10 @@ class SearchRunner {
   // of them: they are probes (a bisection's), whose failing one is only a bound.
   std::optional<SearchState> first_failing(std::string_view name, const SearchState& state, std::size_t granularity,
                                            const std::function<void(const CandidateSink&)>& propose);
+  // Turns the evaluator until `state`'s eager values have arrived (search_state.h), so that a step
+  // may turn nodes into loads: true once they are there; false when none will come (the runner
+  // stops with an error) or the runner stopped meanwhile. run_proposals() awaits them itself.
+  bool await_eager(const SearchState& state);
   // Candidates the evaluator runs at once.
   std::size_t parallelism() const { return std::max<std::size_t>(1, evaluator_.parallelism()); }
   // Re-verifies `candidate` (unless RunnerOptions::reverify is off) and records it as accepted.

@@ -1,6 +1,8 @@
 // Copying search states and measuring them as fx_minifier does.
 #include "daemon/search/search_state.h"
 
+#include <stdexcept>
+
 namespace minifyd::search {
 namespace {
 
@@ -14,10 +16,35 @@ std::size_t leaves(const Value& value) {
 
 }  // namespace
 
-EagerValues eager_values_from(const std::vector<protocol::PropagatedValue>& propagated) {
-  EagerValues values;
+EagerValueMap eager_values_from(const std::vector<protocol::PropagatedValue>& propagated) {
+  EagerValueMap values;
   for (const auto& value : propagated) values[value.node] = EagerValue{value.storage, value.tensor};
   return values;
+}
+
+EagerValues::EagerValues(EagerValueMap values) : values_(std::move(values)) {}
+
+std::shared_ptr<EagerValues> EagerValues::awaited() {
+  auto values = std::make_shared<EagerValues>();
+  values->state_.store(State::pending, std::memory_order_relaxed);
+  return values;
+}
+
+void EagerValues::arrive(EagerValueMap values) {
+  values_ = std::move(values);
+  state_.store(State::known, std::memory_order_release);
+}
+
+void EagerValues::fail() { state_.store(State::failed, std::memory_order_release); }
+
+const EagerValue* EagerValues::find(std::string_view node) const {
+  auto found = all().find(node);
+  return found == values_.end() ? nullptr : &found->second;
+}
+
+const EagerValueMap& EagerValues::all() const {
+  if (pending()) throw std::logic_error("eager values were read before they arrived");
+  return values_;
 }
 
 GraphDocument clone_document(const GraphDocument& document) {

@@ -2,6 +2,7 @@
 // fed from the store, and which placeholders still stand for fx_minifier's load_tensor nodes.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <map>
 #include <memory>
@@ -23,9 +24,38 @@ struct EagerValue {
 
 // Eager values by node name. A node without one is either tuple-valued (read through getitem,
 // fx_minifier's `is_tuple`) or a value propagate refused to store (it aliases another storage).
-using EagerValues = std::map<std::string, EagerValue, std::less<>>;
+using EagerValueMap = std::map<std::string, EagerValue, std::less<>>;
 
-EagerValues eager_values_from(const std::vector<protocol::PropagatedValue>& propagated);
+EagerValueMap eager_values_from(const std::vector<protocol::PropagatedValue>& propagated);
+
+// The eager values of a search's nodes, shared by every state of one search. Known from the start
+// (a resumed run, an analysis), or awaited: a run propagates its original beside the sanity check
+// and the prefix bisection, which need none, and the search awaits them (SearchRunner::await_eager)
+// before any step that may turn nodes into loads. Arrival happens once, on the search's thread;
+// readers may be on any thread.
+class EagerValues {
+ public:
+  EagerValues() = default;  // known: none
+  explicit EagerValues(EagerValueMap values);
+  // Values that arrive() or fail() later.
+  static std::shared_ptr<EagerValues> awaited();
+
+  void arrive(EagerValueMap values);
+  // None will come (the propagation failed): a search stops where it would need them.
+  void fail();
+  bool pending() const { return state_.load(std::memory_order_acquire) == State::pending; }
+  bool failed() const { return state_.load(std::memory_order_acquire) == State::failed; }
+  // `node`'s stored value, nullptr when it has none. Reading while they are pending is a bug of the
+  // search (a step that did not await them): std::logic_error.
+  const EagerValue* find(std::string_view node) const;
+  // Every stored value, as find() reads them.
+  const EagerValueMap& all() const;
+
+ private:
+  enum class State { pending, known, failed };
+  std::atomic<State> state_{State::known};
+  EagerValueMap values_;
+};
 
 // A candidate or accepted state of the search. Invariant (checked by document_problems() before a
 // state is evaluated): the document is valid and every name in `loads` is one of its placeholders.

@@ -47,8 +47,7 @@ Checkpoint sample_checkpoint() {
   value.storage = StorageRef{std::string(64, 'd'), 16, "cpu", std::nullopt};
   value.tensor.shape = {2, 2};
   value.tensor.stride = {2, 1};
-  checkpoint.eager = {value};
-  checkpoint.state.eager = std::make_shared<const search::EagerValues>(search::eager_values_from(checkpoint.eager));
+  checkpoint.state.eager = std::make_shared<const search::EagerValues>(search::eager_values_from({value}));
   checkpoint.verdicts_key = "key";
   checkpoint.verdicts = {{std::string(64, 'e'), true}, {std::string(64, 'f'), false}};
   checkpoint.steps = {AcceptedStep{"truncate-suffix", 128, GraphShape{140, 1, 1}, 9}};
@@ -89,8 +88,8 @@ TEST_CASE("a checkpoint round-trips through its file", "[checkpoint]") {
   CHECK(read->original.nodes == 273);
   CHECK(encode_graph_document(read->state.document) == encode_graph_document(checkpoint.state.document));
   CHECK(read->state.loads == checkpoint.state.loads);
-  REQUIRE(read->state.eager->count("mm") == 1);
-  CHECK(read->state.eager->at("mm").storage.hash == std::string(64, 'd'));
+  REQUIRE(read->state.eager->find("mm") != nullptr);
+  CHECK(read->state.eager->find("mm")->storage.hash == std::string(64, 'd'));
   CHECK(read->verdicts == checkpoint.verdicts);
   CHECK(read->verdicts_key == "key");
   REQUIRE(read->steps.size() == 1);
@@ -119,6 +118,23 @@ TEST_CASE("checkpoints and specs from before analyses and plain checks read as w
   CHECK_FALSE(read->plain_check.has_value());
   CHECK_FALSE(read->spec.analyze);
   CHECK_FALSE(read->spec.analyze_first);
+}
+
+TEST_CASE("a checkpoint saved before its eager values came has none, and is read back without them", "[checkpoint]") {
+  for (auto values : {search::EagerValues::awaited(), std::shared_ptr<search::EagerValues>()}) {
+    Checkpoint checkpoint = sample_checkpoint();
+    checkpoint.state.eager = values;
+    nlohmann::json json = encode(checkpoint);
+    CHECK(json["eager"].is_null());
+    auto read = decode_checkpoint(json);
+    if (!read) FAIL(read.error().message);
+    CHECK(read->state.eager == nullptr);
+  }
+  auto failed = search::EagerValues::awaited();
+  failed->fail();
+  Checkpoint checkpoint = sample_checkpoint();
+  checkpoint.state.eager = failed;
+  CHECK(encode(checkpoint)["eager"].is_null());
 }
 
 TEST_CASE("the analysis files a job keeps are only the analysis's own", "[checkpoint]") {

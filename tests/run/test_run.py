@@ -3,6 +3,7 @@
 # run with --workers 1 and --workers 4 (the graphs must be byte-identical), plus resume after SIGKILL,
 # budgets, bad input, --shrink-inputs and --timeline.
 import argparse
+import hashlib
 import json
 import os
 import shutil
@@ -191,6 +192,30 @@ def run_bad_input(minify, faulty, work):
     expect(code == EXIT_OK, f"the valid run exits {code}")
     code, summary, _ = minify_run(minify, graph, "--out", out, *plugin)
     expect(code == EXIT_USAGE and "already holds a run" in summary["error"], f"reusing --out: {code} {summary}")
+
+    # A graph that does not run in eager (an index past the end, put into its store after the export)
+    # is refused with its propagation's error, though the original's propagation comes beside its
+    # sanity check and the search: the run ends at the first step that needs the values.
+    import torch
+    from minifyd import export as export_fx
+    no_eager = os.path.join(work, "no-eager")
+    export_fx.export(lambda x, idx: (torch.index_select(x, 0, idx) * 2,), [torch.randn(3, 2), torch.tensor([1])],
+                     no_eager)
+    past_the_end = (7).to_bytes(8, "little", signed=True)
+    digest = hashlib.sha256(past_the_end).hexdigest()
+    os.makedirs(os.path.join(no_eager, "store", "blobs", digest[:2]), exist_ok=True)
+    with open(os.path.join(no_eager, "store", "blobs", digest[:2], digest), "wb") as f:
+        f.write(past_the_end)
+    with open(os.path.join(no_eager, "graph.json")) as f:
+        document = json.load(f)
+    document["storages"][document["inputs"][1]["storage"]]["hash"] = digest
+    with open(os.path.join(no_eager, "graph.json"), "w") as f:
+        json.dump(document, f)
+    code, summary, _ = minify_run(minify, no_eager, "--out", os.path.join(work, "o-no-eager"), "--backend", "eager",
+                                  timeout=120)
+    expect(code == EXIT_USAGE and summary["error"].startswith("propagating the original's intermediates: eager run "
+                                                              "failed: node 'index_select'"),
+           f"a graph that does not run in eager: exit {code}, {summary}")
 
     listed = subprocess.run([minify, "run", "--list-strategies"], capture_output=True, text=True)
     names = [line.split("\t")[0] for line in listed.stdout.splitlines()]

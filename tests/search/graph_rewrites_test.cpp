@@ -38,7 +38,7 @@ TEST_CASE("a tuple-valued node becomes loads at its getitem users", "[search]") 
   CHECK(find_node(state, "std_mean")->users().empty());  // left for dead-code elimination
   CHECK(state.loads == std::set<std::string, std::less<>>{"getitem", "getitem_1"});
   CHECK(input_count(state) == 2);
-  CHECK(input_hash(state, "getitem_1") == state.eager->at("getitem_1").storage.hash);
+  CHECK(input_hash(state, "getitem_1") == state.eager->find("getitem_1")->storage.hash);
   CHECK(input_hash(state, "b") != input_hash(state, "getitem_1"));
 
   CHECK(eliminate_dead_code(state));
@@ -109,7 +109,7 @@ TEST_CASE("dead loads go, dead inputs wait for remove_unused_inputs", "[search]"
 TEST_CASE("eager values come from propagate's reply, by node name", "[search]") {
   protocol::PropagatedValue relu{"relu", StorageRef{std::string(64, 'a'), 8, "cpu", std::nullopt},
                                  TensorMeta{0, DType::float32, {2}, {1}, 0, false}};
-  EagerValues values = eager_values_from({relu});
+  EagerValueMap values = eager_values_from({relu});
   REQUIRE(values.count("relu") == 1);
   CHECK(values.at("relu").storage.hash == std::string(64, 'a'));
   CHECK(values.at("relu").tensor.shape == std::vector<std::int64_t>{2});
@@ -136,7 +136,7 @@ TEST_CASE("isolated nodes read loads of what they read from outside and return w
   CHECK(node_names(*isolated) == std::vector<std::string>{"mul", "sin", "relu", "output"});
   CHECK(find_node(*isolated, "mul")->op() == OpCode::placeholder);
   CHECK(input_count(*isolated) == 1);  // the leading load became an input
-  CHECK(input_hash(*isolated, "mul") == state.eager->at("mul").storage.hash);
+  CHECK(input_hash(*isolated, "mul") == state.eager->find("mul")->storage.hash);
   CHECK(find_node(*isolated, "output")->args()[0].as<ListValue>().items.size() == 1);
 
   // Both branches: each returned, the shared input loaded once.

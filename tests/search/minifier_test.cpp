@@ -84,7 +84,7 @@ TEST_CASE("test_tup_use", "[search]") {
 
 TEST_CASE("test_if_graph_minified", "[search]") {
   SearchState original = relu_in_the_middle_case();
-  std::string sin_19_hash = original.eager->at("sin_19").storage.hash;
+  std::string sin_19_hash = original.eager->find("sin_19")->storage.hash;
   PredicateEvaluator evaluator(holds_target("aten::relu"));
   SearchResult result = run_search(std::move(original), evaluator);
   CHECK(result.start_nodes == 43);

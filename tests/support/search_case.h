@@ -29,7 +29,7 @@ class SearchCase {
   // A computation whose value propagate stored.
   Node* call(const std::string& name, const std::string& target, std::vector<Value> args) {
     Node* node = add(OpCode::call_function, name, target, std::move(args));
-    (*eager_)[name] = EagerValue{new_storage(), meta_at(0)};
+    eager_[name] = EagerValue{new_storage(), meta_at(0)};
     return node;
   }
   // A multi-output computation: no stored value, read through getitem.
@@ -60,7 +60,7 @@ class SearchCase {
 
   // The finished state; the case is spent afterwards.
   SearchState build() {
-    state_.eager = eager_;
+    state_.eager = std::make_shared<const EagerValues>(std::move(eager_));
     REQUIRE(document_problems(state_.document).empty());
     return std::move(state_);
   }
@@ -83,7 +83,7 @@ class SearchCase {
   static TensorMeta meta_at(std::size_t storage) { return TensorMeta{storage, DType::float32, {3}, {1}, 0, false}; }
 
   SearchState state_;
-  std::shared_ptr<EagerValues> eager_ = std::make_shared<EagerValues>();
+  EagerValueMap eager_;
   unsigned storages_made_ = 0;
 };
 

@@ -17,7 +17,7 @@ TEST_CASE("delta-debugging feeds the failing node its stored input", "[search]")
   Node* tanh = c.call("tanh", "aten::tanh", {NodeRef{relu}});
   c.output(NodeRef{tanh});
   SearchState original = c.build();
-  std::string cos_hash = original.eager->at("cos").storage.hash;
+  std::string cos_hash = original.eager->find("cos")->storage.hash;
   PredicateEvaluator evaluator(holds_target("aten::relu"));
 
   SearchResult result = run_search(std::move(original), evaluator, {"delta-debugging"});
