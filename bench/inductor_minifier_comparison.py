@@ -199,6 +199,8 @@ def main():
         if not args.minify:
             parser.error("--minify is needed to run the side ours")
         args.minify = os.path.abspath(args.minify)
+    # Each side runs in a directory of its own under it, and names its files from there.
+    args.work = os.path.abspath(args.work)
     os.makedirs(args.work, exist_ok=True)
     rows = []
     for case in args.cases.split(","):
