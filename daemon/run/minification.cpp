@@ -369,7 +369,9 @@ Expected<RunResult> continue_run(Checkpoint checkpoint, const RunPlace& place, c
   auto searched = search::minify(search::clone_state(checkpoint.state), evaluator, cache, clock, options, &session);
   searching.reset();
   // A search that ended before it needed them still waits for them: a run whose state does not run
-  // in eager fails with that, whatever the search found.
+  // in eager fails with that, whatever the search found. An interrupted one drops them (the
+  // request is cancelled; its checkpoint then has none, and a resume propagates again).
+  if (searched && searched->stop == search::StopReason::interrupted) propagation.reset();
   if (propagation)
     if (auto stored = propagation->finish(); !stored) {
       confirmation.wait();

@@ -238,6 +238,7 @@ def scenario_client(tools, work):
                f"priority 5 started after priority 0: {jobs[high]} {jobs[low]}")
         code, reply, stderr = daemon.client("result", str(queued), "--out", os.path.join(work, "nothing"))
         expect(code != 0 and "cancelled" in json.dumps(reply), f"result of a cancelled job: {code} {reply}")
+        cancel_while_propagating(daemon, tools, work)
         # One writer per directory: a result into a directory another process owns is refused, naming it.
         owned = os.path.join(work, "owned")
         os.makedirs(owned)
@@ -304,6 +305,38 @@ def scenario_client(tools, work):
                f"the job stopped by shutdown: {jobs[resumed]}")
     finally:
         daemon.stop()
+
+
+def cancel_while_propagating(daemon, tools, work):
+    """A job cancelled while its original still propagates (eight 2048x2048 matmuls: seconds each in
+    Debian's eager here) ends at once: its search, which awaits the values, stops, and the propagation
+    is cancelled rather than waited for."""
+    import torch
+    from minifyd import export as export_fx
+
+    def matmuls(x, w):
+        y = torch.relu(x)
+        for _ in range(8):
+            y = y @ w
+        return (y,)
+    torch.manual_seed(0)
+    graph = os.path.join(work, "slow_eager")
+    export_fx.export(matmuls, [torch.randn(2048, 2048), torch.randn(2048, 2048) / 64], graph)
+    job = daemon.submit(graph, ["--backend", f"plugin:{tools.faulty}", "--backend-opt", "op=aten::relu",
+                                "--backend-opt", "fault=segfault"])
+    deadline = time.monotonic() + 60
+    while daemon.client("status", str(job))[1]["state"] != "running":
+        expect(time.monotonic() < deadline, f"job {job} did not start: {daemon.jobs()}")
+        time.sleep(0.1)
+    time.sleep(2)  # the sanity check has crashed; the search awaits the values
+    cancelled_at = time.monotonic()
+    code, reply, _ = daemon.client("cancel", str(job))
+    expect(code == 0, f"cancel the propagating job: {reply}")
+    jobs = wait_all_final(daemon, [job], 120)
+    took = time.monotonic() - cancelled_at
+    expect(jobs[job]["state"] == "cancelled" and took < 10,
+           f"a job cancelled while its original propagates: {jobs[job]['state']} after {took:.1f} s")
+    print(f"cancelled while propagating: ended {took:.1f} s after the cancel")
 
 
 def scenario_full_disk(tools, work):
