@@ -308,15 +308,15 @@ def scenario_client(tools, work):
 
 
 def cancel_while_propagating(daemon, tools, work):
-    """A job cancelled while its original still propagates (eight 2048x2048 matmuls: seconds each in
-    Debian's eager here) ends at once: its search, which awaits the values, stops, and the propagation
+    """A job cancelled while its original still propagates (four 2048x2048 matmuls, 3 s each in Debian's
+    eager here; the export runs them too) ends at once: its search, which awaits the values, stops, and the propagation
     is cancelled rather than waited for."""
     import torch
     from minifyd import export as export_fx
 
     def matmuls(x, w):
         y = torch.relu(x)
-        for _ in range(8):
+        for _ in range(4):
             y = y @ w
         return (y,)
     torch.manual_seed(0)
@@ -334,7 +334,7 @@ def cancel_while_propagating(daemon, tools, work):
     expect(code == 0, f"cancel the propagating job: {reply}")
     jobs = wait_all_final(daemon, [job], 120)
     took = time.monotonic() - cancelled_at
-    expect(jobs[job]["state"] == "cancelled" and took < 10,
+    expect(jobs[job]["state"] == "cancelled" and took < 5,
            f"a job cancelled while its original propagates: {jobs[job]['state']} after {took:.1f} s")
     print(f"cancelled while propagating: ended {took:.1f} s after the cancel")
 
