@@ -52,7 +52,10 @@ struct Sandbox : bp::extend::handler {
     // Nothing inherited beyond stdin/stdout/stderr: mark every other descriptor close-on-exec
     // (Boost's own exec-error pipe already is, and must stay open until exec).
     close_descriptors_on_exec();
-    struct rlimit no_core {0, 0};
+    // No core dumps, also where core_pattern pipes them to a collector (apport, systemd-coredump):
+    // the kernel ignores RLIMIT_CORE 0 for a pipe and skips a piped dump only at 1, which is also
+    // below a file dump's minimum (a page).
+    struct rlimit no_core {1, 1};
     if (::setrlimit(RLIMIT_CORE, &no_core) != 0) return fail("setrlimit(RLIMIT_CORE)");
     if (limits.cpu_seconds > 0) {
       struct rlimit cpu {limits.cpu_seconds, limits.cpu_seconds + 1};

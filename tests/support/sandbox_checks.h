@@ -1,6 +1,6 @@
 // Checks that a worker's sandbox holds, shared by the tests of the fake and the real worker:
-// allowlisted environment, only fds 0-2, its own process group, a scratch working directory, and
-// death with its coordinator.
+// allowlisted environment, only fds 0-2, its own process group, a scratch working directory, no core
+// dumps, and death with its coordinator.
 #pragma once
 
 #include <signal.h>
@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <fstream>
+#include <string>
 #include <thread>
 
 #include <boost/asio/io_context.hpp>
@@ -31,12 +33,19 @@ inline void check_sandbox(WorkerConfig config) {
   boost::asio::io_context io;
   std::optional<WorkerStart> start;
   std::shared_ptr<WorkerProcess> worker;
+  std::string core_limit;
   worker = WorkerProcess::start(io, config, [&](WorkerStart s) {
     start = std::move(s);
+    std::ifstream limits("/proc/" + std::to_string(worker->pid()) + "/limits");
+    for (std::string line; std::getline(limits, line);)
+      if (line.rfind("Max core file size", 0) == 0) core_limit = line;
     worker->stop();
   });
   pid_t pid = worker->pid();
   io.run();
+  // 1 byte, not 0: the kernel ignores 0 where core_pattern pipes dumps to a collector.
+  CHECK(core_limit.find(" 1 ") != std::string::npos);
+  CHECK(core_limit.find("bytes") != std::string::npos);
   ::unsetenv("MINIFYD_TEST_SECRET");
   REQUIRE(start.has_value());
   REQUIRE(std::holds_alternative<protocol::WorkerHello>(*start));
