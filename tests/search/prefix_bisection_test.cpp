@@ -247,3 +247,75 @@ TEST_CASE("a small failing kernel's computations are tried alone, last first, be
   CHECK(whole.accepted[0] == failing_kernel_step);
   CHECK(holds_both("aten::relu", "aten::tanh")(whole.result.best.document));
 }
+
+namespace {
+
+// Answers in evaluate() as PredicateEvaluator does; the eager values arrive (or fail) at the search's
+// first wait for them, as a pool's answer arrives while the search turns the pool.
+class ValuesOnWait final : public PredicateEvaluator {
+ public:
+  ValuesOnWait(Predicate predicate, std::shared_ptr<EagerValues> values, std::optional<EagerValueMap> arriving)
+      : PredicateEvaluator(std::move(predicate)), values_(std::move(values)), arriving_(std::move(arriving)) {}
+
+  bool wait_until(std::chrono::steady_clock::time_point) override {
+    if (values_->pending()) {
+      judged_before = evaluated().size();
+      if (arriving_) values_->arrive(*arriving_);
+      else values_->fail();
+    }
+    return false;
+  }
+
+  std::optional<std::size_t> judged_before;  // candidates judged before the values came
+
+ private:
+  std::shared_ptr<EagerValues> values_;
+  std::optional<EagerValueMap> arriving_;
+};
+
+}  // namespace
+
+TEST_CASE("values that arrive during the search: the sanity check and the bisection go on without them", "[search]") {
+  SearchState original = chain_case(200, {{120, "aten::relu"}});
+  PredicateEvaluator known(holds_target("aten::relu"));
+  Searched expected = minified(original, known, true);
+
+  // Whether each candidate judged reads the input alone (no load of a stored value).
+  std::vector<bool> input_alone;
+  Predicate recording = [&, relu = holds_target("aten::relu")](const GraphDocument& document) {
+    std::vector<Node*> placeholders = document.graph.placeholders();
+    input_alone.push_back(placeholders.size() == 1 && placeholders.front()->name() == "x_1");
+    return relu(document);
+  };
+  SearchState awaiting = clone_state(original);
+  auto arriving = EagerValues::awaited();
+  awaiting.eager = arriving;
+  ValuesOnWait late(recording, arriving, original.eager->all());
+  Searched result = minified(awaiting, late, true);
+  CHECK(encoded(result.result) == encoded(expected.result));
+  CHECK(result.accepted == expected.accepted);
+  CHECK(result.result.counters.queries == expected.result.counters.queries);
+  // The sanity check and log2(200) probes, each on the input alone; then the relu on a load.
+  REQUIRE(late.judged_before.has_value());
+  CHECK(*late.judged_before >= 8);
+  CHECK(std::all_of(input_alone.begin(), input_alone.begin() + static_cast<std::ptrdiff_t>(*late.judged_before),
+                    [](bool alone) { return alone; }));
+  CHECK_FALSE(input_alone.back());
+
+  // None come: the search stops where it needs them, with an error, having judged nothing more.
+  awaiting.eager = EagerValues::awaited();
+  input_alone.clear();
+  ValuesOnWait never(recording, std::const_pointer_cast<EagerValues>(awaiting.eager), std::nullopt);
+  SearchOptions options;
+  options.strategies = *select_strategies({});
+  options.bisect_prefix = true;
+  VerdictCache cache("test");
+  FakeClock clock;
+  auto stopped = minify(clone_state(awaiting), never, cache, clock, options);
+  REQUIRE(stopped.has_value());
+  CHECK(stopped->stop == StopReason::error);
+  REQUIRE(stopped->error.has_value());
+  CHECK(stopped->error->message.find("eager values") != std::string::npos);
+  REQUIRE(never.judged_before.has_value());
+  CHECK(input_alone.size() == *never.judged_before);
+}
