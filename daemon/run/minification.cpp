@@ -373,9 +373,9 @@ Expected<RunResult> continue_run(Checkpoint checkpoint, const RunPlace& place, c
   // request is cancelled; its checkpoint then has none, and a resume propagates again).
   if (searched && searched->stop == search::StopReason::interrupted) propagation.reset();
   if (propagation)
-    if (auto stored = propagation->finish(); !stored) {
+    if (auto answered = propagation->finish(); !answered) {
       confirmation.wait();
-      return stored.error().with_context("propagating the original's intermediates");
+      return answered.error().with_context("propagating the original's intermediates");
     }
   if (!searched) {
     confirmation.wait();

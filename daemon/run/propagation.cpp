@@ -3,6 +3,7 @@
 
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include "common/graph_codec.h"
 
@@ -30,14 +31,14 @@ Expected<protocol::PropagateReply> reply_of(const WorkerOutcome& outcome) {
 }
 
 // The reply's values rooted as `root`, the worker's root dropped.
-Expected<std::vector<protocol::PropagatedValue>> rooted_values(Expected<protocol::PropagateReply> reply,
-                                                               const ContentStore& store, const std::string& root) {
+Expected<search::EagerValueMap> rooted_values(Expected<protocol::PropagateReply> reply, const ContentStore& store,
+                                              const std::string& root) {
   if (!reply) return reply.error();
   std::vector<std::string> hashes;
   for (const auto& value : reply->values) hashes.push_back(value.storage.hash);
   if (auto rooted = store.write_root(root, hashes); !rooted) return rooted.error();
   if (auto removed = store.remove_root(reply->root); !removed) return removed.error();
-  return std::move(reply->values);
+  return search::eager_values_from(reply->values);
 }
 
 }  // namespace
@@ -48,10 +49,16 @@ Expected<protocol::PropagateReply> propagate(const PoolAccess& pool, const Graph
   return reply_of(request_and_wait(pool, propagate_request(document, store, for_analysis), timeout));
 }
 
+// The values (pending until the answer) and, when none came, why.
 struct PropagationInFlight::Answer {
   std::shared_ptr<search::EagerValues> values = search::EagerValues::awaited();
-  std::optional<Expected<std::vector<protocol::PropagatedValue>>> stored;
+  std::optional<Error> error;
   std::optional<StoreLock> lock;
+
+  void fail(Error why) {
+    error = std::move(why);
+    values->fail();
+  }
 };
 
 PropagationInFlight::PropagationInFlight(const PoolAccess& pool, const GraphDocument& document,
@@ -59,33 +66,34 @@ PropagationInFlight::PropagationInFlight(const PoolAccess& pool, const GraphDocu
     : pool_(pool), answer_(std::make_shared<Answer>()) {
   auto lock = store.lock_shared();
   if (!lock) {
-    answer_->stored = lock.error().with_context("locking the store for the values");
-    answer_->values->fail();
+    answer_->fail(lock.error().with_context("locking the store for the values"));
     return;
   }
   answer_->lock.emplace(std::move(*lock));
   ticket_ = pool.pool.submit(propagate_request(document, store.root(), false), timeout,
                              [answer = answer_, store, root = std::move(root)](WorkerOutcome outcome) {
-                               answer->stored = rooted_values(reply_of(outcome), store, root);
+                               auto values = rooted_values(reply_of(outcome), store, root);
                                answer->lock.reset();
-                               if (*answer->stored)
-                                 answer->values->arrive(search::eager_values_from(**answer->stored));
+                               if (values)
+                                 answer->values->arrive(std::move(*values));
                                else
-                                 answer->values->fail();
+                                 answer->fail(values.error());
                              });
 }
 
 PropagationInFlight::~PropagationInFlight() {
-  if (!answer_->stored) pool_.pool.cancel(ticket_);
+  if (answer_->values->pending()) pool_.pool.cancel(ticket_);
 }
 
 std::shared_ptr<const search::EagerValues> PropagationInFlight::values() const { return answer_->values; }
 
-Expected<std::vector<protocol::PropagatedValue>> PropagationInFlight::finish() {
-  while (!answer_->stored && pool_.io.run_one() != 0) {
+Expected<void> PropagationInFlight::finish() {
+  while (answer_->values->pending() && pool_.io.run_one() != 0) {
   }
-  if (!answer_->stored) return make_error(ErrorKind::io, "the worker pool stopped before the propagation was answered");
-  return *answer_->stored;
+  if (answer_->values->pending())
+    return make_error(ErrorKind::io, "the worker pool stopped before the propagation was answered");
+  if (answer_->error) return *answer_->error;
+  return {};
 }
 
 }  // namespace minifyd::run

@@ -5,7 +5,6 @@
 #include <filesystem>
 #include <memory>
 #include <string>
-#include <vector>
 
 #include "common/content_store.h"
 #include "common/expected.h"
@@ -38,8 +37,8 @@ class PropagationInFlight {
 
   // Pending until the answer; failed when it brought no values.
   std::shared_ptr<const search::EagerValues> values() const;
-  // Turns the pool until the answer came: the stored values, or why there are none.
-  Expected<std::vector<protocol::PropagatedValue>> finish();
+  // Turns the pool until the answer came: why no values came, if none did.
+  Expected<void> finish();
 
  private:
   struct Answer;
