@@ -8,7 +8,7 @@ Expected<at::Tensor> BlobCache::read(const ContentStore& store, const std::strin
   std::string key = hash + "@" + device.str();
   if (auto found = index_.find(key); found != index_.end()) {
     order_.splice(order_.begin(), order_, found->second);
-    return found->second->bytes.clone();
+    return found->second->bytes;
   }
   at::Tensor bytes = at::empty({static_cast<std::int64_t>(nbytes)}, at::TensorOptions(at::kByte));
   auto loaded = store.read_into(hash, bytes.data_ptr(), nbytes);
@@ -23,7 +23,6 @@ Expected<at::Tensor> BlobCache::read(const ContentStore& store, const std::strin
     order_.push_front(Entry{key, bytes});
     index_[key] = order_.begin();
     used_ += nbytes;
-    return bytes.clone();
   }
   return bytes;
 }

@@ -1,7 +1,8 @@
 // Verified storage bytes kept across requests. Blobs are content-addressed and immutable, so a
 // blob read and verified once need not be read again: the search sends the same weights with
-// every candidate. Callers get a private copy, since a graph may write to its inputs and constants
-// in place (batch norm's running statistics, for one).
+// every candidate. The cache hands out its own bytes, not a copy: a run, which may write to its
+// inputs and constants in place (batch norm's running statistics, for one), gets copies of them
+// (fresh_arguments) and never the cached bytes themselves.
 #pragma once
 
 #include <cstdint>
@@ -21,7 +22,8 @@ class BlobCache {
  public:
   explicit BlobCache(std::uint64_t budget_bytes) : budget_(budget_bytes) {}
 
-  // A fresh uint8 tensor on `device` holding the blob's nbytes bytes.
+  // A uint8 tensor on `device` holding the blob's nbytes bytes: the cache's own (never to be
+  // written), or a fresh one when the blob is over the budget.
   Expected<at::Tensor> read(const ContentStore& store, const std::string& hash, std::uint64_t nbytes,
                             at::Device device);
 

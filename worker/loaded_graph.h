@@ -17,6 +17,7 @@
 
 namespace minifyd::worker {
 
+// Its tensors may be views of the worker's blob cache: read them, and run on fresh_arguments().
 struct LoadedGraph {
   GraphDocument document;
   std::vector<c10::IValue> inputs;  // tensors, and ints for SymInt inputs

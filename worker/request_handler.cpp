@@ -205,8 +205,9 @@ protocol::WorkerReply RequestHandler::propagate(const protocol::PropagateRequest
     protocol::PropagatedValue propagated{node.name(), stored->storage, stored->tensor};
     reply.values.push_back(std::move(propagated));
   };
+  RunArguments arguments = fresh_arguments(*loaded);
   EagerResult result = EagerInterpreter(loaded->document.graph, EagerOptions{cuda_device_, false})
-                           .run(loaded->inputs, loaded->constants, on_node);
+                           .run(arguments.inputs, arguments.constants, on_node);
   if (result.failure && !request.for_analysis)
     return protocol::ErrorReply{request.id, "eager run failed: " + result.failure->to_string()};
   if (result.failure) reply.eager_failure = exception_verdict(*result.failure);

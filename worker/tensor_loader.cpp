@@ -22,6 +22,9 @@ Expected<at::Tensor> TensorLoader::storage_bytes(std::size_t index) {
     auto cached = cache_->read(store_, storage.hash, storage.nbytes, device);
     if (!cached) return cached.error().with_context("storage " + std::to_string(index));
     bytes = std::move(*cached);
+    // Two storages of the same bytes (two zero biases) are two storages still: a run's copies of
+    // them must not alias (fresh_arguments copies each storage once).
+    if (!cached_storages_.insert(bytes.storage().unsafeGetStorageImpl()).second) bytes = bytes.clone();
   } else {
     bytes = at::empty({static_cast<std::int64_t>(storage.nbytes)}, at::TensorOptions(at::kByte));
     auto read = store_.read_into(storage.hash, bytes.data_ptr(), storage.nbytes);

@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include <ATen/ATen.h>
@@ -20,7 +21,8 @@ namespace minifyd::worker {
 class TensorLoader {
  public:
   // cuda_device: where "cuda" storages go; unset means this worker has no GPU (an error for them).
-  // cache, when given, serves blobs already read and verified by earlier requests.
+  // cache, when given, serves blobs already read and verified by earlier requests; the tensors
+  // loaded then view the cache's bytes, which only copies of them may write (fresh_arguments).
   TensorLoader(const GraphDocument& document, const ContentStore& store, std::optional<at::Device> cuda_device,
                BlobCache* cache = nullptr)
       : document_(document), store_(store), cuda_device_(cuda_device), cache_(cache) {}
@@ -40,6 +42,7 @@ class TensorLoader {
   std::optional<at::Device> cuda_device_;
   BlobCache* cache_;
   std::unordered_map<std::size_t, at::Tensor> storages_;  // storage index -> flat uint8 tensor
+  std::unordered_set<const c10::StorageImpl*> cached_storages_;  // the cache's, each given to one storage index
 };
 
 }  // namespace minifyd::worker

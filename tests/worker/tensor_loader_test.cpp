@@ -1,6 +1,7 @@
 // Loading tensors from the store: values, views of one storage kept as views, corruption refused.
 #include "common/content_store.h"
 #include "tests/support/temp_dir.h"
+#include "worker/loaded_graph.h"
 #include "worker/tensor_loader.h"
 
 #include "tests/support/catch_torch.h"
@@ -103,6 +104,36 @@ TEST_CASE("a corrupted blob is an error naming the input and the hash", "[tensor
   REQUIRE_FALSE(inputs.has_value());
   CHECK(inputs.error().kind == ErrorKind::corrupt);
   CHECK(inputs.error().message.find("inputs[2]: storage 1: blob " + hash + ": corrupted") == 0);
+}
+
+// The cache hands out its own bytes: a load copies nothing, so a run must get copies (fresh_arguments),
+// and two storages of the same bytes must not come back as one storage.
+TEST_CASE("with a blob cache, loads share its bytes, storages of the same bytes stay two, runs write copies",
+          "[tensor_loader]") {
+  Fixture fixture;
+  GraphDocument& document = fixture.document;
+  document.storages.push_back(document.storages[1]);  // a second storage of the long blob's bytes
+  document.inputs = {TensorMeta{1, DType::int64, {3}, {1}, 0, false}, TensorMeta{2, DType::int64, {3}, {1}, 0, false}};
+  worker::BlobCache cache(1 << 20);
+  auto load = [&] {
+    worker::TensorLoader loader(document, fixture.store, std::nullopt, &cache);
+    auto inputs = loader.load_inputs();
+    REQUIRE(inputs.has_value());
+    return worker::LoadedGraph{{}, std::move(*inputs), {}};  // fresh_arguments() reads no document
+  };
+  worker::LoadedGraph first = load();
+  at::Tensor a = first.inputs[0].toTensor();
+  at::Tensor b = first.inputs[1].toTensor();
+  CHECK(a.storage().data() != b.storage().data());
+  CHECK(at::equal(a, b));
+
+  worker::RunArguments run = worker::fresh_arguments(first);
+  run.inputs[0].toTensor().fill_(0);
+  CHECK(run.inputs[1].toTensor()[0].item<std::int64_t>() == 7);  // the copies do not alias either
+  worker::LoadedGraph second = load();
+  CHECK(second.inputs[0].toTensor().storage().data() == a.storage().data());  // the cache's bytes, not a copy
+  CHECK(at::equal(second.inputs[0].toTensor(), at::tensor({7, -8, 9}, at::TensorOptions(at::kLong))));
+  CHECK(cache.cached_bytes() == 24);
 }
 
 // The values graph_format.py's fill_storage draws for the same fills (tests/roundtrip/test_store_py.py
