@@ -12,6 +12,7 @@
 #include <CLI/CLI.hpp>
 
 #include "common/sandbox_report.h"
+#include "common/sha256.h"
 #include "protocol/line_buffer.h"
 #include "worker/cuda_devices.h"
 #include "worker/device_sync.h"
@@ -74,6 +75,9 @@ int main(int argc, char** argv) {
   std::size_t concurrency = forking ? max_concurrent : 1;
   if (!minifyd::worker::write_line(protocol_fd, minifyd::protocol::encode(make_hello(std::move(sandbox), concurrency)).dump()))
     return 1;
+  // OpenSSL reads its configuration at its first use (the first blob hashed): here, once, rather than
+  // in each forked child, a few milliseconds of every crashing candidate's.
+  minifyd::sha256_hex("", 0);
   // Built once, before forking: each child gets a copy, and serves request after request (its blob
   // cache filling as it goes) until it dies.
   minifyd::worker::RequestHandler handler(cuda_device, cache_mb * 1024 * 1024);
