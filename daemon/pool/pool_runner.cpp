@@ -8,10 +8,16 @@ namespace minifyd {
 PoolRunner::PoolRunner(PoolConfig config) : pool(io, std::move(config)) { pool.start(); }
 
 PoolRunner::~PoolRunner() {
-  bool stopped = false;
-  pool.stop([&] { stopped = true; });
-  while (!stopped && io.run_one() != 0) {
+  stop_soon();
+  while (!stopped_ && io.run_one() != 0) {
   }
+}
+
+void PoolRunner::stop_soon() {
+  if (stopping_) return;
+  stopping_ = true;
+  pool.stop([this] { stopped_ = true; });
+  io.poll();  // the shutdown lines, written now
 }
 
 WorkerOutcome request_and_wait(const PoolAccess& access, protocol::WorkerRequest request,

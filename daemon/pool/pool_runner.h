@@ -14,16 +14,23 @@ namespace minifyd {
 struct PoolRunner {
   // Starts the pool's workers.
   explicit PoolRunner(PoolConfig config);
-  // Stops the pool and runs it until every worker is reaped.
+  // Stops the pool (unless stop_soon() did) and runs it until every worker is reaped.
   ~PoolRunner();
   PoolRunner(const PoolRunner&) = delete;
   PoolRunner& operator=(const PoolRunner&) = delete;
 
   // The pool as the calling thread drives it, one request in flight per slot.
   PoolAccess access() { return PoolAccess{io, pool, pool.capacity()}; }
+  // Tells the workers to exit and returns: they do (a LibTorch process takes some 20 ms to) while the
+  // caller goes on; the destructor reaps them. Nothing is submitted afterwards.
+  void stop_soon();
 
   boost::asio::io_context io;
   WorkerPool pool;
+
+ private:
+  bool stopping_ = false;
+  bool stopped_ = false;
 };
 
 }  // namespace minifyd

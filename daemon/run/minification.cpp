@@ -400,6 +400,7 @@ Expected<RunResult> continue_run(Checkpoint checkpoint, const RunPlace& place, c
       if (hooks.before_plain_verdict && confirmation.pending()) hooks.before_plain_verdict(checkpoint);
     }
   }
+  if (hooks.pool_done) hooks.pool_done();
   if (auto plain = confirmation.wait()) checkpoint.plain_check = std::move(*plain);
   if (confirmation.refuted()) {  // nothing the search accepted meanwhile stands
     searched->stop = search::StopReason::unconfirmed;

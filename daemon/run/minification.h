@@ -71,6 +71,9 @@ struct SessionHooks {
   // the plain check still runs: whatever does not depend on its verdict can be done meanwhile. If the
   // check then refutes the original, the run ends with nothing minimized (RunResult::stop unconfirmed).
   std::function<void(const Checkpoint&)> before_plain_verdict{};
+  // Called once the session needs the pool no more (its search and after-search answers are in):
+  // `minify run`'s workers exit meanwhile, while the run's store is cleaned and its outputs written.
+  std::function<void()> pool_done{};
 };
 
 // Starts the plain check of `original` (its blobs in place's store already), for a spec that has one,

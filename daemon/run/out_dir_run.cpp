@@ -196,6 +196,7 @@ Expected<RunResult> start_run(const RunSpec& spec, const RunSettings& given) {
   std::unique_ptr<StandbyPython> standby = standby_for(spec.evaluation, settings);
   RunOutputs outputs(settings, standby.get());
   outputs.write_before_plain_verdict(hooks);
+  hooks.pool_done = [&runner] { runner.stop_soon(); };
   auto result = continue_run(std::move(*checkpoint), place, runner.access(), hooks);
   if (!result) return result.error();
   return outputs.finish(std::move(*result));
@@ -233,6 +234,7 @@ Expected<RunResult> resume_run(const RunSettings& given) {
   std::unique_ptr<StandbyPython> standby = standby_for(checkpoint->spec.evaluation, settings);
   RunOutputs outputs(settings, standby.get());
   outputs.write_before_plain_verdict(hooks);
+  hooks.pool_done = [&runner] { runner.stop_soon(); };
   auto result = continue_run(std::move(*checkpoint), place, runner.access(), hooks);
   if (!result) return result.error();
   return outputs.finish(std::move(*result));
