@@ -8,7 +8,7 @@ packages=(
   nlohmann-json3-dev libspdlog-dev libspdlog1.10 libfmt-dev libfmt9 libcli11-dev catch2
   libboost1.74-dev libboost-filesystem1.74-dev libboost-filesystem1.74.0
   libboost-system1.74-dev libboost-system1.74.0 libboost-atomic1.74-dev libboost-atomic1.74.0
-  libssl-dev libssl3 libsqlite3-dev libsqlite3-0
+  libssl-dev libssl3 libsqlite3-dev libsqlite3-0 libpq-dev libpq5 libldap-2.5-0
 )
 mkdir -p .gpu-debs
 cd .gpu-debs

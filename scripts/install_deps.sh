@@ -9,6 +9,7 @@ packages=(
   libboost-dev libboost-filesystem-dev
   nlohmann-json3-dev libspdlog-dev libcli11-dev catch2
   libssl-dev libsqlite3-dev
+  libpq-dev postgresql  # the PostgreSQL job queue; the tests start their own server
   graphviz
   python3-matplotlib  # minify analyze draws analysis.svg with it
   chromium  # the analyze tests look at analysis.svg in a real browser

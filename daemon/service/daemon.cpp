@@ -10,6 +10,7 @@
 
 #include "common/log.h"
 #include "daemon/service/job_spec.h"
+#include "daemon/service/sqlite_job_store.h"
 
 namespace minifyd::service {
 namespace {
@@ -55,22 +56,22 @@ Expected<std::unique_ptr<Daemon>> Daemon::open(DaemonConfig config) {
   ::chmod(config.state_dir.c_str(), 0700);
   auto store = ContentStore::open(config.state_dir / "store", true);
   if (!store) return store.error();
-  auto jobs = JobStore::open(config.state_dir / job_database_name);
+  auto jobs = SqliteJobStore::open(config.state_dir / job_database_name);
   if (!jobs) return jobs.error();
   // On a full disk the daemon starts all the same: status, list and results are reads.
-  auto requeued = jobs->requeue_interrupted();
+  auto requeued = (*jobs)->requeue_interrupted();
   bool requeue_pending = !requeued && requeued.error().kind == ErrorKind::no_space;
   if (!requeued && !requeue_pending) return requeued.error();
   if (requeue_pending)
     log::warn(requeued.error().message + ": the jobs a previous daemon left running resume once there is room");
   else if (*requeued > 0)
     log::info("resuming " + std::to_string(*requeued) + " job(s) a previous daemon left running");
-  auto listed = jobs->list();
+  auto listed = (*jobs)->list();
   if (!listed) return listed.error();
   for (const JobSummary& job : *listed)
     if (job.cancel_requested && job.state == JobState::queued)
-      if (auto cancelled = jobs->request_cancel(job.id); !cancelled) return cancelled.error();
-  auto swept = sweep_orphan_roots(*store, *jobs);
+      if (auto cancelled = (*jobs)->request_cancel(job.id); !cancelled) return cancelled.error();
+  auto swept = sweep_orphan_roots(*store, **jobs);
   if (!swept) return swept.error().with_context("sweeping the store");
 
   std::unique_ptr<Daemon> daemon(new Daemon(std::move(config), std::move(*store), std::move(*jobs)));
@@ -79,7 +80,7 @@ Expected<std::unique_ptr<Daemon>> Daemon::open(DaemonConfig config) {
   return daemon;
 }
 
-Daemon::Daemon(DaemonConfig config, ContentStore store, JobStore jobs)
+Daemon::Daemon(DaemonConfig config, ContentStore store, std::unique_ptr<JobStore> jobs)
     : config_(std::move(config)),
       store_(std::move(store)),
       jobs_(std::move(jobs)),
@@ -105,7 +106,7 @@ void Daemon::serve() {
 
 void Daemon::start_jobs() {
   while (!stopping_ && runners_.size() < config_.max_running_jobs) {
-    auto claimed = jobs_.claim_next();
+    auto claimed = jobs_->claim_next();
     if (!claimed) {
       log::error("claiming the next job: " + claimed.error().message);
       if (claimed.error().kind == ErrorKind::no_space) start_jobs_when_room();
@@ -120,7 +121,7 @@ void Daemon::start_jobs() {
       continue;
     }
     log::info("job " + std::to_string(id) + ": running (session " + std::to_string((*claimed)->summary.sessions) + ")");
-    JobContext context{jobs_, store_, io_, (*pool)->scheduler, (*pool)->pool.capacity(), [this] { return pools_.python(); }};
+    JobContext context{*jobs_, store_, io_, (*pool)->scheduler, (*pool)->pool.capacity(), [this] { return pools_.python(); }};
     runners_[id] = std::make_unique<JobRunner>(context, std::move(**claimed),
                                                [this](std::int64_t job, protocol::JobEvent event) {
                                                  on_job_event(job, std::move(event));
@@ -133,7 +134,7 @@ void Daemon::start_jobs_when_room() {
   room_timer_.async_wait([this](const boost::system::error_code& error) {
     if (error || stopping_) return;
     if (requeue_pending_) {
-      auto requeued = jobs_.requeue_interrupted();
+      auto requeued = jobs_->requeue_interrupted();
       if (!requeued) return start_jobs_when_room();
       requeue_pending_ = false;
       log::info("room again: resuming " + std::to_string(*requeued) + " job(s) a previous daemon left running");
@@ -144,7 +145,7 @@ void Daemon::start_jobs_when_room() {
 
 void Daemon::fail_unstarted_job(std::int64_t id, const std::string& message) {
   log::warn("job " + std::to_string(id) + " failed: " + message);
-  if (auto recorded = jobs_.finish(id, JobState::failed, message); !recorded) log::error(recorded.error().message);
+  if (auto recorded = jobs_->finish(id, JobState::failed, message); !recorded) log::error(recorded.error().message);
   on_job_event(id, protocol::EndEvent{id, to_string(JobState::failed), message, std::nullopt, std::nullopt});
 }
 
@@ -166,7 +167,7 @@ void Daemon::on_job_event(std::int64_t id, protocol::JobEvent event) {
     auto& saved = progress_saved_[id];
     if (now - saved >= progress_save_interval) {
       saved = now;
-      if (auto written = jobs_.save_progress(id, protocol::encode(event).dump()); !written)
+      if (auto written = jobs_->save_progress(id, protocol::encode(event).dump()); !written)
         log::warn(written.error().message);
     }
     progress_[id] = std::get<protocol::ProgressEvent>(std::move(event));
@@ -178,7 +179,7 @@ void Daemon::on_job_event(std::int64_t id, protocol::JobEvent event) {
   if (ended->summary) last = event;
   else if (auto progress = progress_.find(id); progress != progress_.end()) last = progress->second;
   if (last)
-    if (auto written = jobs_.save_progress(id, protocol::encode(*last).dump()); !written)
+    if (auto written = jobs_->save_progress(id, protocol::encode(*last).dump()); !written)
       log::warn(written.error().message);
   progress_.erase(id);
   progress_saved_.erase(id);

@@ -61,7 +61,7 @@ class Daemon final : public transport::RequestHandler {
   void on_closed(transport::ClientConnection& connection) override;
 
  private:
-  explicit Daemon(DaemonConfig config, ContentStore store, JobStore jobs);
+  explicit Daemon(DaemonConfig config, ContentStore store, std::unique_ptr<JobStore> jobs);
 
   // Requests (daemon_requests.cpp). Each replies on `connection`, at once or when its work is done,
   // echoing `tag` (null: none).
@@ -106,7 +106,7 @@ class Daemon final : public transport::RequestHandler {
   DaemonConfig config_;
   boost::asio::io_context io_;
   ContentStore store_;
-  JobStore jobs_;
+  std::unique_ptr<JobStore> jobs_;
   ProgramPools pools_;
   std::unique_ptr<transport::SocketServer> server_;
   boost::asio::signal_set signals_;

@@ -168,7 +168,7 @@ protocol::JobInfo Daemon::describe(const JobSummary& job) const {
 }
 
 void Daemon::handle(const Connection& connection, const nlohmann::json& tag, protocol::SubmitRequest request) {
-  off_thread([this, request = std::move(request)] { return submit_job(request, store_, jobs_, pools_); },
+  off_thread([this, request = std::move(request)] { return submit_job(request, store_, *jobs_, pools_); },
              [this, connection, tag](Expected<std::int64_t> id) {
                if (!id) {
                  reply_error(connection, tag, id.error().with_context("submit"));
@@ -182,13 +182,13 @@ void Daemon::handle(const Connection& connection, const nlohmann::json& tag, pro
 
 void Daemon::handle(const Connection& connection, const nlohmann::json& tag, protocol::StatusRequest request) {
   if (!request.job) return handle(connection, tag, protocol::ListRequest{});
-  auto job = jobs_.summary(*request.job);
+  auto job = jobs_->summary(*request.job);
   if (!job) return reply_error(connection, tag, job.error());
   reply_ok(connection, tag, protocol::StatusReply{describe(*job), {}});
 }
 
 void Daemon::handle(const Connection& connection, const nlohmann::json& tag, protocol::ListRequest) {
-  auto jobs = jobs_.list();
+  auto jobs = jobs_->list();
   if (!jobs) return reply_error(connection, tag, jobs.error());
   protocol::ListReply listed;
   for (const JobSummary& job : *jobs) listed.jobs.push_back(describe(job));
@@ -196,7 +196,7 @@ void Daemon::handle(const Connection& connection, const nlohmann::json& tag, pro
 }
 
 void Daemon::handle(const Connection& connection, const nlohmann::json& tag, protocol::WatchRequest request) {
-  auto job = jobs_.summary(request.job);
+  auto job = jobs_->summary(request.job);
   if (!job) return reply_error(connection, tag, job.error());
   reply_ok(connection, tag, protocol::WatchReply{describe(*job)});
   if (is_final(job->state)) {
@@ -215,7 +215,7 @@ void Daemon::handle(const Connection& connection, const nlohmann::json& tag, pro
   if (!out) return reply_error(connection, tag, out.error());
   off_thread(
       [this, id = request.job, out = *out]() -> Expected<protocol::ResultReply> {
-        auto job = jobs_.get(id);
+        auto job = jobs_->get(id);
         if (!job) return job.error();
         // repro.py of a torch.compile backend is written by the Python workers' interpreter.
         return export_result(*job, store_, run::OutputPlace{out, config_.minify_executable,
@@ -229,7 +229,7 @@ void Daemon::handle(const Connection& connection, const nlohmann::json& tag, pro
 
 void Daemon::handle(const Connection& connection, const nlohmann::json& tag, protocol::CancelJobRequest request) {
   std::int64_t id = request.job;
-  auto state = jobs_.request_cancel(id);
+  auto state = jobs_->request_cancel(id);
   if (!state) return reply_error(connection, tag, state.error());
   if (auto runner = runners_.find(id); runner != runners_.end()) runner->second->stop(StopCause::cancel);
   else if (*state == JobState::cancelled)
@@ -257,7 +257,7 @@ void Daemon::handle(const Connection& connection, const nlohmann::json& tag, pro
 }
 
 void Daemon::handle(const Connection& connection, const nlohmann::json& tag, protocol::StatsRequest) {
-  auto counts = jobs_.counts();
+  auto counts = jobs_->counts();
   if (!counts) return reply_error(connection, tag, counts.error());
   protocol::StatsReply stats;
   // The pools' figures together: minify-worker's and, once started, the Python worker's.

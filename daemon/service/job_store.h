@@ -1,23 +1,15 @@
-// The daemon's jobs, persistent in SQLite (STATE_DIR/jobs.sqlite, WAL): each job's spec, submitted
-// graph, state, latest checkpoint, result and the files of its original's analysis. Every change is
-// one transaction, so a daemon killed at any moment finds every job whose submit was answered, with
-// its last checkpoint. Thread-safe: job
-// threads save checkpoints while the io thread answers status and list.
+// The daemon's jobs: each job's spec, submitted graph, state, latest checkpoint, result and the files
+// of its original's analysis, behind one interface whatever database keeps them.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <filesystem>
-#include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "common/expected.h"
-
-struct sqlite3;
 
 namespace minifyd::service {
 
@@ -26,6 +18,8 @@ const char* to_string(JobState state);
 std::optional<JobState> parse_job_state(std::string_view text);
 // done, failed and cancelled: nothing moves a job out of them.
 bool is_final(JobState state);
+// "job 17", as errors name a job.
+std::string job_name(std::int64_t id);
 
 struct NewJob {
   std::string spec_json;   // opaque here (service/job_spec.h)
@@ -62,41 +56,36 @@ struct JobCounts {
   std::size_t queued = 0, running = 0, done = 0, failed = 0, cancelled = 0;
 };
 
+// Where the daemon keeps its jobs: SQLite for one host (sqlite_job_store.h), PostgreSQL for a queue
+// that several hosts share (postgres_job_store.h). Every change is one transaction, so a daemon killed
+// at any moment finds every job whose submit was answered, with its last checkpoint. Thread-safe: job
+// threads save checkpoints while the io thread answers status and list.
 class JobStore {
  public:
-  // Opens or creates the database. Refuses a file that is not a job database, or one written by a
-  // newer minifyd (its schema version), naming the file.
-  static Expected<JobStore> open(const std::filesystem::path& database);
+  virtual ~JobStore() = default;
 
-  Expected<std::int64_t> submit(const NewJob& job);
-  Expected<JobRecord> get(std::int64_t id) const;  // not_found: "no job 17"
-  Expected<JobSummary> summary(std::int64_t id) const;
-  Expected<std::vector<JobSummary>> list() const;  // by id
-  Expected<JobCounts> counts() const;
+  virtual Expected<std::int64_t> submit(const NewJob& job) = 0;
+  virtual Expected<JobRecord> get(std::int64_t id) const = 0;  // not_found: "no job 17"
+  virtual Expected<JobSummary> summary(std::int64_t id) const = 0;
+  virtual Expected<std::vector<JobSummary>> list() const = 0;  // by id
+  virtual Expected<JobCounts> counts() const = 0;
 
   // The next queued job (highest priority, then lowest id), now running: sessions + 1, started_at
-  // set. nullopt when none is queued.
-  Expected<std::optional<JobRecord>> claim_next();
+  // set. nullopt when none is queued. No job is claimed twice.
+  virtual Expected<std::optional<JobRecord>> claim_next() = 0;
   // Only while the job runs.
-  Expected<void> save_checkpoint(std::int64_t id, const std::string& checkpoint_json);
-  Expected<void> save_analysis(std::int64_t id, const std::string& analysis_json);
-  Expected<void> save_progress(std::int64_t id, const std::string& progress_json);
+  virtual Expected<void> save_checkpoint(std::int64_t id, const std::string& checkpoint_json) = 0;
+  virtual Expected<void> save_analysis(std::int64_t id, const std::string& analysis_json) = 0;
+  virtual Expected<void> save_progress(std::int64_t id, const std::string& progress_json) = 0;
   // Ends a running job (or a queued one, when cancelled). `text`: done: the result's JSON; failed:
   // why; cancelled: ignored. A final job cannot end again.
-  Expected<void> finish(std::int64_t id, JobState final_state, const std::string& text);
+  virtual Expected<void> finish(std::int64_t id, JobState final_state, const std::string& text) = 0;
   // queued: cancelled at once; running: marked, for its runner to stop it; final: an error.
   // Returns the state after the request.
-  Expected<JobState> request_cancel(std::int64_t id);
-  // At start: jobs a killed daemon left running go back to the queue with their checkpoints.
-  Expected<std::size_t> requeue_interrupted();
-
- private:
-  struct Connection;
-  explicit JobStore(std::shared_ptr<Connection> connection) : db_(std::move(connection)) {}
-  // `column` (a name of the schema's) set to `text`, only while the job runs.
-  Expected<void> save_while_running(std::int64_t id, const char* column, const std::string& text);
-
-  std::shared_ptr<Connection> db_;
+  virtual Expected<JobState> request_cancel(std::int64_t id) = 0;
+  // At start: the jobs this daemon's previous process left running go back to the queue with their
+  // checkpoints.
+  virtual Expected<std::size_t> requeue_interrupted() = 0;
 };
 
 }  // namespace minifyd::service

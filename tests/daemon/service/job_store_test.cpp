@@ -1,5 +1,7 @@
-// The job store on real SQLite files: order, exclusivity, checkpoints across reopening, the
-// transitions, refusal of foreign files, and a process SIGKILLed while writing.
+// The job store on real databases: every behaviour the daemon relies on against SQLite files and a
+// PostgreSQL server the test starts (order, exclusivity, checkpoints across reopening, the
+// transitions); then each one's own: SQLite's refusal of foreign files, its upgrade and a process
+// SIGKILLed while writing; PostgreSQL's daemons sharing one queue.
 #include <catch2/catch.hpp>
 
 #include <signal.h>
@@ -8,13 +10,17 @@
 
 #include <atomic>
 #include <fstream>
+#include <mutex>
 #include <random>
 #include <set>
 #include <thread>
 
+#include <libpq-fe.h>
 #include <sqlite3.h>
 
-#include "daemon/service/job_store.h"
+#include "daemon/service/postgres_job_store.h"
+#include "daemon/service/sqlite_job_store.h"
+#include "tests/support/postgres_server.h"
 #include "tests/support/temp_dir.h"
 
 using namespace minifyd;
@@ -26,10 +32,41 @@ NewJob job(int priority = 0, const std::string& name = "graph") {
   return NewJob{R"({"spec":1})", R"({"graph":1})", name, priority};
 }
 
-JobStore open_store(const std::filesystem::path& path) {
-  auto store = JobStore::open(path);
+template <class Store>
+std::unique_ptr<JobStore> require_open(Expected<std::unique_ptr<Store>> store) {
   REQUIRE(store.has_value());
   return std::move(*store);
+}
+
+std::unique_ptr<JobStore> open_store(const std::filesystem::path& path) { return require_open(SqliteJobStore::open(path)); }
+
+// A fresh database of one kind ("sqlite" or "postgresql"); open() again is a daemon's restart.
+class Database {
+ public:
+  explicit Database(std::string kind) : kind_(std::move(kind)) {
+    if (kind_ == "postgresql") url_ = test::PostgresServer::shared().create_database();
+  }
+  // `owner`: the daemon's name in a shared queue (SQLite has one daemon per file).
+  std::unique_ptr<JobStore> open(const std::string& owner = "host-a") const {
+    if (kind_ == "sqlite") return open_store(dir_ / "jobs.sqlite");
+    return require_open(PostgresJobStore::open(url_, owner));
+  }
+  const std::string& url() const { return url_; }
+
+ private:
+  std::string kind_;
+  test::TempDir dir_;
+  std::string url_;
+};
+
+// Runs `sql` on the database at `url`, as an administrator would.
+void execute_sql(const std::string& url, const std::string& sql) {
+  PGconn* connection = PQconnectdb(url.c_str());
+  REQUIRE(PQstatus(connection) == CONNECTION_OK);
+  PGresult* result = PQexec(connection, sql.c_str());
+  CHECK(PQresultStatus(result) == PGRES_COMMAND_OK);
+  PQclear(result);
+  PQfinish(connection);
 }
 
 std::int64_t claim_id(JobStore& store) {
@@ -42,13 +79,15 @@ std::int64_t claim_id(JobStore& store) {
 }  // namespace
 
 TEST_CASE("submitted jobs are read back whole and listed in order") {
-  test::TempDir dir;
-  JobStore store = open_store(dir.path() / "jobs.sqlite");
-  auto first = store.submit(job(0, "a"));
-  auto second = store.submit(job(3, "b"));
+  std::string kind = GENERATE(as<std::string>{}, "sqlite", "postgresql");
+  INFO("the job store on " << kind);
+  Database database(kind);
+  auto store = database.open();
+  auto first = store->submit(job(0, "a"));
+  auto second = store->submit(job(3, "b"));
   REQUIRE(first.has_value());
   REQUIRE(second.has_value());
-  auto record = store.get(*second);
+  auto record = store->get(*second);
   REQUIRE(record.has_value());
   CHECK(record->summary.state == JobState::queued);
   CHECK(record->summary.priority == 3);
@@ -56,47 +95,51 @@ TEST_CASE("submitted jobs are read back whole and listed in order") {
   CHECK(record->spec_json == R"({"spec":1})");
   CHECK(record->graph_json == R"({"graph":1})");
   CHECK_FALSE(record->checkpoint_json.has_value());
-  auto listed = store.list();
+  auto listed = store->list();
   REQUIRE(listed.has_value());
   REQUIRE(listed->size() == 2);
   CHECK((*listed)[0].id == *first);
-  auto missing = store.get(9999);
+  auto missing = store->get(9999);
   REQUIRE_FALSE(missing.has_value());
   CHECK(missing.error().kind == ErrorKind::not_found);
   CHECK(missing.error().message == "no job 9999");
 }
 
 TEST_CASE("claims take the highest priority first, then the oldest") {
-  test::TempDir dir;
-  JobStore store = open_store(dir.path() / "jobs.sqlite");
-  std::int64_t low = *store.submit(job(0));
-  std::int64_t high = *store.submit(job(5));
-  std::int64_t low_later = *store.submit(job(0));
-  std::int64_t high_later = *store.submit(job(5));
-  CHECK(claim_id(store) == high);
-  CHECK(claim_id(store) == high_later);
-  CHECK(claim_id(store) == low);
-  CHECK(claim_id(store) == low_later);
-  auto none = store.claim_next();
+  std::string kind = GENERATE(as<std::string>{}, "sqlite", "postgresql");
+  INFO("the job store on " << kind);
+  Database database(kind);
+  auto store = database.open();
+  std::int64_t low = *store->submit(job(0));
+  std::int64_t high = *store->submit(job(5));
+  std::int64_t low_later = *store->submit(job(0));
+  std::int64_t high_later = *store->submit(job(5));
+  CHECK(claim_id(*store) == high);
+  CHECK(claim_id(*store) == high_later);
+  CHECK(claim_id(*store) == low);
+  CHECK(claim_id(*store) == low_later);
+  auto none = store->claim_next();
   REQUIRE(none.has_value());
   CHECK_FALSE(none->has_value());
-  auto running = store.summary(low);
+  auto running = store->summary(low);
   CHECK(running->state == JobState::running);
   CHECK(running->sessions == 1);
   CHECK(running->started_at.has_value());
 }
 
 TEST_CASE("threads claiming at once never get the same job") {
-  test::TempDir dir;
-  JobStore store = open_store(dir.path() / "jobs.sqlite");
-  for (int i = 0; i < 100; ++i) REQUIRE(store.submit(job()).has_value());
+  std::string kind = GENERATE(as<std::string>{}, "sqlite", "postgresql");
+  INFO("the job store on " << kind);
+  Database database(kind);
+  auto store = database.open();
+  for (int i = 0; i < 100; ++i) REQUIRE(store->submit(job()).has_value());
   std::mutex mutex;
   std::multiset<std::int64_t> claimed;
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t)
     threads.emplace_back([&] {
       while (true) {
-        auto next = store.claim_next();
+        auto next = store->claim_next();
         if (!next || !next->has_value()) return;
         std::lock_guard<std::mutex> lock(mutex);
         claimed.insert((*next)->summary.id);
@@ -108,44 +151,48 @@ TEST_CASE("threads claiming at once never get the same job") {
 }
 
 TEST_CASE("a job left running by a dead daemon resumes from its checkpoint") {
-  test::TempDir dir;
+  std::string kind = GENERATE(as<std::string>{}, "sqlite", "postgresql");
+  INFO("the job store on " << kind);
+  Database database(kind);
   std::int64_t id;
   {
-    JobStore store = open_store(dir.path() / "jobs.sqlite");
-    id = *store.submit(job());
-    REQUIRE(claim_id(store) == id);
-    REQUIRE(store.save_checkpoint(id, R"({"step":1})").has_value());
-    REQUIRE(store.save_checkpoint(id, R"({"step":2})").has_value());
+    auto store = database.open();
+    id = *store->submit(job());
+    REQUIRE(claim_id(*store) == id);
+    REQUIRE(store->save_checkpoint(id, R"({"step":1})").has_value());
+    REQUIRE(store->save_checkpoint(id, R"({"step":2})").has_value());
   }
-  JobStore store = open_store(dir.path() / "jobs.sqlite");
-  auto requeued = store.requeue_interrupted();
+  auto store = database.open();
+  auto requeued = store->requeue_interrupted();
   REQUIRE(requeued.has_value());
   CHECK(*requeued == 1);
-  auto claimed = store.claim_next();
+  auto claimed = store->claim_next();
   REQUIRE((claimed.has_value() && claimed->has_value()));
   CHECK((*claimed)->summary.sessions == 2);
   CHECK((*claimed)->checkpoint_json == std::optional<std::string>(R"({"step":2})"));
 }
 
 TEST_CASE("a job ends once, and cancel acts by its state") {
-  test::TempDir dir;
-  JobStore store = open_store(dir.path() / "jobs.sqlite");
-  std::int64_t queued = *store.submit(job());
-  std::int64_t running = *store.submit(job(9));
-  REQUIRE(claim_id(store) == running);
-  CHECK(*store.request_cancel(queued) == JobState::cancelled);
-  CHECK(*store.request_cancel(running) == JobState::running);
-  CHECK(store.summary(running)->cancel_requested);
-  REQUIRE(store.finish(running, JobState::done, R"({"nodes":3})").has_value());
-  CHECK(*store.get(running)->result_json == R"({"nodes":3})");
-  auto again = store.finish(running, JobState::failed, "late");
+  std::string kind = GENERATE(as<std::string>{}, "sqlite", "postgresql");
+  INFO("the job store on " << kind);
+  Database database(kind);
+  auto store = database.open();
+  std::int64_t queued = *store->submit(job());
+  std::int64_t running = *store->submit(job(9));
+  REQUIRE(claim_id(*store) == running);
+  CHECK(*store->request_cancel(queued) == JobState::cancelled);
+  CHECK(*store->request_cancel(running) == JobState::running);
+  CHECK(store->summary(running)->cancel_requested);
+  REQUIRE(store->finish(running, JobState::done, R"({"nodes":3})").has_value());
+  CHECK(*store->get(running)->result_json == R"({"nodes":3})");
+  auto again = store->finish(running, JobState::failed, "late");
   REQUIRE_FALSE(again.has_value());
   CHECK(again.error().message.find("job " + std::to_string(running)) != std::string::npos);
-  auto final_cancel = store.request_cancel(running);
+  auto final_cancel = store->request_cancel(running);
   REQUIRE_FALSE(final_cancel.has_value());
   CHECK(final_cancel.error().message == "job " + std::to_string(running) + " is already done");
-  CHECK_FALSE(store.save_checkpoint(running, "{}").has_value());
-  auto counts = store.counts();
+  CHECK_FALSE(store->save_checkpoint(running, "{}").has_value());
+  auto counts = store->counts();
   CHECK(counts->done == 1);
   CHECK(counts->cancelled == 1);
 }
@@ -155,7 +202,7 @@ TEST_CASE("files that are not this minifyd's job database are refused by name") 
   std::filesystem::path text = dir.path() / "notes.sqlite";
   std::ofstream(text) << "these are not the jobs you are looking for, padded past a header's size: "
                       << std::string(200, 'x');
-  auto refused = JobStore::open(text);
+  auto refused = SqliteJobStore::open(text);
   REQUIRE_FALSE(refused.has_value());
   CHECK(refused.error().message.find(text.string()) != std::string::npos);
 
@@ -164,7 +211,7 @@ TEST_CASE("files that are not this minifyd's job database are refused by name") 
   REQUIRE(sqlite3_open(newer.c_str(), &db) == SQLITE_OK);
   REQUIRE(sqlite3_exec(db, "PRAGMA user_version = 99", nullptr, nullptr, nullptr) == SQLITE_OK);
   sqlite3_close(db);
-  auto future = JobStore::open(newer);
+  auto future = SqliteJobStore::open(newer);
   REQUIRE_FALSE(future.has_value());
   CHECK(future.error().kind == ErrorKind::unsupported);
   CHECK(future.error().message.find("version 99") != std::string::npos);
@@ -186,18 +233,18 @@ TEST_CASE("a database of schema version 1 is upgraded in place, its jobs kept, a
   REQUIRE(sqlite3_exec(db, version_1, nullptr, nullptr, nullptr) == SQLITE_OK);
   sqlite3_close(db);
 
-  JobStore store = open_store(path);
-  auto old = store.get(1);
+  auto store = open_store(path);
+  auto old = store->get(1);
   REQUIRE(old.has_value());
   CHECK(old->summary.graph_name == "old");
   CHECK_FALSE(old->analysis_json.has_value());
-  CHECK_FALSE(store.save_analysis(1, "{}").has_value());  // only while running
-  REQUIRE(claim_id(store) == 1);
-  REQUIRE(store.save_analysis(1, R"({"analysis.md":"# Analysis"})").has_value());
-  CHECK(store.get(1)->analysis_json == std::optional<std::string>(R"({"analysis.md":"# Analysis"})"));
+  CHECK_FALSE(store->save_analysis(1, "{}").has_value());  // only while running
+  REQUIRE(claim_id(*store) == 1);
+  REQUIRE(store->save_analysis(1, R"({"analysis.md":"# Analysis"})").has_value());
+  CHECK(store->get(1)->analysis_json == std::optional<std::string>(R"({"analysis.md":"# Analysis"})"));
 
-  JobStore reopened = open_store(path);  // version 2 now: nothing to upgrade
-  CHECK(reopened.get(1)->analysis_json.has_value());
+  auto reopened = open_store(path);  // version 2 now: nothing to upgrade
+  CHECK(reopened->get(1)->analysis_json.has_value());
   REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
   sqlite3_stmt* version = nullptr;
   REQUIRE(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &version, nullptr) == SQLITE_OK);
@@ -210,22 +257,23 @@ TEST_CASE("a database of schema version 1 is upgraded in place, its jobs kept, a
 TEST_CASE("a writer SIGKILLed mid-write leaves a sound database with every acknowledged job") {
   test::TempDir dir;
   std::filesystem::path path = dir.path() / "jobs.sqlite";
-  REQUIRE(JobStore::open(path).has_value());
+  REQUIRE(SqliteJobStore::open(path).has_value());
   int ids[2];
   REQUIRE(::pipe(ids) == 0);
   pid_t child = ::fork();
   REQUIRE(child >= 0);
   if (child == 0) {
     ::close(ids[0]);
-    auto store = JobStore::open(path);
-    if (!store) ::_exit(2);
+    auto opened = SqliteJobStore::open(path);
+    if (!opened) ::_exit(2);
+    JobStore& store = **opened;
     std::string checkpoint(64 * 1024, 'c');
     for (int i = 0;; ++i) {
-      auto id = store->submit(job(i % 3));
+      auto id = store.submit(job(i % 3));
       if (!id) ::_exit(3);
       if (::write(ids[1], &*id, sizeof *id) != sizeof *id) ::_exit(4);
-      if (auto claimed = store->claim_next(); claimed && claimed->has_value())
-        (void)store->save_checkpoint((*claimed)->summary.id, checkpoint);
+      if (auto claimed = store.claim_next(); claimed && claimed->has_value())
+        (void)store.save_checkpoint((*claimed)->summary.id, checkpoint);
     }
   }
   ::close(ids[1]);
@@ -249,10 +297,67 @@ TEST_CASE("a writer SIGKILLed mid-write leaves a sound database with every ackno
   sqlite3_finalize(check);
   sqlite3_close(db);
 
-  JobStore store = open_store(path);
-  auto listed = store.list();
+  auto store = open_store(path);
+  auto listed = store->list();
   REQUIRE(listed.has_value());
   std::set<std::int64_t> present;
   for (const JobSummary& summary : *listed) present.insert(summary.id);
   for (std::int64_t acked : acknowledged) CHECK(present.count(acked) == 1);
+}
+
+TEST_CASE("daemons sharing a PostgreSQL queue claim different jobs, and a restart requeues only its own") {
+  Database database("postgresql");
+  std::vector<std::unique_ptr<JobStore>> daemons;
+  for (const char* owner : {"host-a", "host-b", "host-c"}) daemons.push_back(database.open(owner));
+  for (int i = 0; i < 60; ++i) REQUIRE(daemons[0]->submit(job(i % 3)).has_value());
+  std::mutex mutex;
+  std::multiset<std::int64_t> claimed;
+  std::set<std::int64_t> claimed_by_a;
+  std::vector<std::thread> threads;
+  for (std::size_t d = 0; d < daemons.size(); ++d)
+    threads.emplace_back([&, d] {
+      while (true) {
+        auto next = daemons[d]->claim_next();
+        if (!next || !next->has_value()) return;
+        std::lock_guard<std::mutex> lock(mutex);
+        claimed.insert((*next)->summary.id);
+        if (d == 0) claimed_by_a.insert((*next)->summary.id);
+      }
+    });
+  for (auto& thread : threads) thread.join();
+  CHECK(claimed.size() == 60);
+  CHECK(std::set<std::int64_t>(claimed.begin(), claimed.end()).size() == 60);
+
+  daemons[0] = database.open("host-a");  // host-a restarts: its jobs go back to the queue, no one else's
+  auto requeued = daemons[0]->requeue_interrupted();
+  REQUIRE(requeued.has_value());
+  CHECK(*requeued == claimed_by_a.size());
+  auto counts = daemons[1]->counts();
+  REQUIRE(counts.has_value());
+  CHECK(counts->queued == claimed_by_a.size());
+  CHECK(counts->running == 60 - claimed_by_a.size());
+}
+
+TEST_CASE("a PostgreSQL queue of a newer schema, or no server, is refused with what is wrong") {
+  Database database("postgresql");
+  {
+    auto store = database.open();
+    REQUIRE(store->submit(job()).has_value());
+  }
+  auto again = database.open();  // at the current version: opened as it is, jobs kept
+  CHECK(again->counts()->queued == 1);
+
+  // As a later minifyd would leave it.
+  execute_sql(database.url(), "UPDATE minifyd_schema SET version = 99");
+  auto future = PostgresJobStore::open(database.url(), "host-a");
+  REQUIRE_FALSE(future.has_value());
+  CHECK(future.error().kind == ErrorKind::unsupported);
+  CHECK(future.error().message.find("version 99") != std::string::npos);
+
+  test::TempDir nowhere;
+  auto unreachable = PostgresJobStore::open("postgresql:///jobs?host=" + nowhere.path().string() + "&password=hunter2", "host-a");
+  REQUIRE_FALSE(unreachable.has_value());
+  CHECK(unreachable.error().kind == ErrorKind::io);
+  CHECK(unreachable.error().message.find("connecting to the PostgreSQL job queue") == 0);
+  CHECK(unreachable.error().message.find("hunter2") == std::string::npos);
 }

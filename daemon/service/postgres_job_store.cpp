@@ -1,0 +1,341 @@
+// The job store on PostgreSQL, through libpq.
+#include "daemon/service/postgres_job_store.h"
+
+#include <libpq-fe.h>
+
+#include <cstdlib>
+#include <iterator>
+#include <mutex>
+#include <vector>
+
+namespace minifyd::service {
+namespace {
+
+// The rows of minifyd_schema; docs/daemon.md says how it may change. migrations[N] brings a database
+// of version N to N + 1, in the transaction that records N + 1.
+constexpr int schema_version = 1;
+constexpr const char* migrations[] = {
+    R"sql(
+CREATE TABLE minifyd_jobs (
+  id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  state TEXT NOT NULL,
+  priority INTEGER NOT NULL,
+  graph_name TEXT NOT NULL,
+  spec TEXT NOT NULL,
+  graph TEXT NOT NULL,
+  submitted_at DOUBLE PRECISION NOT NULL,
+  started_at DOUBLE PRECISION,
+  finished_at DOUBLE PRECISION,
+  sessions INTEGER NOT NULL DEFAULT 0,
+  progress TEXT NOT NULL DEFAULT '',
+  error TEXT NOT NULL DEFAULT '',
+  cancel_requested BOOLEAN NOT NULL DEFAULT FALSE,
+  checkpoint TEXT,
+  result TEXT,
+  analysis TEXT,
+  owner TEXT
+);
+CREATE INDEX minifyd_jobs_queue ON minifyd_jobs (state, priority DESC, id);
+)sql",
+};
+static_assert(std::size(migrations) == schema_version);
+
+// Held while the schema is read and upgraded, so that daemons starting at once upgrade it once.
+constexpr const char* schema_lock = "SELECT pg_advisory_xact_lock(7234612019)";
+
+// The database's clock, in unix seconds: one clock for every host sharing the queue.
+#define MINIFYD_PG_NOW "extract(epoch FROM clock_timestamp())::double precision"
+
+constexpr const char* summary_columns =
+    "id, state, priority, graph_name, submitted_at, started_at, finished_at, sessions, progress, error, "
+    "cancel_requested";
+constexpr const char* record_columns =
+    "id, state, priority, graph_name, submitted_at, started_at, finished_at, sessions, progress, error, "
+    "cancel_requested, spec, graph, checkpoint, result, analysis";
+
+struct ResultDeleter {
+  void operator()(PGresult* result) const { PQclear(result); }
+};
+using Result = std::unique_ptr<PGresult, ResultDeleter>;
+
+// A statement's parameter: text, or SQL NULL.
+using Parameter = std::optional<std::string>;
+
+std::string text(const PGresult* result, int row, int column) {
+  return std::string(PQgetvalue(result, row, column), static_cast<std::size_t>(PQgetlength(result, row, column)));
+}
+std::optional<std::string> optional_text(const PGresult* result, int row, int column) {
+  if (PQgetisnull(result, row, column)) return std::nullopt;
+  return text(result, row, column);
+}
+std::int64_t integer(const PGresult* result, int row, int column) {
+  return std::strtoll(PQgetvalue(result, row, column), nullptr, 10);
+}
+std::optional<double> optional_real(const PGresult* result, int row, int column) {
+  if (PQgetisnull(result, row, column)) return std::nullopt;
+  return std::strtod(PQgetvalue(result, row, column), nullptr);
+}
+
+JobSummary read_summary(const PGresult* result, int row) {
+  JobSummary job;
+  job.id = integer(result, row, 0);
+  job.state = parse_job_state(text(result, row, 1)).value_or(JobState::failed);
+  job.priority = static_cast<int>(integer(result, row, 2));
+  job.graph_name = text(result, row, 3);
+  job.submitted_at = optional_real(result, row, 4).value_or(0);
+  job.started_at = optional_real(result, row, 5);
+  job.finished_at = optional_real(result, row, 6);
+  job.sessions = integer(result, row, 7);
+  job.progress_json = text(result, row, 8);
+  job.error = text(result, row, 9);
+  job.cancel_requested = text(result, row, 10) == "t";
+  return job;
+}
+
+JobRecord read_record(const PGresult* result, int row) {
+  JobRecord record;
+  record.summary = read_summary(result, row);
+  record.spec_json = text(result, row, 11);
+  record.graph_json = text(result, row, 12);
+  record.checkpoint_json = optional_text(result, row, 13);
+  record.result_json = optional_text(result, row, 14);
+  record.analysis_json = optional_text(result, row, 15);
+  return record;
+}
+
+}  // namespace
+
+bool is_postgres_url(const std::string& location) {
+  return location.rfind("postgresql://", 0) == 0 || location.rfind("postgres://", 0) == 0;
+}
+
+// One connection, serialised by a mutex (libpq's connections are not for several threads at once);
+// a connection the server or the network broke is reset before the next statement.
+class PostgresJobStore::Connection {
+ public:
+  Connection(PGconn* connection, std::string owner) : connection_(connection), owner_(std::move(owner)) {
+    description_ = std::string("the PostgreSQL job queue ") + PQdb(connection_) + " on " + PQhost(connection_);
+  }
+  ~Connection() { PQfinish(connection_); }
+
+  const std::string& owner() const { return owner_; }
+  const std::string& description() const { return description_; }
+  std::mutex& mutex() { return mutex_; }
+
+  // Runs `sql` with `parameters` ($1, $2, ...); the caller holds mutex(). An error names what was
+  // being done and the server's words.
+  Expected<Result> run(const std::string& doing, const char* sql, const std::vector<Parameter>& parameters = {}) {
+    if (PQstatus(connection_) == CONNECTION_BAD) PQreset(connection_);
+    std::vector<const char*> values;
+    for (const Parameter& parameter : parameters) values.push_back(parameter ? parameter->c_str() : nullptr);
+    // Without parameters, the simple protocol: a migration is several statements.
+    Result result(values.empty() ? PQexec(connection_, sql)
+                                 : PQexecParams(connection_, sql, static_cast<int>(values.size()), nullptr,
+                                                values.data(), nullptr, nullptr, 0));
+    ExecStatusType status = result ? PQresultStatus(result.get()) : PGRES_FATAL_ERROR;
+    if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return result;
+    const char* state = result ? PQresultErrorField(result.get(), PG_DIAG_SQLSTATE) : nullptr;
+    bool full = state != nullptr && std::string(state) == "53100";  // disk_full
+    std::string message = result ? PQresultErrorMessage(result.get()) : PQerrorMessage(connection_);
+    while (!message.empty() && message.back() == '\n') message.pop_back();
+    return make_error(full ? ErrorKind::no_space : ErrorKind::io, description_ + ": " + doing + ": " + message);
+  }
+
+ private:
+  PGconn* connection_;
+  std::string owner_;
+  std::string description_;
+  std::mutex mutex_;
+};
+
+PostgresJobStore::PostgresJobStore(std::unique_ptr<Connection> connection) : db_(std::move(connection)) {}
+PostgresJobStore::~PostgresJobStore() = default;
+
+Expected<std::unique_ptr<PostgresJobStore>> PostgresJobStore::open(const std::string& url, std::string owner) {
+  PGconn* raw = PQconnectdb(url.c_str());
+  if (raw == nullptr) return make_error(ErrorKind::io, "connecting to the PostgreSQL job queue: out of memory");
+  if (PQstatus(raw) != CONNECTION_OK) {
+    std::string message = PQerrorMessage(raw);  // libpq's words name the host, never the password
+    PQfinish(raw);
+    while (!message.empty() && message.back() == '\n') message.pop_back();
+    return make_error(ErrorKind::io, "connecting to the PostgreSQL job queue: " + message);
+  }
+  auto connection = std::make_unique<Connection>(raw, std::move(owner));
+  // The schema's upgrade says "already exists, skipping" as a notice; errors and warnings stay.
+  if (auto quiet = connection->run("connecting", "SET client_min_messages = warning"); !quiet) return quiet.error();
+  auto abort = [&](const Error& error) -> Error {
+    (void)connection->run("rolling back", "ROLLBACK");
+    return error;
+  };
+  if (auto begun = connection->run("starting the schema's upgrade", "BEGIN"); !begun) return begun.error();
+  if (auto locked = connection->run("locking the schema", schema_lock); !locked) return abort(locked.error());
+  auto created = connection->run("reading the schema's version",
+                                 "CREATE TABLE IF NOT EXISTS minifyd_schema (version INTEGER NOT NULL)");
+  if (!created) return abort(created.error());
+  auto version = connection->run("reading the schema's version", "SELECT max(version) FROM minifyd_schema");
+  if (!version) return abort(version.error());
+  std::int64_t found = PQgetisnull(version->get(), 0, 0) ? 0 : integer(version->get(), 0, 0);
+  if (found > schema_version)
+    return abort(make_error(ErrorKind::unsupported, connection->description() + " has job schema version " +
+                                                        std::to_string(found) + ", newer than this minifyd's " +
+                                                        std::to_string(schema_version) + ": run the minifyd that wrote it"));
+  for (std::int64_t step = found; step < schema_version; ++step)
+    if (auto upgraded = connection->run("upgrading the schema from version " + std::to_string(step), migrations[step]);
+        !upgraded)
+      return abort(upgraded.error());
+  if (found < schema_version) {
+    if (auto cleared = connection->run("recording the schema's version", "DELETE FROM minifyd_schema"); !cleared)
+      return abort(cleared.error());
+    auto recorded = connection->run("recording the schema's version", "INSERT INTO minifyd_schema VALUES ($1)",
+                                    {std::to_string(schema_version)});
+    if (!recorded) return abort(recorded.error());
+  }
+  if (auto committed = connection->run("committing the schema", "COMMIT"); !committed) return committed.error();
+  return std::unique_ptr<PostgresJobStore>(new PostgresJobStore(std::move(connection)));
+}
+
+Expected<std::int64_t> PostgresJobStore::submit(const NewJob& job) {
+  std::lock_guard<std::mutex> lock(db_->mutex());
+  auto inserted = db_->run("recording a job",
+                           "INSERT INTO minifyd_jobs (state, priority, graph_name, spec, graph, submitted_at) "
+                           "VALUES ('queued', $1, $2, $3, $4, " MINIFYD_PG_NOW ") RETURNING id",
+                           {std::to_string(job.priority), job.graph_name, job.spec_json, job.graph_json});
+  if (!inserted) return inserted.error();
+  return integer(inserted->get(), 0, 0);
+}
+
+Expected<JobRecord> PostgresJobStore::get(std::int64_t id) const {
+  std::lock_guard<std::mutex> lock(db_->mutex());
+  std::string sql = std::string("SELECT ") + record_columns + " FROM minifyd_jobs WHERE id = $1";
+  auto selected = db_->run("reading " + job_name(id), sql.c_str(), {std::to_string(id)});
+  if (!selected) return selected.error();
+  if (PQntuples(selected->get()) == 0) return make_error(ErrorKind::not_found, "no " + job_name(id));
+  return read_record(selected->get(), 0);
+}
+
+Expected<JobSummary> PostgresJobStore::summary(std::int64_t id) const {
+  std::lock_guard<std::mutex> lock(db_->mutex());
+  std::string sql = std::string("SELECT ") + summary_columns + " FROM minifyd_jobs WHERE id = $1";
+  auto selected = db_->run("reading " + job_name(id), sql.c_str(), {std::to_string(id)});
+  if (!selected) return selected.error();
+  if (PQntuples(selected->get()) == 0) return make_error(ErrorKind::not_found, "no " + job_name(id));
+  return read_summary(selected->get(), 0);
+}
+
+Expected<std::vector<JobSummary>> PostgresJobStore::list() const {
+  std::lock_guard<std::mutex> lock(db_->mutex());
+  std::string sql = std::string("SELECT ") + summary_columns + " FROM minifyd_jobs ORDER BY id";
+  auto selected = db_->run("listing jobs", sql.c_str());
+  if (!selected) return selected.error();
+  std::vector<JobSummary> jobs;
+  for (int row = 0; row < PQntuples(selected->get()); ++row) jobs.push_back(read_summary(selected->get(), row));
+  return jobs;
+}
+
+Expected<JobCounts> PostgresJobStore::counts() const {
+  std::lock_guard<std::mutex> lock(db_->mutex());
+  auto selected = db_->run("counting jobs", "SELECT state, count(*) FROM minifyd_jobs GROUP BY state");
+  if (!selected) return selected.error();
+  JobCounts counts;
+  for (int row = 0; row < PQntuples(selected->get()); ++row) {
+    auto count = static_cast<std::size_t>(integer(selected->get(), row, 1));
+    switch (parse_job_state(text(selected->get(), row, 0)).value_or(JobState::failed)) {
+      case JobState::queued: counts.queued += count; break;
+      case JobState::running: counts.running += count; break;
+      case JobState::done: counts.done += count; break;
+      case JobState::failed: counts.failed += count; break;
+      case JobState::cancelled: counts.cancelled += count; break;
+    }
+  }
+  return counts;
+}
+
+Expected<std::optional<JobRecord>> PostgresJobStore::claim_next() {
+  std::lock_guard<std::mutex> lock(db_->mutex());
+  // One statement: the row lock taken by the subquery holds until the update commits, and rows
+  // other daemons hold are skipped, not waited for.
+  std::string sql = std::string(
+                        "UPDATE minifyd_jobs SET state = 'running', sessions = sessions + 1, started_at = " MINIFYD_PG_NOW
+                        ", owner = $1 WHERE id = (SELECT id FROM minifyd_jobs WHERE state = 'queued' "
+                        "ORDER BY priority DESC, id LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING ") +
+                    record_columns;
+  auto claimed = db_->run("claiming the next job", sql.c_str(), {db_->owner()});
+  if (!claimed) return claimed.error();
+  if (PQntuples(claimed->get()) == 0) return std::optional<JobRecord>();
+  return std::optional<JobRecord>(read_record(claimed->get(), 0));
+}
+
+Expected<void> PostgresJobStore::save_checkpoint(std::int64_t id, const std::string& checkpoint_json) {
+  return save_while_running(id, "checkpoint", checkpoint_json);
+}
+
+Expected<void> PostgresJobStore::save_analysis(std::int64_t id, const std::string& analysis_json) {
+  return save_while_running(id, "analysis", analysis_json);
+}
+
+Expected<void> PostgresJobStore::save_while_running(std::int64_t id, const char* column, const std::string& text) {
+  std::lock_guard<std::mutex> lock(db_->mutex());
+  std::string sql = std::string("UPDATE minifyd_jobs SET ") + column + " = $1 WHERE id = $2 AND state = 'running'";
+  auto updated = db_->run(std::string("saving the ") + column + " of " + job_name(id), sql.c_str(), {text, std::to_string(id)});
+  if (!updated) return updated.error();
+  if (std::string(PQcmdTuples(updated->get())) == "0")
+    return make_error(ErrorKind::not_found, job_name(id) + " is not running: " + column + " not saved");
+  return {};
+}
+
+Expected<void> PostgresJobStore::save_progress(std::int64_t id, const std::string& progress_json) {
+  std::lock_guard<std::mutex> lock(db_->mutex());
+  auto updated = db_->run("saving the progress of " + job_name(id), "UPDATE minifyd_jobs SET progress = $1 WHERE id = $2",
+                          {progress_json, std::to_string(id)});
+  if (!updated) return updated.error();
+  return {};
+}
+
+Expected<void> PostgresJobStore::finish(std::int64_t id, JobState final_state, const std::string& text) {
+  if (!is_final(final_state))
+    return make_error(ErrorKind::invalid_input, std::string("finishing ") + job_name(id) + " as " + to_string(final_state));
+  std::lock_guard<std::mutex> lock(db_->mutex());
+  auto updated = db_->run("finishing " + job_name(id),
+                          "UPDATE minifyd_jobs SET state = $1, finished_at = " MINIFYD_PG_NOW
+                          ", result = $2, error = $3 WHERE id = $4 AND state IN ('running', 'queued')",
+                          {std::string(to_string(final_state)),
+                           final_state == JobState::done && !text.empty() ? Parameter(text) : std::nullopt,
+                           final_state == JobState::failed ? text : std::string(), std::to_string(id)});
+  if (!updated) return updated.error();
+  if (std::string(PQcmdTuples(updated->get())) == "0")
+    return make_error(ErrorKind::not_found, "no active " + job_name(id) + " to finish");
+  return {};
+}
+
+Expected<JobState> PostgresJobStore::request_cancel(std::int64_t id) {
+  std::lock_guard<std::mutex> lock(db_->mutex());
+  // One statement: whichever state the job is in when it runs decides, even with other daemons
+  // claiming or finishing it meanwhile.
+  auto cancelled = db_->run("cancelling " + job_name(id),
+                            "WITH previous AS (SELECT state FROM minifyd_jobs WHERE id = $1 FOR UPDATE) "
+                            "UPDATE minifyd_jobs SET cancel_requested = (previous.state IN ('queued', 'running')) "
+                            "OR cancel_requested, "
+                            "state = CASE WHEN previous.state = 'queued' THEN 'cancelled' ELSE previous.state END, "
+                            "finished_at = CASE WHEN previous.state = 'queued' THEN " MINIFYD_PG_NOW
+                            " ELSE finished_at END FROM previous WHERE id = $1 RETURNING previous.state",
+                            {std::to_string(id)});
+  if (!cancelled) return cancelled.error();
+  if (PQntuples(cancelled->get()) == 0) return make_error(ErrorKind::not_found, "no " + job_name(id));
+  std::string before = text(cancelled->get(), 0, 0);
+  if (before == "queued") return JobState::cancelled;
+  if (before == "running") return JobState::running;
+  return make_error(ErrorKind::invalid_input, job_name(id) + " is already " + before);
+}
+
+Expected<std::size_t> PostgresJobStore::requeue_interrupted() {
+  std::lock_guard<std::mutex> lock(db_->mutex());
+  auto updated = db_->run("requeueing interrupted jobs",
+                          "UPDATE minifyd_jobs SET state = 'queued', owner = NULL WHERE state = 'running' AND owner = $1",
+                          {db_->owner()});
+  if (!updated) return updated.error();
+  return static_cast<std::size_t>(std::strtoull(PQcmdTuples(updated->get()), nullptr, 10));
+}
+
+#undef MINIFYD_PG_NOW
+
+}  // namespace minifyd::service

@@ -1,0 +1,48 @@
+// The job store in PostgreSQL (libpq): one queue that the minifyd of several hosts can share. Each
+// daemon names itself (its owner name) when it opens the store: the jobs it claims are marked as its
+// own, and at its start it requeues only those, never a job another daemon runs.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "daemon/service/job_store.h"
+
+namespace minifyd::service {
+
+// Whether `location` names a PostgreSQL database (a postgresql:// or postgres:// URL) rather than a file.
+bool is_postgres_url(const std::string& location);
+
+class PostgresJobStore final : public JobStore {
+ public:
+  // Connects to the database at `url` and brings its schema up to this minifyd's version (several
+  // daemons starting at once upgrade it once). Refuses a schema newer than this minifyd's, and a
+  // database whose tables are not a job queue's. Errors name the database, never the URL's password.
+  static Expected<std::unique_ptr<PostgresJobStore>> open(const std::string& url, std::string owner);
+  ~PostgresJobStore() override;
+
+  Expected<std::int64_t> submit(const NewJob& job) override;
+  Expected<JobRecord> get(std::int64_t id) const override;
+  Expected<JobSummary> summary(std::int64_t id) const override;
+  Expected<std::vector<JobSummary>> list() const override;
+  Expected<JobCounts> counts() const override;
+  // Claimed for this store's owner, under FOR UPDATE SKIP LOCKED: daemons claiming at once take
+  // different jobs without waiting for each other.
+  Expected<std::optional<JobRecord>> claim_next() override;
+  Expected<void> save_checkpoint(std::int64_t id, const std::string& checkpoint_json) override;
+  Expected<void> save_analysis(std::int64_t id, const std::string& analysis_json) override;
+  Expected<void> save_progress(std::int64_t id, const std::string& progress_json) override;
+  Expected<void> finish(std::int64_t id, JobState final_state, const std::string& text) override;
+  Expected<JobState> request_cancel(std::int64_t id) override;
+  // The running jobs this store's owner claimed.
+  Expected<std::size_t> requeue_interrupted() override;
+
+ private:
+  class Connection;
+  explicit PostgresJobStore(std::unique_ptr<Connection> connection);
+  Expected<void> save_while_running(std::int64_t id, const char* column, const std::string& text);
+
+  std::unique_ptr<Connection> db_;
+};
+
+}  // namespace minifyd::service

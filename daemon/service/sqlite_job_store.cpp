@@ -1,0 +1,368 @@
+// The job store on SQLite.
+#include "daemon/service/sqlite_job_store.h"
+
+#include <sqlite3.h>
+
+#include <chrono>
+#include <functional>
+#include <iterator>
+#include <mutex>
+
+namespace minifyd::service {
+namespace {
+
+// PRAGMA user_version of the schema below; docs/daemon.md says how it may change.
+constexpr int schema_version = 2;
+
+constexpr const char* schema = R"sql(
+CREATE TABLE IF NOT EXISTS jobs (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  state TEXT NOT NULL,
+  priority INTEGER NOT NULL,
+  graph_name TEXT NOT NULL,
+  spec TEXT NOT NULL,
+  graph TEXT NOT NULL,
+  submitted_at REAL NOT NULL,
+  started_at REAL,
+  finished_at REAL,
+  sessions INTEGER NOT NULL DEFAULT 0,
+  progress TEXT NOT NULL DEFAULT '',
+  error TEXT NOT NULL DEFAULT '',
+  cancel_requested INTEGER NOT NULL DEFAULT 0,
+  checkpoint TEXT,
+  result TEXT,
+  analysis TEXT
+);
+CREATE INDEX IF NOT EXISTS jobs_queue ON jobs (state, priority DESC, id);
+)sql";
+
+// Brings a database of version N (the index) up to N + 1.
+constexpr const char* upgrades[] = {
+    "",                                              // 0: a new database, made by the schema above
+    "ALTER TABLE jobs ADD COLUMN analysis TEXT;",  // 1 → 2: the files of the original's analysis
+};
+static_assert(std::size(upgrades) == schema_version);
+
+constexpr const char* summary_columns =
+    "id, state, priority, graph_name, submitted_at, started_at, finished_at, sessions, progress, error, "
+    "cancel_requested";
+
+double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+// One connection, serialised by a mutex: SQLite's own locking is per connection, and the statements
+// here take microseconds, so one is enough for the daemon's threads.
+struct SqliteJobStore::Connection {
+  sqlite3* db = nullptr;
+  std::filesystem::path path;
+  std::mutex mutex;
+  ~Connection() { sqlite3_close(db); }
+
+  Error error(const std::string& doing) const {
+    bool full = (sqlite3_extended_errcode(db) & 0xff) == SQLITE_FULL;
+    return make_error(full ? ErrorKind::no_space : ErrorKind::io, path.string() + ": " + doing + ": " + sqlite3_errmsg(db));
+  }
+};
+
+namespace {
+
+// A prepared statement, finalized on destruction.
+class Statement {
+ public:
+  Statement(sqlite3* db, const char* sql) { status_ = sqlite3_prepare_v2(db, sql, -1, &statement_, nullptr); }
+  ~Statement() { sqlite3_finalize(statement_); }
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+
+  bool prepared() const { return status_ == SQLITE_OK; }
+  Statement& bind(int index, std::int64_t value) {
+    sqlite3_bind_int64(statement_, index, value);
+    return *this;
+  }
+  Statement& bind(int index, double value) {
+    sqlite3_bind_double(statement_, index, value);
+    return *this;
+  }
+  Statement& bind(int index, const std::string& value) {
+    sqlite3_bind_text(statement_, index, value.data(), static_cast<int>(value.size()), SQLITE_TRANSIENT);
+    return *this;
+  }
+  Statement& bind(int index, const char* value) { return bind(index, std::string(value)); }
+  // SQLITE_ROW, SQLITE_DONE or an error code.
+  int step() { return sqlite3_step(statement_); }
+
+  std::int64_t integer(int column) const { return sqlite3_column_int64(statement_, column); }
+  double real(int column) const { return sqlite3_column_double(statement_, column); }
+  bool is_null(int column) const { return sqlite3_column_type(statement_, column) == SQLITE_NULL; }
+  std::string text(int column) const {
+    const auto* bytes = reinterpret_cast<const char*>(sqlite3_column_text(statement_, column));
+    return bytes == nullptr ? std::string() : std::string(bytes, static_cast<std::size_t>(sqlite3_column_bytes(statement_, column)));
+  }
+  std::optional<double> optional_real(int column) const {
+    return is_null(column) ? std::nullopt : std::optional<double>(real(column));
+  }
+  std::optional<std::string> optional_text(int column) const {
+    return is_null(column) ? std::nullopt : std::optional<std::string>(text(column));
+  }
+
+ private:
+  sqlite3_stmt* statement_ = nullptr;
+  int status_;
+};
+
+// A summary from the summary_columns starting at `first`.
+JobSummary read_summary(const Statement& row, int first = 0) {
+  JobSummary job;
+  job.id = row.integer(first);
+  job.state = parse_job_state(row.text(first + 1)).value_or(JobState::failed);
+  job.priority = static_cast<int>(row.integer(first + 2));
+  job.graph_name = row.text(first + 3);
+  job.submitted_at = row.real(first + 4);
+  job.started_at = row.optional_real(first + 5);
+  job.finished_at = row.optional_real(first + 6);
+  job.sessions = row.integer(first + 7);
+  job.progress_json = row.text(first + 8);
+  job.error = row.text(first + 9);
+  job.cancel_requested = row.integer(first + 10) != 0;
+  return job;
+}
+
+// Runs a statement that changes rows; the number changed, or an error.
+Expected<int> change(sqlite3* db, Statement& statement, const std::function<Error(const std::string&)>& error,
+                     const std::string& doing) {
+  if (!statement.prepared() || statement.step() != SQLITE_DONE) return error(doing);
+  return sqlite3_changes(db);
+}
+
+Expected<void> execute(sqlite3* db, const char* sql, const std::function<Error(const std::string&)>& error,
+                       const std::string& doing) {
+  char* message = nullptr;
+  if (sqlite3_exec(db, sql, nullptr, nullptr, &message) == SQLITE_OK) return {};
+  sqlite3_free(message);
+  return error(doing);
+}
+
+}  // namespace
+
+Expected<std::unique_ptr<SqliteJobStore>> SqliteJobStore::open(const std::filesystem::path& database) {
+  auto connection = std::make_shared<Connection>();
+  connection->path = database;
+  if (sqlite3_open_v2(database.c_str(), &connection->db,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr) != SQLITE_OK)
+    return connection->error("opening the job database");
+  sqlite3* db = connection->db;
+  auto error = [&](const std::string& doing) { return connection->error(doing); };
+  sqlite3_busy_timeout(db, 5000);
+  std::int64_t found = 0;
+  {
+    Statement version(db, "PRAGMA user_version");
+    if (!version.prepared() || version.step() != SQLITE_ROW)
+      return make_error(ErrorKind::corrupt, database.string() + " is not a minifyd job database: " + sqlite3_errmsg(db));
+    found = version.integer(0);
+  }
+  if (found > schema_version)
+    return make_error(ErrorKind::unsupported, database.string() + " has job schema version " + std::to_string(found) +
+                                                  ", newer than this minifyd's " + std::to_string(schema_version) +
+                                                  ": run the minifyd that wrote it");
+  // WAL: readers (status, list) never wait for a writer. synchronous=NORMAL: a committed
+  // transaction survives the process being killed (the WAL is in the OS's hands); only a power
+  // loss may take the last commits back, never leaving the database inconsistent.
+  if (auto done = execute(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", error, "enabling WAL"); !done)
+    return make_error(ErrorKind::corrupt, database.string() + " is not a minifyd job database: " + sqlite3_errmsg(db));
+  // Each upgrade and its version number in one transaction: a daemon killed half-way finds the
+  // database as it was.
+  for (std::int64_t version = found; version > 0 && version < schema_version; ++version) {
+    std::string upgrade = std::string("BEGIN IMMEDIATE; ") + upgrades[version] +
+                          " PRAGMA user_version = " + std::to_string(version + 1) + "; COMMIT;";
+    if (auto done = execute(db, upgrade.c_str(), error, "upgrading the schema from version " + std::to_string(version));
+        !done) {
+      sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
+      return done.error();
+    }
+  }
+  // A database at the current version is only read here, so minifyd starts on a full disk.
+  if (found == schema_version) return std::unique_ptr<SqliteJobStore>(new SqliteJobStore(std::move(connection)));
+  if (auto done = execute(db, schema, error, "creating the schema"); !done) return done.error();
+  std::string set_version = "PRAGMA user_version = " + std::to_string(schema_version);
+  if (auto done = execute(db, set_version.c_str(), error, "setting the schema version"); !done) return done.error();
+  return std::unique_ptr<SqliteJobStore>(new SqliteJobStore(std::move(connection)));
+}
+
+Expected<std::int64_t> SqliteJobStore::submit(const NewJob& job) {
+  std::lock_guard<std::mutex> lock(db_->mutex);
+  Statement insert(db_->db,
+                   "INSERT INTO jobs (state, priority, graph_name, spec, graph, submitted_at) VALUES ('queued', ?, ?, ?, ?, ?)");
+  insert.bind(1, static_cast<std::int64_t>(job.priority)).bind(2, job.graph_name).bind(3, job.spec_json)
+      .bind(4, job.graph_json).bind(5, unix_now());
+  auto error = [&](const std::string& doing) { return db_->error(doing); };
+  if (auto changed = change(db_->db, insert, error, "recording a job"); !changed) return changed.error();
+  return static_cast<std::int64_t>(sqlite3_last_insert_rowid(db_->db));
+}
+
+Expected<JobRecord> SqliteJobStore::get(std::int64_t id) const {
+  std::lock_guard<std::mutex> lock(db_->mutex);
+  std::string sql =
+      std::string("SELECT ") + summary_columns + ", spec, graph, checkpoint, result, analysis FROM jobs WHERE id = ?";
+  Statement select(db_->db, sql.c_str());
+  select.bind(1, id);
+  int status = select.prepared() ? select.step() : SQLITE_ERROR;
+  if (status == SQLITE_DONE) return make_error(ErrorKind::not_found, "no " + job_name(id));
+  if (status != SQLITE_ROW) return db_->error("reading " + job_name(id));
+  JobRecord record;
+  record.summary = read_summary(select);
+  record.spec_json = select.text(11);
+  record.graph_json = select.text(12);
+  record.checkpoint_json = select.optional_text(13);
+  record.result_json = select.optional_text(14);
+  record.analysis_json = select.optional_text(15);
+  return record;
+}
+
+Expected<JobSummary> SqliteJobStore::summary(std::int64_t id) const {
+  std::lock_guard<std::mutex> lock(db_->mutex);
+  std::string sql = std::string("SELECT ") + summary_columns + " FROM jobs WHERE id = ?";
+  Statement select(db_->db, sql.c_str());
+  select.bind(1, id);
+  int status = select.prepared() ? select.step() : SQLITE_ERROR;
+  if (status == SQLITE_DONE) return make_error(ErrorKind::not_found, "no " + job_name(id));
+  if (status != SQLITE_ROW) return db_->error("reading " + job_name(id));
+  return read_summary(select);
+}
+
+Expected<std::vector<JobSummary>> SqliteJobStore::list() const {
+  std::lock_guard<std::mutex> lock(db_->mutex);
+  std::string sql = std::string("SELECT ") + summary_columns + " FROM jobs ORDER BY id";
+  Statement select(db_->db, sql.c_str());
+  if (!select.prepared()) return db_->error("listing jobs");
+  std::vector<JobSummary> jobs;
+  int status;
+  while ((status = select.step()) == SQLITE_ROW) jobs.push_back(read_summary(select));
+  if (status != SQLITE_DONE) return db_->error("listing jobs");
+  return jobs;
+}
+
+Expected<JobCounts> SqliteJobStore::counts() const {
+  std::lock_guard<std::mutex> lock(db_->mutex);
+  Statement select(db_->db, "SELECT state, COUNT(*) FROM jobs GROUP BY state");
+  if (!select.prepared()) return db_->error("counting jobs");
+  JobCounts counts;
+  int status;
+  while ((status = select.step()) == SQLITE_ROW) {
+    auto count = static_cast<std::size_t>(select.integer(1));
+    switch (parse_job_state(select.text(0)).value_or(JobState::failed)) {
+      case JobState::queued: counts.queued += count; break;
+      case JobState::running: counts.running += count; break;
+      case JobState::done: counts.done += count; break;
+      case JobState::failed: counts.failed += count; break;
+      case JobState::cancelled: counts.cancelled += count; break;
+    }
+  }
+  if (status != SQLITE_DONE) return db_->error("counting jobs");
+  return counts;
+}
+
+Expected<std::optional<JobRecord>> SqliteJobStore::claim_next() {
+  std::int64_t id = 0;
+  {
+    std::lock_guard<std::mutex> lock(db_->mutex);
+    // One statement: the choice and the state change are atomic, so no job is claimed twice.
+    Statement claim(db_->db,
+                    "UPDATE jobs SET state = 'running', sessions = sessions + 1, started_at = ? WHERE id = "
+                    "(SELECT id FROM jobs WHERE state = 'queued' ORDER BY priority DESC, id LIMIT 1) RETURNING id");
+    claim.bind(1, unix_now());
+    int status = claim.prepared() ? claim.step() : SQLITE_ERROR;
+    if (status == SQLITE_DONE) return std::optional<JobRecord>();
+    if (status != SQLITE_ROW) return db_->error("claiming the next job");
+    id = claim.integer(0);
+    while (claim.step() == SQLITE_ROW) {
+    }
+  }
+  auto record = get(id);
+  if (!record) return record.error();
+  return std::optional<JobRecord>(std::move(*record));
+}
+
+Expected<void> SqliteJobStore::save_checkpoint(std::int64_t id, const std::string& checkpoint_json) {
+  return save_while_running(id, "checkpoint", checkpoint_json);
+}
+
+Expected<void> SqliteJobStore::save_analysis(std::int64_t id, const std::string& analysis_json) {
+  return save_while_running(id, "analysis", analysis_json);
+}
+
+Expected<void> SqliteJobStore::save_while_running(std::int64_t id, const char* column, const std::string& text) {
+  std::lock_guard<std::mutex> lock(db_->mutex);
+  std::string sql = std::string("UPDATE jobs SET ") + column + " = ? WHERE id = ? AND state = 'running'";
+  Statement update(db_->db, sql.c_str());
+  update.bind(1, text).bind(2, id);
+  auto error = [&](const std::string& doing) { return db_->error(doing); };
+  auto changed = change(db_->db, update, error, std::string("saving the ") + column + " of " + job_name(id));
+  if (!changed) return changed.error();
+  if (*changed == 0)
+    return make_error(ErrorKind::not_found, job_name(id) + " is not running: " + column + " not saved");
+  return {};
+}
+
+Expected<void> SqliteJobStore::save_progress(std::int64_t id, const std::string& progress_json) {
+  std::lock_guard<std::mutex> lock(db_->mutex);
+  Statement update(db_->db, "UPDATE jobs SET progress = ? WHERE id = ?");
+  update.bind(1, progress_json).bind(2, id);
+  auto error = [&](const std::string& doing) { return db_->error(doing); };
+  auto changed = change(db_->db, update, error, "saving the progress of " + job_name(id));
+  if (!changed) return changed.error();
+  return {};
+}
+
+Expected<void> SqliteJobStore::finish(std::int64_t id, JobState final_state, const std::string& text) {
+  if (!is_final(final_state))
+    return make_error(ErrorKind::invalid_input, std::string("finishing ") + job_name(id) + " as " + to_string(final_state));
+  std::lock_guard<std::mutex> lock(db_->mutex);
+  Statement update(db_->db,
+                   "UPDATE jobs SET state = ?, finished_at = ?, result = NULLIF(?, ''), error = ? "
+                   "WHERE id = ? AND state IN ('running', 'queued')");
+  update.bind(1, to_string(final_state)).bind(2, unix_now());
+  update.bind(3, final_state == JobState::done ? text : std::string());
+  update.bind(4, final_state == JobState::failed ? text : std::string()).bind(5, id);
+  auto error = [&](const std::string& doing) { return db_->error(doing); };
+  auto changed = change(db_->db, update, error, "finishing " + job_name(id));
+  if (!changed) return changed.error();
+  if (*changed == 0) return make_error(ErrorKind::not_found, "no active " + job_name(id) + " to finish");
+  return {};
+}
+
+Expected<JobState> SqliteJobStore::request_cancel(std::int64_t id) {
+  std::lock_guard<std::mutex> lock(db_->mutex);
+  auto error = [&](const std::string& doing) { return db_->error(doing); };
+  Statement queued(db_->db,
+                   "UPDATE jobs SET state = 'cancelled', finished_at = ?, cancel_requested = 1 "
+                   "WHERE id = ? AND state = 'queued'");
+  queued.bind(1, unix_now()).bind(2, id);
+  auto changed = change(db_->db, queued, error, "cancelling " + job_name(id));
+  if (!changed) return changed.error();
+  if (*changed == 1) return JobState::cancelled;
+  Statement running(db_->db, "UPDATE jobs SET cancel_requested = 1 WHERE id = ? AND state = 'running'");
+  running.bind(1, id);
+  changed = change(db_->db, running, error, "cancelling " + job_name(id));
+  if (!changed) return changed.error();
+  if (*changed == 1) return JobState::running;
+  Statement state(db_->db, "SELECT state FROM jobs WHERE id = ?");
+  state.bind(1, id);
+  int status = state.prepared() ? state.step() : SQLITE_ERROR;
+  if (status == SQLITE_DONE) return make_error(ErrorKind::not_found, "no " + job_name(id));
+  if (status != SQLITE_ROW) return db_->error("reading " + job_name(id));
+  return make_error(ErrorKind::invalid_input, job_name(id) + " is already " + state.text(0));
+}
+
+Expected<std::size_t> SqliteJobStore::requeue_interrupted() {
+  std::lock_guard<std::mutex> lock(db_->mutex);
+  Statement update(db_->db, "UPDATE jobs SET state = 'queued' WHERE state = 'running'");
+  auto error = [&](const std::string& doing) { return db_->error(doing); };
+  auto changed = change(db_->db, update, error, "requeueing interrupted jobs");
+  if (!changed) return changed.error();
+  return static_cast<std::size_t>(*changed);
+}
+
+}  // namespace minifyd::service

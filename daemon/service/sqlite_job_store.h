@@ -1,0 +1,40 @@
+// The job store in one SQLite file (STATE_DIR/jobs.sqlite, WAL), for one host: the embedded default.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+
+#include "daemon/service/job_store.h"
+
+namespace minifyd::service {
+
+class SqliteJobStore final : public JobStore {
+ public:
+  // Opens or creates the database. Refuses a file that is not a job database, or one written by a
+  // newer minifyd (its schema version), naming the file.
+  static Expected<std::unique_ptr<SqliteJobStore>> open(const std::filesystem::path& database);
+
+  Expected<std::int64_t> submit(const NewJob& job) override;
+  Expected<JobRecord> get(std::int64_t id) const override;
+  Expected<JobSummary> summary(std::int64_t id) const override;
+  Expected<std::vector<JobSummary>> list() const override;
+  Expected<JobCounts> counts() const override;
+  Expected<std::optional<JobRecord>> claim_next() override;
+  Expected<void> save_checkpoint(std::int64_t id, const std::string& checkpoint_json) override;
+  Expected<void> save_analysis(std::int64_t id, const std::string& analysis_json) override;
+  Expected<void> save_progress(std::int64_t id, const std::string& progress_json) override;
+  Expected<void> finish(std::int64_t id, JobState final_state, const std::string& text) override;
+  Expected<JobState> request_cancel(std::int64_t id) override;
+  // Every running job: one daemon owns the file.
+  Expected<std::size_t> requeue_interrupted() override;
+
+ private:
+  struct Connection;
+  explicit SqliteJobStore(std::shared_ptr<Connection> connection) : db_(std::move(connection)) {}
+  // `column` (a name of the schema's) set to `text`, only while the job runs.
+  Expected<void> save_while_running(std::int64_t id, const char* column, const std::string& text);
+
+  std::shared_ptr<Connection> db_;
+};
+
+}  // namespace minifyd::service

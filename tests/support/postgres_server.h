@@ -1,0 +1,33 @@
+// A real PostgreSQL server for one test process: Debian's initdb and pg_ctl (MINIFYD_PG_BINDIR) on a
+// scratch directory, listening on a Unix socket there only, stopped and removed at exit. initdb
+// refuses root: as root, the server runs as the `postgres` user the Debian package creates.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "tests/support/temp_dir.h"
+
+namespace minifyd::test {
+
+class PostgresServer {
+ public:
+  // The process's server, started at the first call.
+  static PostgresServer& shared();
+  ~PostgresServer();
+  PostgresServer(const PostgresServer&) = delete;
+  PostgresServer& operator=(const PostgresServer&) = delete;
+
+  // A new, empty database on the server: its URL.
+  std::string create_database();
+  // The URL of `database` on the server.
+  std::string url(const std::string& database) const;
+
+ private:
+  PostgresServer();
+
+  TempDir dir_;
+  int databases_ = 0;
+};
+
+}  // namespace minifyd::test
