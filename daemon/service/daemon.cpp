@@ -117,7 +117,7 @@ void Daemon::start_jobs() {
     auto spec = decode_job_spec((*claimed)->spec_json);
     auto pool = spec ? pools_.pool_for(spec->run.evaluation.backend) : Expected<ProgramPool*>(spec.error());
     if (!pool) {
-      fail_unstarted_job(id, pool.error().message);
+      fail_unstarted_job((*claimed)->claim(), pool.error().message);
       continue;
     }
     log::info("job " + std::to_string(id) + ": running (session " + std::to_string((*claimed)->summary.sessions) + ")");
@@ -143,10 +143,10 @@ void Daemon::start_jobs_when_room() {
   });
 }
 
-void Daemon::fail_unstarted_job(std::int64_t id, const std::string& message) {
-  log::warn("job " + std::to_string(id) + " failed: " + message);
-  if (auto recorded = jobs_->finish(id, JobState::failed, message); !recorded) log::error(recorded.error().message);
-  on_job_event(id, protocol::EndEvent{id, to_string(JobState::failed), message, std::nullopt, std::nullopt});
+void Daemon::fail_unstarted_job(const JobClaim& claim, const std::string& message) {
+  log::warn("job " + std::to_string(claim.id) + " failed: " + message);
+  if (auto recorded = jobs_->finish(claim, JobState::failed, message); !recorded) log::error(recorded.error().message);
+  on_job_event(claim.id, protocol::EndEvent{claim.id, to_string(JobState::failed), message, std::nullopt, std::nullopt});
 }
 
 void Daemon::on_job_event(std::int64_t id, protocol::JobEvent event) {
@@ -162,12 +162,13 @@ void Daemon::on_job_event(std::int64_t id, protocol::JobEvent event) {
       }
     if (ended) watchers_.erase(watchers);
   }
+  auto runner = runners_.find(id);  // none for a job that failed before its run started
   if (!ended) {
     auto now = std::chrono::steady_clock::now();
     auto& saved = progress_saved_[id];
-    if (now - saved >= progress_save_interval) {
+    if (now - saved >= progress_save_interval && runner != runners_.end()) {
       saved = now;
-      if (auto written = jobs_->save_progress(id, protocol::encode(event).dump()); !written)
+      if (auto written = jobs_->save_progress(runner->second->claim(), protocol::encode(event).dump()); !written)
         log::warn(written.error().message);
     }
     progress_[id] = std::get<protocol::ProgressEvent>(std::move(event));
@@ -178,8 +179,8 @@ void Daemon::on_job_event(std::int64_t id, protocol::JobEvent event) {
   std::optional<protocol::JobEvent> last;
   if (ended->summary) last = event;
   else if (auto progress = progress_.find(id); progress != progress_.end()) last = progress->second;
-  if (last)
-    if (auto written = jobs_->save_progress(id, protocol::encode(*last).dump()); !written)
+  if (last && runner != runners_.end())
+    if (auto written = jobs_->save_progress(runner->second->claim(), protocol::encode(*last).dump()); !written)
       log::warn(written.error().message);
   progress_.erase(id);
   progress_saved_.erase(id);

@@ -98,7 +98,7 @@ class Daemon final : public transport::RequestHandler {
   // every few seconds until the job store can be written.
   void start_jobs_when_room();
   // Records the end of a claimed job that could not start (no worker serves its backend).
-  void fail_unstarted_job(std::int64_t id, const std::string& message);
+  void fail_unstarted_job(const JobClaim& claim, const std::string& message);
   void on_job_event(std::int64_t id, protocol::JobEvent event);
   void begin_shutdown(const std::string& why);
   void finish_shutdown_when_idle();

@@ -64,18 +64,18 @@ search::StopReason stop_of(const std::string& text) {
 
 }  // namespace
 
-run::RunPlace job_place(const JobContext& context, std::int64_t id, const std::string& store_prefix) {
+run::RunPlace job_place(const JobContext& context, const JobClaim& claim, const std::string& store_prefix) {
   JobStore& jobs = context.jobs;
   return run::RunPlace{
       context.store, store_prefix,
-      [&jobs, id](const run::Checkpoint& checkpoint) { return jobs.save_checkpoint(id, run::encode(checkpoint).dump()); },
-      [&jobs, id](const analysis::AnalysisFiles& files) {
-        return jobs.save_analysis(id, analysis::encode_analysis_files(files));
+      [&jobs, claim](const run::Checkpoint& checkpoint) { return jobs.save_checkpoint(claim, run::encode(checkpoint).dump()); },
+      [&jobs, claim](const analysis::AnalysisFiles& files) {
+        return jobs.save_analysis(claim, analysis::encode_analysis_files(files));
       }};
 }
 
 JobRunner::JobRunner(const JobContext& context, JobRecord job, EventSink on_event)
-    : context_(context), id_(job.summary.id), on_event_(std::move(on_event)) {
+    : context_(context), claim_(job.claim()), on_event_(std::move(on_event)) {
   thread_ = std::thread([this, job = std::move(job)]() mutable { run(std::move(job)); });
 }
 
@@ -91,9 +91,9 @@ void JobRunner::stop(StopCause cause) {
 Expected<run::RunResult> JobRunner::attempt(const JobRecord& job) {
   auto spec = decode_job_spec(job.spec_json);
   if (!spec) return spec.error();
-  run::RunPlace place = job_place(context_, id_, spec->store_prefix);
+  run::RunPlace place = job_place(context_, claim_, spec->store_prefix);
   SharedPoolClient pool(context_.daemon_io, context_.scheduler, context_.parallelism);
-  ProgressForwarder progress(context_.daemon_io, id_, on_event_);
+  ProgressForwarder progress(context_.daemon_io, claim_.id, on_event_);
   run::SessionHooks hooks{&progress, &interrupt_, std::nullopt, context_.python, nullptr};
   run::PlainConfirmation plain_check;
   Expected<run::Checkpoint> checkpoint = make_error(ErrorKind::not_found, "no checkpoint");
@@ -102,7 +102,7 @@ Expected<run::RunResult> JobRunner::attempt(const JobRecord& job) {
     if (json.is_discarded()) return make_error(ErrorKind::corrupt, "the job's checkpoint is not JSON");
     checkpoint = run::decode_checkpoint(json);
     if (!checkpoint) return checkpoint.error().with_context("the job's checkpoint");
-    log::info("job " + std::to_string(id_) + ": resuming at " +
+    log::info("job " + std::to_string(claim_.id) + ": resuming at " +
               std::to_string(checkpoint->state.document.graph.size()) + " nodes after " +
               std::to_string(checkpoint->totals.queries) + " queries");
   } else {
@@ -125,7 +125,7 @@ Expected<run::RunResult> JobRunner::attempt(const JobRecord& job) {
 }
 
 bool JobRunner::wait_for_room(const Error& error) {
-  log::warn("job " + std::to_string(id_) + ": " + error.message + ": it waits for room, then goes on");
+  log::warn("job " + std::to_string(claim_.id) + ": " + error.message + ": it waits for room, then goes on");
   constexpr std::uint64_t room_bytes = 1u << 20;
   for (;;) {
     for (int tick = 0; tick < 10; ++tick) {
@@ -142,24 +142,24 @@ void JobRunner::run(JobRecord job) {
   // A full disk is not the job's failure: it waits for room and resumes from its last checkpoint
   // the job store holds, as a restarted daemon would.
   while (!result && result.error().kind == ErrorKind::no_space && wait_for_room(result.error())) {
-    auto stored = context_.jobs.get(id_);
+    auto stored = context_.jobs.get(claim_.id);
     result = stored ? attempt(*stored) : Expected<run::RunResult>(stored.error());
   }
   protocol::EndEvent end = !result && result.error().kind == ErrorKind::no_space ? left_to_resume() : record_end(result);
-  boost::asio::post(context_.daemon_io, [sink = on_event_, id = id_, end = std::move(end)] { sink(id, end); });
+  boost::asio::post(context_.daemon_io, [sink = on_event_, id = claim_.id, end = std::move(end)] { sink(id, end); });
 }
 
 protocol::EndEvent JobRunner::left_to_resume() {
   if (cancelled_) {
-    if (auto recorded = context_.jobs.finish(id_, JobState::cancelled, "cancelled"); !recorded)
-      log::error("job " + std::to_string(id_) + ": " + recorded.error().message);
+    if (auto recorded = context_.jobs.finish(claim_, JobState::cancelled, "cancelled"); !recorded)
+      log::error("job " + std::to_string(claim_.id) + ": " + recorded.error().message);
     protocol::EndEvent event;
-    event.job = id_;
+    event.job = claim_.id;
     event.state = to_string(JobState::cancelled);
     return event;
   }
   protocol::EndEvent event;
-  event.job = id_;
+  event.job = claim_.id;
   event.state = protocol::job_state_interrupted;
   event.message = "the daemon is stopping; the job resumes from its checkpoint when it starts again";
   return event;
@@ -169,13 +169,13 @@ protocol::EndEvent JobRunner::record_end(const Expected<run::RunResult>& result)
   auto finish = [&](JobState state, const std::string& text, protocol::EndEvent event) {
     // An end the disk has no room for is recorded once it has; stopped meanwhile, the job stays
     // running in the store and its next start records it from the checkpoint.
-    auto recorded = context_.jobs.finish(id_, state, text);
+    auto recorded = context_.jobs.finish(claim_, state, text);
     while (!recorded && recorded.error().kind == ErrorKind::no_space) {
       if (!wait_for_room(recorded.error())) return left_to_resume();
-      recorded = context_.jobs.finish(id_, state, text);
+      recorded = context_.jobs.finish(claim_, state, text);
     }
-    if (!recorded) log::error("job " + std::to_string(id_) + ": " + recorded.error().message);
-    event.job = id_;
+    if (!recorded) log::error("job " + std::to_string(claim_.id) + ": " + recorded.error().message);
+    event.job = claim_.id;
     event.state = to_string(state);
     return event;
   };
@@ -185,7 +185,7 @@ protocol::EndEvent JobRunner::record_end(const Expected<run::RunResult>& result)
     return finish(JobState::failed, message, std::move(event));
   };
   if (!result) {
-    log::warn("job " + std::to_string(id_) + " failed: " + result.error().message);
+    log::warn("job " + std::to_string(claim_.id) + " failed: " + result.error().message);
     return failed(result.error().message);
   }
   switch (result->stop) {

@@ -33,7 +33,7 @@ struct JobContext {
 };
 
 // Where a job's run keeps its blobs (the shared store, under its prefix) and checkpoints (the job store).
-run::RunPlace job_place(const JobContext& context, std::int64_t id, const std::string& store_prefix);
+run::RunPlace job_place(const JobContext& context, const JobClaim& claim, const std::string& store_prefix);
 
 // Why a job is stopped before it ends by itself.
 enum class StopCause { cancel, shutdown };
@@ -54,7 +54,9 @@ class JobRunner {
 
   // The search stops before its next query; evaluations already running finish first.
   void stop(StopCause cause);
-  std::int64_t id() const { return id_; }
+  std::int64_t id() const { return claim_.id; }
+  // The claim it runs under, which the job's writes name.
+  const JobClaim& claim() const { return claim_; }
 
  private:
   void run(JobRecord job);
@@ -70,7 +72,7 @@ class JobRunner {
   protocol::EndEvent left_to_resume();
 
   JobContext context_;
-  std::int64_t id_;
+  JobClaim claim_;
   EventSink on_event_;
   std::atomic<bool> interrupt_{false};
   std::atomic<bool> cancelled_{false};

@@ -26,4 +26,8 @@ bool is_final(JobState state) {
 
 std::string job_name(std::int64_t id) { return "job " + std::to_string(id); }
 
+std::string not_running(const JobClaim& claim) {
+  return job_name(claim.id) + " is not running in session " + std::to_string(claim.session);
+}
+
 }  // namespace minifyd::service

@@ -21,6 +21,7 @@ bool is_final(JobState state);
 // "job 17", as errors name a job.
 std::string job_name(std::int64_t id);
 
+
 struct NewJob {
   std::string spec_json;   // opaque here (service/job_spec.h)
   std::string graph_json;  // the submitted graph document
@@ -43,7 +44,21 @@ struct JobSummary {
   bool cancel_requested = false;
 };
 
+// A daemon's hold on a job it claimed: the job, and the session its claim started. The session is
+// the claim's fencing token: the job's writes name it, and once the job was claimed again (its
+// daemon restarted, or, on a shared queue, another daemon took it after this one's lease ran out),
+// writes under the old one are refused.
+struct JobClaim {
+  std::int64_t id = 0;
+  std::int64_t session = 0;
+};
+
+// "job 17 is not running in session 2": why a write under a claim was refused.
+std::string not_running(const JobClaim& claim);
+
 struct JobRecord {
+  JobClaim claim() const { return JobClaim{summary.id, summary.sessions}; }
+
   JobSummary summary;
   std::string spec_json;
   std::string graph_json;
@@ -73,13 +88,17 @@ class JobStore {
   // The next queued job (highest priority, then lowest id), now running: sessions + 1, started_at
   // set. nullopt when none is queued. No job is claimed twice.
   virtual Expected<std::optional<JobRecord>> claim_next() = 0;
-  // Only while the job runs.
-  virtual Expected<void> save_checkpoint(std::int64_t id, const std::string& checkpoint_json) = 0;
-  virtual Expected<void> save_analysis(std::int64_t id, const std::string& analysis_json) = 0;
-  virtual Expected<void> save_progress(std::int64_t id, const std::string& progress_json) = 0;
-  // Ends a running job (or a queued one, when cancelled). `text`: done: the result's JSON; failed:
-  // why; cancelled: ignored. A final job cannot end again.
-  virtual Expected<void> finish(std::int64_t id, JobState final_state, const std::string& text) = 0;
+  // Only while the job runs under `claim`.
+  virtual Expected<void> save_checkpoint(const JobClaim& claim, const std::string& checkpoint_json) = 0;
+  virtual Expected<void> save_analysis(const JobClaim& claim, const std::string& analysis_json) = 0;
+  // While the job runs under `claim`, and once it ended under it.
+  virtual Expected<void> save_progress(const JobClaim& claim, const std::string& progress_json) = 0;
+  // Ends the job running under `claim`. `text`: done: the result's JSON; failed: why; cancelled:
+  // ignored. A final job cannot end again.
+  virtual Expected<void> finish(const JobClaim& claim, JobState final_state, const std::string& text) = 0;
+  // Keeps the claims of running jobs: those of `held` this daemon holds no more (another one claimed
+  // them again since), whose runners must stop.
+  virtual Expected<std::vector<std::int64_t>> renew(const std::vector<JobClaim>& held) = 0;
   // queued: cancelled at once; running: marked, for its runner to stop it; final: an error.
   // Returns the state after the request.
   virtual Expected<JobState> request_cancel(std::int64_t id) = 0;

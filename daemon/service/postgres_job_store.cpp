@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <iterator>
 #include <mutex>
+#include <set>
 #include <vector>
 
 namespace minifyd::service {
@@ -13,7 +14,7 @@ namespace {
 
 // The rows of minifyd_schema; docs/daemon.md says how it may change. migrations[N] brings a database
 // of version N to N + 1, in the transaction that records N + 1.
-constexpr int schema_version = 1;
+constexpr int schema_version = 2;
 constexpr const char* migrations[] = {
     R"sql(
 CREATE TABLE minifyd_jobs (
@@ -36,6 +37,20 @@ CREATE TABLE minifyd_jobs (
   owner TEXT
 );
 CREATE INDEX minifyd_jobs_queue ON minifyd_jobs (state, priority DESC, id);
+)sql",
+    // 1 → 2: leases, and the log of claims that shows no job was ever held by two daemons at once.
+    R"sql(
+ALTER TABLE minifyd_jobs ADD COLUMN lease_expires_at DOUBLE PRECISION;
+CREATE TABLE minifyd_job_events (
+  id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  job BIGINT NOT NULL,
+  at DOUBLE PRECISION NOT NULL,
+  event TEXT NOT NULL,
+  owner TEXT,
+  session BIGINT NOT NULL,
+  lease_expires_at DOUBLE PRECISION
+);
+CREATE INDEX minifyd_job_events_job ON minifyd_job_events (job, id);
 )sql",
 };
 static_assert(std::size(migrations) == schema_version);
@@ -113,12 +128,15 @@ bool is_postgres_url(const std::string& location) {
 // a connection the server or the network broke is reset before the next statement.
 class PostgresJobStore::Connection {
  public:
-  Connection(PGconn* connection, std::string owner) : connection_(connection), owner_(std::move(owner)) {
+  Connection(PGconn* connection, std::string owner, std::chrono::milliseconds lease)
+      : connection_(connection), owner_(std::move(owner)), lease_seconds_(std::to_string(lease.count() / 1000.0)) {
     description_ = std::string("the PostgreSQL job queue ") + PQdb(connection_) + " on " + PQhost(connection_);
   }
   ~Connection() { PQfinish(connection_); }
 
   const std::string& owner() const { return owner_; }
+  // The lease's length, as a statement's parameter.
+  const std::string& lease_seconds() const { return lease_seconds_; }
   const std::string& description() const { return description_; }
   std::mutex& mutex() { return mutex_; }
 
@@ -144,6 +162,7 @@ class PostgresJobStore::Connection {
  private:
   PGconn* connection_;
   std::string owner_;
+  std::string lease_seconds_;
   std::string description_;
   std::mutex mutex_;
 };
@@ -151,7 +170,8 @@ class PostgresJobStore::Connection {
 PostgresJobStore::PostgresJobStore(std::unique_ptr<Connection> connection) : db_(std::move(connection)) {}
 PostgresJobStore::~PostgresJobStore() = default;
 
-Expected<std::unique_ptr<PostgresJobStore>> PostgresJobStore::open(const std::string& url, std::string owner) {
+Expected<std::unique_ptr<PostgresJobStore>> PostgresJobStore::open(const std::string& url, std::string owner,
+                                                                   std::chrono::milliseconds lease) {
   PGconn* raw = PQconnectdb(url.c_str());
   if (raw == nullptr) return make_error(ErrorKind::io, "connecting to the PostgreSQL job queue: out of memory");
   if (PQstatus(raw) != CONNECTION_OK) {
@@ -160,7 +180,7 @@ Expected<std::unique_ptr<PostgresJobStore>> PostgresJobStore::open(const std::st
     while (!message.empty() && message.back() == '\n') message.pop_back();
     return make_error(ErrorKind::io, "connecting to the PostgreSQL job queue: " + message);
   }
-  auto connection = std::make_unique<Connection>(raw, std::move(owner));
+  auto connection = std::make_unique<Connection>(raw, std::move(owner), lease);
   // The schema's upgrade says "already exists, skipping" as a notice; errors and warnings stay.
   if (auto quiet = connection->run("connecting", "SET client_min_messages = warning"); !quiet) return quiet.error();
   auto abort = [&](const Error& error) -> Error {
@@ -252,59 +272,100 @@ Expected<JobCounts> PostgresJobStore::counts() const {
 
 Expected<std::optional<JobRecord>> PostgresJobStore::claim_next() {
   std::lock_guard<std::mutex> lock(db_->mutex());
-  // One statement: the row lock taken by the subquery holds until the update commits, and rows
-  // other daemons hold are skipped, not waited for.
-  std::string sql = std::string(
-                        "UPDATE minifyd_jobs SET state = 'running', sessions = sessions + 1, started_at = " MINIFYD_PG_NOW
-                        ", owner = $1 WHERE id = (SELECT id FROM minifyd_jobs WHERE state = 'queued' "
-                        "ORDER BY priority DESC, id LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING ") +
-                    record_columns;
-  auto claimed = db_->run("claiming the next job", sql.c_str(), {db_->owner()});
+  // One statement: the row lock taken by the subquery holds until the update and its event commit,
+  // and rows other daemons hold are skipped, not waited for.
+  std::string sql =
+      std::string("WITH claimed AS (UPDATE minifyd_jobs SET state = 'running', sessions = sessions + 1, started_at = "
+                  MINIFYD_PG_NOW ", owner = $1, lease_expires_at = " MINIFYD_PG_NOW " + $2::double precision "
+                  "WHERE id = (SELECT id FROM minifyd_jobs WHERE state = 'queued' OR (state = 'running' AND "
+                  "lease_expires_at < " MINIFYD_PG_NOW ") ORDER BY priority DESC, id LIMIT 1 FOR UPDATE SKIP LOCKED) "
+                  "RETURNING *), "
+                  "logged AS (INSERT INTO minifyd_job_events (job, at, event, owner, session, lease_expires_at) "
+                  "SELECT id, " MINIFYD_PG_NOW ", 'claimed', owner, sessions, lease_expires_at FROM claimed) "
+                  "SELECT ") +
+      record_columns + " FROM claimed";
+  auto claimed = db_->run("claiming the next job", sql.c_str(), {db_->owner(), db_->lease_seconds()});
   if (!claimed) return claimed.error();
   if (PQntuples(claimed->get()) == 0) return std::optional<JobRecord>();
   return std::optional<JobRecord>(read_record(claimed->get(), 0));
 }
 
-Expected<void> PostgresJobStore::save_checkpoint(std::int64_t id, const std::string& checkpoint_json) {
-  return save_while_running(id, "checkpoint", checkpoint_json);
+Expected<void> PostgresJobStore::save_checkpoint(const JobClaim& claim, const std::string& checkpoint_json) {
+  return save_while_running(claim, "checkpoint", checkpoint_json);
 }
 
-Expected<void> PostgresJobStore::save_analysis(std::int64_t id, const std::string& analysis_json) {
-  return save_while_running(id, "analysis", analysis_json);
+Expected<void> PostgresJobStore::save_analysis(const JobClaim& claim, const std::string& analysis_json) {
+  return save_while_running(claim, "analysis", analysis_json);
 }
 
-Expected<void> PostgresJobStore::save_while_running(std::int64_t id, const char* column, const std::string& text) {
+Expected<void> PostgresJobStore::save_while_running(const JobClaim& claim, const char* column, const std::string& text) {
   std::lock_guard<std::mutex> lock(db_->mutex());
-  std::string sql = std::string("UPDATE minifyd_jobs SET ") + column + " = $1 WHERE id = $2 AND state = 'running'";
-  auto updated = db_->run(std::string("saving the ") + column + " of " + job_name(id), sql.c_str(), {text, std::to_string(id)});
+  std::string sql = std::string("UPDATE minifyd_jobs SET ") + column +
+                    " = $1 WHERE id = $2 AND sessions = $3 AND state = 'running'";
+  auto updated = db_->run(std::string("saving the ") + column + " of " + job_name(claim.id), sql.c_str(),
+                          {text, std::to_string(claim.id), std::to_string(claim.session)});
   if (!updated) return updated.error();
   if (std::string(PQcmdTuples(updated->get())) == "0")
-    return make_error(ErrorKind::not_found, job_name(id) + " is not running: " + column + " not saved");
+    return make_error(ErrorKind::not_found, not_running(claim) + ": " + column + " not saved");
   return {};
 }
 
-Expected<void> PostgresJobStore::save_progress(std::int64_t id, const std::string& progress_json) {
+Expected<void> PostgresJobStore::save_progress(const JobClaim& claim, const std::string& progress_json) {
   std::lock_guard<std::mutex> lock(db_->mutex());
-  auto updated = db_->run("saving the progress of " + job_name(id), "UPDATE minifyd_jobs SET progress = $1 WHERE id = $2",
-                          {progress_json, std::to_string(id)});
+  auto updated = db_->run("saving the progress of " + job_name(claim.id),
+                          "UPDATE minifyd_jobs SET progress = $1 WHERE id = $2 AND sessions = $3",
+                          {progress_json, std::to_string(claim.id), std::to_string(claim.session)});
   if (!updated) return updated.error();
+  if (std::string(PQcmdTuples(updated->get())) == "0")
+    return make_error(ErrorKind::not_found, not_running(claim) + ": progress not saved");
   return {};
 }
 
-Expected<void> PostgresJobStore::finish(std::int64_t id, JobState final_state, const std::string& text) {
+Expected<void> PostgresJobStore::finish(const JobClaim& claim, JobState final_state, const std::string& text) {
   if (!is_final(final_state))
-    return make_error(ErrorKind::invalid_input, std::string("finishing ") + job_name(id) + " as " + to_string(final_state));
+    return make_error(ErrorKind::invalid_input, std::string("finishing ") + job_name(claim.id) + " as " + to_string(final_state));
   std::lock_guard<std::mutex> lock(db_->mutex());
-  auto updated = db_->run("finishing " + job_name(id),
-                          "UPDATE minifyd_jobs SET state = $1, finished_at = " MINIFYD_PG_NOW
-                          ", result = $2, error = $3 WHERE id = $4 AND state IN ('running', 'queued')",
-                          {std::string(to_string(final_state)),
-                           final_state == JobState::done && !text.empty() ? Parameter(text) : std::nullopt,
-                           final_state == JobState::failed ? text : std::string(), std::to_string(id)});
-  if (!updated) return updated.error();
-  if (std::string(PQcmdTuples(updated->get())) == "0")
-    return make_error(ErrorKind::not_found, "no active " + job_name(id) + " to finish");
+  auto ended = db_->run("finishing " + job_name(claim.id),
+                        "WITH ended AS (UPDATE minifyd_jobs SET state = $1, finished_at = " MINIFYD_PG_NOW
+                        ", result = $2, error = $3, lease_expires_at = NULL "
+                        "WHERE id = $4 AND sessions = $5 AND state = 'running' RETURNING id, owner, sessions), "
+                        "logged AS (INSERT INTO minifyd_job_events (job, at, event, owner, session) "
+                        "SELECT id, " MINIFYD_PG_NOW ", $1, owner, sessions FROM ended) "
+                        "SELECT count(*) FROM ended",
+                        {std::string(to_string(final_state)),
+                         final_state == JobState::done && !text.empty() ? Parameter(text) : std::nullopt,
+                         final_state == JobState::failed ? text : std::string(), std::to_string(claim.id),
+                         std::to_string(claim.session)});
+  if (!ended) return ended.error();
+  if (integer(ended->get(), 0, 0) == 0) return make_error(ErrorKind::not_found, not_running(claim) + ": not finished");
   return {};
+}
+
+Expected<std::vector<std::int64_t>> PostgresJobStore::renew(const std::vector<JobClaim>& held) {
+  if (held.empty()) return std::vector<std::int64_t>();
+  std::string ids = "{", sessions = "{";
+  for (const JobClaim& claim : held) {
+    ids += (ids.size() > 1 ? "," : "") + std::to_string(claim.id);
+    sessions += (sessions.size() > 1 ? "," : "") + std::to_string(claim.session);
+  }
+  ids += "}";
+  sessions += "}";
+  std::lock_guard<std::mutex> lock(db_->mutex());
+  auto renewed = db_->run("renewing leases",
+                          "WITH renewed AS (UPDATE minifyd_jobs SET lease_expires_at = " MINIFYD_PG_NOW
+                          " + $2::double precision WHERE owner = $1 AND state = 'running' AND (id, sessions) IN "
+                          "(SELECT * FROM unnest($3::bigint[], $4::integer[])) RETURNING id, sessions, lease_expires_at), "
+                          "logged AS (INSERT INTO minifyd_job_events (job, at, event, owner, session, lease_expires_at) "
+                          "SELECT id, " MINIFYD_PG_NOW ", 'renewed', $1, sessions, lease_expires_at FROM renewed) "
+                          "SELECT id FROM renewed",
+                          {db_->owner(), db_->lease_seconds(), ids, sessions});
+  if (!renewed) return renewed.error();
+  std::set<std::int64_t> kept;
+  for (int row = 0; row < PQntuples(renewed->get()); ++row) kept.insert(integer(renewed->get(), row, 0));
+  std::vector<std::int64_t> lost;
+  for (const JobClaim& claim : held)
+    if (kept.count(claim.id) == 0) lost.push_back(claim.id);
+  return lost;
 }
 
 Expected<JobState> PostgresJobStore::request_cancel(std::int64_t id) {
@@ -329,11 +390,15 @@ Expected<JobState> PostgresJobStore::request_cancel(std::int64_t id) {
 
 Expected<std::size_t> PostgresJobStore::requeue_interrupted() {
   std::lock_guard<std::mutex> lock(db_->mutex());
-  auto updated = db_->run("requeueing interrupted jobs",
-                          "UPDATE minifyd_jobs SET state = 'queued', owner = NULL WHERE state = 'running' AND owner = $1",
-                          {db_->owner()});
-  if (!updated) return updated.error();
-  return static_cast<std::size_t>(std::strtoull(PQcmdTuples(updated->get()), nullptr, 10));
+  auto requeued = db_->run("requeueing interrupted jobs",
+                           "WITH requeued AS (UPDATE minifyd_jobs SET state = 'queued', owner = NULL, lease_expires_at = NULL "
+                           "WHERE state = 'running' AND owner = $1 RETURNING id, sessions), "
+                           "logged AS (INSERT INTO minifyd_job_events (job, at, event, owner, session) "
+                           "SELECT id, " MINIFYD_PG_NOW ", 'requeued', $1, sessions FROM requeued) "
+                           "SELECT count(*) FROM requeued",
+                           {db_->owner()});
+  if (!requeued) return requeued.error();
+  return static_cast<std::size_t>(integer(requeued->get(), 0, 0));
 }
 
 #undef MINIFYD_PG_NOW

@@ -1,8 +1,12 @@
 // The job store in PostgreSQL (libpq): one queue that the minifyd of several hosts can share. Each
 // daemon names itself (its owner name) when it opens the store: the jobs it claims are marked as its
-// own, and at its start it requeues only those, never a job another daemon runs.
+// own, under a lease that its renew() extends; a job whose lease ran out (its daemon was killed,
+// stopped, or cut off) is claimed again by whichever daemon claims next, in a new session, and the
+// old claim's writes are refused from then on. At its start a daemon requeues only its own jobs.
+// Every claim, renewal, requeue and end is recorded in minifyd_job_events, with the lease's end.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -18,7 +22,8 @@ class PostgresJobStore final : public JobStore {
   // Connects to the database at `url` and brings its schema up to this minifyd's version (several
   // daemons starting at once upgrade it once). Refuses a schema newer than this minifyd's, and a
   // database whose tables are not a job queue's. Errors name the database, never the URL's password.
-  static Expected<std::unique_ptr<PostgresJobStore>> open(const std::string& url, std::string owner);
+  static Expected<std::unique_ptr<PostgresJobStore>> open(const std::string& url, std::string owner,
+                                                          std::chrono::milliseconds lease);
   ~PostgresJobStore() override;
 
   Expected<std::int64_t> submit(const NewJob& job) override;
@@ -26,13 +31,15 @@ class PostgresJobStore final : public JobStore {
   Expected<JobSummary> summary(std::int64_t id) const override;
   Expected<std::vector<JobSummary>> list() const override;
   Expected<JobCounts> counts() const override;
-  // Claimed for this store's owner, under FOR UPDATE SKIP LOCKED: daemons claiming at once take
-  // different jobs without waiting for each other.
+  // A queued job, or a running one whose lease ran out, claimed for this store's owner under FOR
+  // UPDATE SKIP LOCKED: daemons claiming at once take different jobs without waiting for each other.
   Expected<std::optional<JobRecord>> claim_next() override;
-  Expected<void> save_checkpoint(std::int64_t id, const std::string& checkpoint_json) override;
-  Expected<void> save_analysis(std::int64_t id, const std::string& analysis_json) override;
-  Expected<void> save_progress(std::int64_t id, const std::string& progress_json) override;
-  Expected<void> finish(std::int64_t id, JobState final_state, const std::string& text) override;
+  Expected<void> save_checkpoint(const JobClaim& claim, const std::string& checkpoint_json) override;
+  Expected<void> save_analysis(const JobClaim& claim, const std::string& analysis_json) override;
+  Expected<void> save_progress(const JobClaim& claim, const std::string& progress_json) override;
+  Expected<void> finish(const JobClaim& claim, JobState final_state, const std::string& text) override;
+  // Extends the leases of `held` that this owner still holds, by the lease's length from now.
+  Expected<std::vector<std::int64_t>> renew(const std::vector<JobClaim>& held) override;
   Expected<JobState> request_cancel(std::int64_t id) override;
   // The running jobs this store's owner claimed.
   Expected<std::size_t> requeue_interrupted() override;
@@ -40,7 +47,7 @@ class PostgresJobStore final : public JobStore {
  private:
   class Connection;
   explicit PostgresJobStore(std::unique_ptr<Connection> connection);
-  Expected<void> save_while_running(std::int64_t id, const char* column, const std::string& text);
+  Expected<void> save_while_running(const JobClaim& claim, const char* column, const std::string& text);
 
   std::unique_ptr<Connection> db_;
 };

@@ -285,52 +285,62 @@ Expected<std::optional<JobRecord>> SqliteJobStore::claim_next() {
   return std::optional<JobRecord>(std::move(*record));
 }
 
-Expected<void> SqliteJobStore::save_checkpoint(std::int64_t id, const std::string& checkpoint_json) {
-  return save_while_running(id, "checkpoint", checkpoint_json);
+Expected<void> SqliteJobStore::save_checkpoint(const JobClaim& claim, const std::string& checkpoint_json) {
+  return save_while_running(claim, "checkpoint", checkpoint_json);
 }
 
-Expected<void> SqliteJobStore::save_analysis(std::int64_t id, const std::string& analysis_json) {
-  return save_while_running(id, "analysis", analysis_json);
+Expected<void> SqliteJobStore::save_analysis(const JobClaim& claim, const std::string& analysis_json) {
+  return save_while_running(claim, "analysis", analysis_json);
 }
 
-Expected<void> SqliteJobStore::save_while_running(std::int64_t id, const char* column, const std::string& text) {
+Expected<void> SqliteJobStore::save_while_running(const JobClaim& claim, const char* column, const std::string& text) {
   std::lock_guard<std::mutex> lock(db_->mutex);
-  std::string sql = std::string("UPDATE jobs SET ") + column + " = ? WHERE id = ? AND state = 'running'";
+  std::string sql = std::string("UPDATE jobs SET ") + column + " = ? WHERE id = ? AND sessions = ? AND state = 'running'";
   Statement update(db_->db, sql.c_str());
-  update.bind(1, text).bind(2, id);
+  update.bind(1, text).bind(2, claim.id).bind(3, claim.session);
   auto error = [&](const std::string& doing) { return db_->error(doing); };
-  auto changed = change(db_->db, update, error, std::string("saving the ") + column + " of " + job_name(id));
+  auto changed = change(db_->db, update, error, std::string("saving the ") + column + " of " + job_name(claim.id));
   if (!changed) return changed.error();
-  if (*changed == 0)
-    return make_error(ErrorKind::not_found, job_name(id) + " is not running: " + column + " not saved");
+  if (*changed == 0) return make_error(ErrorKind::not_found, not_running(claim) + ": " + column + " not saved");
   return {};
 }
 
-Expected<void> SqliteJobStore::save_progress(std::int64_t id, const std::string& progress_json) {
+Expected<void> SqliteJobStore::save_progress(const JobClaim& claim, const std::string& progress_json) {
   std::lock_guard<std::mutex> lock(db_->mutex);
-  Statement update(db_->db, "UPDATE jobs SET progress = ? WHERE id = ?");
-  update.bind(1, progress_json).bind(2, id);
+  Statement update(db_->db, "UPDATE jobs SET progress = ? WHERE id = ? AND sessions = ?");
+  update.bind(1, progress_json).bind(2, claim.id).bind(3, claim.session);
   auto error = [&](const std::string& doing) { return db_->error(doing); };
-  auto changed = change(db_->db, update, error, "saving the progress of " + job_name(id));
+  auto changed = change(db_->db, update, error, "saving the progress of " + job_name(claim.id));
   if (!changed) return changed.error();
+  if (*changed == 0) return make_error(ErrorKind::not_found, not_running(claim) + ": progress not saved");
   return {};
 }
 
-Expected<void> SqliteJobStore::finish(std::int64_t id, JobState final_state, const std::string& text) {
+Expected<void> SqliteJobStore::finish(const JobClaim& claim, JobState final_state, const std::string& text) {
   if (!is_final(final_state))
-    return make_error(ErrorKind::invalid_input, std::string("finishing ") + job_name(id) + " as " + to_string(final_state));
+    return make_error(ErrorKind::invalid_input, std::string("finishing ") + job_name(claim.id) + " as " + to_string(final_state));
   std::lock_guard<std::mutex> lock(db_->mutex);
   Statement update(db_->db,
                    "UPDATE jobs SET state = ?, finished_at = ?, result = NULLIF(?, ''), error = ? "
-                   "WHERE id = ? AND state IN ('running', 'queued')");
+                   "WHERE id = ? AND sessions = ? AND state = 'running'");
   update.bind(1, to_string(final_state)).bind(2, unix_now());
   update.bind(3, final_state == JobState::done ? text : std::string());
-  update.bind(4, final_state == JobState::failed ? text : std::string()).bind(5, id);
+  update.bind(4, final_state == JobState::failed ? text : std::string()).bind(5, claim.id).bind(6, claim.session);
   auto error = [&](const std::string& doing) { return db_->error(doing); };
-  auto changed = change(db_->db, update, error, "finishing " + job_name(id));
+  auto changed = change(db_->db, update, error, "finishing " + job_name(claim.id));
   if (!changed) return changed.error();
-  if (*changed == 0) return make_error(ErrorKind::not_found, "no active " + job_name(id) + " to finish");
+  if (*changed == 0) return make_error(ErrorKind::not_found, not_running(claim) + ": not finished");
   return {};
+}
+
+Expected<std::vector<std::int64_t>> SqliteJobStore::renew(const std::vector<JobClaim>& held) {
+  std::vector<std::int64_t> lost;
+  for (const JobClaim& claim : held) {
+    auto job = summary(claim.id);
+    if (!job) return job.error();
+    if (job->state != JobState::running || job->sessions != claim.session) lost.push_back(claim.id);
+  }
+  return lost;
 }
 
 Expected<JobState> SqliteJobStore::request_cancel(std::int64_t id) {

@@ -20,10 +20,12 @@ class SqliteJobStore final : public JobStore {
   Expected<std::vector<JobSummary>> list() const override;
   Expected<JobCounts> counts() const override;
   Expected<std::optional<JobRecord>> claim_next() override;
-  Expected<void> save_checkpoint(std::int64_t id, const std::string& checkpoint_json) override;
-  Expected<void> save_analysis(std::int64_t id, const std::string& analysis_json) override;
-  Expected<void> save_progress(std::int64_t id, const std::string& progress_json) override;
-  Expected<void> finish(std::int64_t id, JobState final_state, const std::string& text) override;
+  Expected<void> save_checkpoint(const JobClaim& claim, const std::string& checkpoint_json) override;
+  Expected<void> save_analysis(const JobClaim& claim, const std::string& analysis_json) override;
+  Expected<void> save_progress(const JobClaim& claim, const std::string& progress_json) override;
+  Expected<void> finish(const JobClaim& claim, JobState final_state, const std::string& text) override;
+  // One daemon owns the file: a claim is lost only to its own restart.
+  Expected<std::vector<std::int64_t>> renew(const std::vector<JobClaim>& held) override;
   Expected<JobState> request_cancel(std::int64_t id) override;
   // Every running job: one daemon owns the file.
   Expected<std::size_t> requeue_interrupted() override;
@@ -31,8 +33,8 @@ class SqliteJobStore final : public JobStore {
  private:
   struct Connection;
   explicit SqliteJobStore(std::shared_ptr<Connection> connection) : db_(std::move(connection)) {}
-  // `column` (a name of the schema's) set to `text`, only while the job runs.
-  Expected<void> save_while_running(std::int64_t id, const char* column, const std::string& text);
+  // `column` (a name of the schema's) set to `text`, only while the job runs under `claim`.
+  Expected<void> save_while_running(const JobClaim& claim, const char* column, const std::string& text);
 
   std::shared_ptr<Connection> db_;
 };

@@ -3,10 +3,16 @@
 
 #include <fcntl.h>
 #include <pwd.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <libpq-fe.h>
+
+#include <chrono>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 namespace minifyd::test {
@@ -14,24 +20,45 @@ namespace {
 
 const std::filesystem::path bindir = MINIFYD_PG_BINDIR;
 
-// Runs `argv` (as the postgres user when this process is root) and waits; throws unless it exits 0.
-// Its chatter on stdout is dropped; its errors reach the test's stderr.
-void run(std::vector<std::string> argv) {
-  if (::geteuid() == 0) argv.insert(argv.begin(), {"/usr/sbin/runuser", "-u", "postgres", "--"});
+// `argv` as the postgres user when this process is root (initdb and postgres refuse root), and
+// SIGQUIT (postgres's immediate shutdown) for it when this process dies: a test killed by its
+// timeout leaves no server behind.
+std::vector<std::string> as_server_user(std::vector<std::string> argv) {
+  if (::geteuid() == 0)
+    argv.insert(argv.begin(), {"/usr/bin/setpriv", "--reuid=postgres", "--regid=postgres", "--clear-groups",
+                               "--pdeathsig=SIGQUIT", "--"});
+  return argv;
+}
+
+// Starts `argv`, its stdout dropped, its stderr into `log` when given (else the test's stderr).
+pid_t spawn(std::vector<std::string> argv, const std::filesystem::path& log = {}) {
   pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error("fork failed");
   if (pid == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGQUIT);  // setpriv sets it again past its change of user
     int null = ::open("/dev/null", O_WRONLY);
     if (null >= 0) ::dup2(null, STDOUT_FILENO);
+    int errors = log.empty() ? -1 : ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (errors >= 0) ::dup2(errors, STDERR_FILENO);
     std::vector<char*> args;
     for (std::string& arg : argv) args.push_back(arg.data());
     args.push_back(nullptr);
     ::execv(args[0], args.data());
     ::_exit(127);
   }
+  return pid;
+}
+
+int wait_for(pid_t pid) {
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0) {
   }
+  return status;
+}
+
+// Runs `argv` to its end; throws unless it exits 0.
+void run(const std::vector<std::string>& argv) {
+  int status = wait_for(spawn(argv));
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
     throw std::runtime_error(argv[0] + " " + (argv.size() > 1 ? argv[1] : "") + " failed");
 }
@@ -54,16 +81,23 @@ PostgresServer::PostgresServer() {
       throw std::runtime_error("chown " + dir_.path().string());
   }
   std::string data = (dir_ / "data").string();
-  run({(bindir / "initdb").string(), "-D", data, "--auth=trust", "-U", "postgres", "-E", "UTF8", "--no-sync"});
-  run({(bindir / "pg_ctl").string(), "-D", data, "-w", "-s", "-l", (dir_ / "server.log").string(), "-o",
-       "-c listen_addresses= -c fsync=off -k " + dir_.path().string(), "start"});
+  run(as_server_user({(bindir / "initdb").string(), "-D", data, "--auth=trust", "-U", "postgres", "-E", "UTF8",
+                      "--no-sync"}));
+  server_ = spawn(as_server_user({(bindir / "postgres").string(), "-D", data, "-c", "listen_addresses=", "-c",
+                                  "fsync=off", "-k", dir_.path().string()}),
+                  dir_ / "server.log");
+  std::string ready = "host=" + dir_.path().string() + " user=postgres dbname=postgres";
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (PQping(ready.c_str()) != PQPING_OK) {
+    if (std::chrono::steady_clock::now() > deadline || ::waitpid(server_, nullptr, WNOHANG) != 0)
+      throw std::runtime_error("the PostgreSQL server in " + dir_.path().string() + " did not start");
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
 }
 
 PostgresServer::~PostgresServer() {
-  try {
-    run({(bindir / "pg_ctl").string(), "-D", (dir_ / "data").string(), "-w", "-s", "-m", "immediate", "stop"});
-  } catch (const std::exception&) {  // removing the directory below ends a server that did not stop
-  }
+  ::kill(server_, SIGQUIT);
+  wait_for(server_);
 }
 
 std::string PostgresServer::create_database() {

@@ -1,7 +1,10 @@
-// A real PostgreSQL server for one test process: Debian's initdb and pg_ctl (MINIFYD_PG_BINDIR) on a
-// scratch directory, listening on a Unix socket there only, stopped and removed at exit. initdb
-// refuses root: as root, the server runs as the `postgres` user the Debian package creates.
+// A real PostgreSQL server for one test process: Debian's initdb and postgres (MINIFYD_PG_BINDIR) on
+// a scratch directory, listening on a Unix socket there only, stopped and removed at exit, and shut
+// down by the kernel if the test dies first. initdb and postgres refuse root: as root, the server
+// runs as the `postgres` user the Debian package creates.
 #pragma once
+
+#include <sys/types.h>
 
 #include <filesystem>
 #include <string>
@@ -27,6 +30,7 @@ class PostgresServer {
   PostgresServer();
 
   TempDir dir_;
+  pid_t server_ = -1;
   int databases_ = 0;
 };
 

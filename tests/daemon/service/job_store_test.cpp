@@ -46,10 +46,11 @@ class Database {
   explicit Database(std::string kind) : kind_(std::move(kind)) {
     if (kind_ == "postgresql") url_ = test::PostgresServer::shared().create_database();
   }
-  // `owner`: the daemon's name in a shared queue (SQLite has one daemon per file).
-  std::unique_ptr<JobStore> open(const std::string& owner = "host-a") const {
+  // `owner`: the daemon's name in a shared queue, `lease` its claims' (SQLite has one daemon per file).
+  std::unique_ptr<JobStore> open(const std::string& owner = "host-a",
+                                 std::chrono::milliseconds lease = std::chrono::seconds(60)) const {
     if (kind_ == "sqlite") return open_store(dir_ / "jobs.sqlite");
-    return require_open(PostgresJobStore::open(url_, owner));
+    return require_open(PostgresJobStore::open(url_, owner, lease));
   }
   const std::string& url() const { return url_; }
 
@@ -69,12 +70,14 @@ void execute_sql(const std::string& url, const std::string& sql) {
   PQfinish(connection);
 }
 
-std::int64_t claim_id(JobStore& store) {
+JobClaim claim(JobStore& store) {
   auto claimed = store.claim_next();
   REQUIRE(claimed.has_value());
   REQUIRE(claimed->has_value());
-  return (*claimed)->summary.id;
+  return (*claimed)->claim();
 }
+
+std::int64_t claim_id(JobStore& store) { return claim(store).id; }
 
 }  // namespace
 
@@ -154,13 +157,14 @@ TEST_CASE("a job left running by a dead daemon resumes from its checkpoint") {
   std::string kind = GENERATE(as<std::string>{}, "sqlite", "postgresql");
   INFO("the job store on " << kind);
   Database database(kind);
-  std::int64_t id;
+  JobClaim first;
   {
     auto store = database.open();
-    id = *store->submit(job());
-    REQUIRE(claim_id(*store) == id);
-    REQUIRE(store->save_checkpoint(id, R"({"step":1})").has_value());
-    REQUIRE(store->save_checkpoint(id, R"({"step":2})").has_value());
+    std::int64_t id = *store->submit(job());
+    first = claim(*store);
+    REQUIRE(first.id == id);
+    REQUIRE(store->save_checkpoint(first, R"({"step":1})").has_value());
+    REQUIRE(store->save_checkpoint(first, R"({"step":2})").has_value());
   }
   auto store = database.open();
   auto requeued = store->requeue_interrupted();
@@ -170,6 +174,15 @@ TEST_CASE("a job left running by a dead daemon resumes from its checkpoint") {
   REQUIRE((claimed.has_value() && claimed->has_value()));
   CHECK((*claimed)->summary.sessions == 2);
   CHECK((*claimed)->checkpoint_json == std::optional<std::string>(R"({"step":2})"));
+  // The first session's writes are refused now: the claim was taken again.
+  auto stale = store->save_checkpoint(first, R"({"step":1})");
+  REQUIRE_FALSE(stale.has_value());
+  CHECK(stale.error().message == "job " + std::to_string(first.id) + " is not running in session 1: checkpoint not saved");
+  CHECK_FALSE(store->finish(first, JobState::done, "{}").has_value());
+  CHECK_FALSE(store->save_progress(first, "{}").has_value());
+  CHECK(*store->renew({first}) == std::vector<std::int64_t>{first.id});
+  CHECK(store->renew({(*claimed)->claim()})->empty());
+  CHECK(store->save_checkpoint((*claimed)->claim(), R"({"step":3})").has_value());
 }
 
 TEST_CASE("a job ends once, and cancel acts by its state") {
@@ -178,19 +191,21 @@ TEST_CASE("a job ends once, and cancel acts by its state") {
   Database database(kind);
   auto store = database.open();
   std::int64_t queued = *store->submit(job());
-  std::int64_t running = *store->submit(job(9));
-  REQUIRE(claim_id(*store) == running);
+  std::int64_t running_id = *store->submit(job(9));
+  JobClaim running = claim(*store);
+  REQUIRE(running.id == running_id);
   CHECK(*store->request_cancel(queued) == JobState::cancelled);
-  CHECK(*store->request_cancel(running) == JobState::running);
-  CHECK(store->summary(running)->cancel_requested);
+  CHECK(*store->request_cancel(running.id) == JobState::running);
+  CHECK(store->summary(running.id)->cancel_requested);
   REQUIRE(store->finish(running, JobState::done, R"({"nodes":3})").has_value());
-  CHECK(*store->get(running)->result_json == R"({"nodes":3})");
+  CHECK(*store->get(running.id)->result_json == R"({"nodes":3})");
   auto again = store->finish(running, JobState::failed, "late");
   REQUIRE_FALSE(again.has_value());
-  CHECK(again.error().message.find("job " + std::to_string(running)) != std::string::npos);
-  auto final_cancel = store->request_cancel(running);
+  CHECK(again.error().message.find("job " + std::to_string(running.id)) != std::string::npos);
+  CHECK(store->save_progress(running, "{}").has_value());  // a finished job's listing shows where it ended
+  auto final_cancel = store->request_cancel(running.id);
   REQUIRE_FALSE(final_cancel.has_value());
-  CHECK(final_cancel.error().message == "job " + std::to_string(running) + " is already done");
+  CHECK(final_cancel.error().message == "job " + std::to_string(running.id) + " is already done");
   CHECK_FALSE(store->save_checkpoint(running, "{}").has_value());
   auto counts = store->counts();
   CHECK(counts->done == 1);
@@ -238,9 +253,10 @@ TEST_CASE("a database of schema version 1 is upgraded in place, its jobs kept, a
   REQUIRE(old.has_value());
   CHECK(old->summary.graph_name == "old");
   CHECK_FALSE(old->analysis_json.has_value());
-  CHECK_FALSE(store->save_analysis(1, "{}").has_value());  // only while running
-  REQUIRE(claim_id(*store) == 1);
-  REQUIRE(store->save_analysis(1, R"({"analysis.md":"# Analysis"})").has_value());
+  CHECK_FALSE(store->save_analysis(JobClaim{1, 0}, "{}").has_value());  // only while running
+  JobClaim claimed = claim(*store);
+  REQUIRE(claimed.id == 1);
+  REQUIRE(store->save_analysis(claimed, R"({"analysis.md":"# Analysis"})").has_value());
   CHECK(store->get(1)->analysis_json == std::optional<std::string>(R"({"analysis.md":"# Analysis"})"));
 
   auto reopened = open_store(path);  // version 2 now: nothing to upgrade
@@ -273,7 +289,7 @@ TEST_CASE("a writer SIGKILLed mid-write leaves a sound database with every ackno
       if (!id) ::_exit(3);
       if (::write(ids[1], &*id, sizeof *id) != sizeof *id) ::_exit(4);
       if (auto claimed = store.claim_next(); claimed && claimed->has_value())
-        (void)store.save_checkpoint((*claimed)->summary.id, checkpoint);
+        (void)store.save_checkpoint((*claimed)->claim(), checkpoint);
     }
   }
   ::close(ids[1]);
@@ -349,15 +365,61 @@ TEST_CASE("a PostgreSQL queue of a newer schema, or no server, is refused with w
 
   // As a later minifyd would leave it.
   execute_sql(database.url(), "UPDATE minifyd_schema SET version = 99");
-  auto future = PostgresJobStore::open(database.url(), "host-a");
+  auto future = PostgresJobStore::open(database.url(), "host-a", std::chrono::seconds(60));
   REQUIRE_FALSE(future.has_value());
   CHECK(future.error().kind == ErrorKind::unsupported);
   CHECK(future.error().message.find("version 99") != std::string::npos);
 
   test::TempDir nowhere;
-  auto unreachable = PostgresJobStore::open("postgresql:///jobs?host=" + nowhere.path().string() + "&password=hunter2", "host-a");
+  auto unreachable = PostgresJobStore::open("postgresql:///jobs?host=" + nowhere.path().string() + "&password=hunter2", "host-a",
+                                            std::chrono::seconds(60));
   REQUIRE_FALSE(unreachable.has_value());
   CHECK(unreachable.error().kind == ErrorKind::io);
   CHECK(unreachable.error().message.find("connecting to the PostgreSQL job queue") == 0);
   CHECK(unreachable.error().message.find("hunter2") == std::string::npos);
+}
+
+// A daemon SIGKILLed, SIGSTOPped or cut off stops renewing: its job's lease runs out, another daemon
+// claims it in a new session, and the first one's writes are refused from then on, its renewal says
+// the job is lost. The event log shows each claim starting only after the one before it ended.
+TEST_CASE("a job whose lease ran out moves to another daemon, and the first one's writes are fenced off") {
+  Database database("postgresql");
+  auto a = database.open("host-a", std::chrono::milliseconds(600));
+  auto b = database.open("host-b", std::chrono::milliseconds(600));
+  std::int64_t id = *a->submit(job());
+  JobClaim held_by_a = claim(*a);
+  CHECK_FALSE(b->claim_next()->has_value());  // a's lease holds
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  CHECK(a->renew({held_by_a})->empty());
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  CHECK_FALSE(b->claim_next()->has_value());  // renewed 400 ms ago, for 600 ms
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));  // a stops renewing
+
+  JobClaim held_by_b = claim(*b);
+  CHECK(held_by_b.id == id);
+  CHECK(held_by_b.session == held_by_a.session + 1);
+  CHECK_FALSE(a->save_checkpoint(held_by_a, R"({"from":"a"})").has_value());
+  CHECK_FALSE(a->finish(held_by_a, JobState::done, "{}").has_value());
+  CHECK(*a->renew({held_by_a}) == std::vector<std::int64_t>{id});
+  REQUIRE(b->save_checkpoint(held_by_b, R"({"from":"b"})").has_value());
+  REQUIRE(b->finish(held_by_b, JobState::done, R"({"nodes":3})").has_value());
+  CHECK(b->get(id)->checkpoint_json == std::optional<std::string>(R"({"from":"b"})"));
+
+  PGconn* connection = PQconnectdb(database.url().c_str());
+  REQUIRE(PQstatus(connection) == CONNECTION_OK);
+  PGresult* events = PQexec(connection,
+                            "SELECT event, owner, session, at, lease_expires_at FROM minifyd_job_events ORDER BY id");
+  REQUIRE(PQresultStatus(events) == PGRES_TUPLES_OK);
+  std::vector<std::string> seen;
+  double held_until = 0;  // the end of the lease last claimed or renewed
+  for (int row = 0; row < PQntuples(events); ++row) {
+    std::string event = PQgetvalue(events, row, 0);
+    seen.push_back(event + " " + PQgetvalue(events, row, 1) + " " + PQgetvalue(events, row, 2));
+    double at = std::strtod(PQgetvalue(events, row, 3), nullptr);
+    if (event == "claimed") CHECK(at >= held_until);  // never two live leases
+    if (event == "claimed" || event == "renewed") held_until = std::strtod(PQgetvalue(events, row, 4), nullptr);
+  }
+  PQclear(events);
+  PQfinish(connection);
+  CHECK(seen == std::vector<std::string>{"claimed host-a 1", "renewed host-a 1", "claimed host-b 2", "done host-b 2"});
 }
