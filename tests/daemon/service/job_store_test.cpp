@@ -423,3 +423,29 @@ TEST_CASE("a job whose lease ran out moves to another daemon, and the first one'
   PQfinish(connection);
   CHECK(seen == std::vector<std::string>{"claimed host-a 1", "renewed host-a 1", "claimed host-b 2", "done host-b 2"});
 }
+
+TEST_CASE("a PostgreSQL queue of schema version 1 is upgraded in place, its jobs kept, and takes leases") {
+  Database database("postgresql");
+  // Version 1's schema, as minifyd wrote it before leases.
+  execute_sql(database.url(), R"sql(
+    CREATE TABLE minifyd_schema (version INTEGER NOT NULL);
+    INSERT INTO minifyd_schema VALUES (1);
+    CREATE TABLE minifyd_jobs (id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY, state TEXT NOT NULL,
+      priority INTEGER NOT NULL, graph_name TEXT NOT NULL, spec TEXT NOT NULL, graph TEXT NOT NULL,
+      submitted_at DOUBLE PRECISION NOT NULL, started_at DOUBLE PRECISION, finished_at DOUBLE PRECISION,
+      sessions INTEGER NOT NULL DEFAULT 0, progress TEXT NOT NULL DEFAULT '', error TEXT NOT NULL DEFAULT '',
+      cancel_requested BOOLEAN NOT NULL DEFAULT FALSE, checkpoint TEXT, result TEXT, analysis TEXT, owner TEXT);
+    CREATE INDEX minifyd_jobs_queue ON minifyd_jobs (state, priority DESC, id);
+    INSERT INTO minifyd_jobs (state, priority, graph_name, spec, graph, submitted_at)
+      VALUES ('queued', 0, 'old', '{}', '{}', 1);)sql");
+  auto store = database.open();
+  auto old = store->get(1);
+  REQUIRE(old.has_value());
+  CHECK(old->summary.graph_name == "old");
+  JobClaim claimed = claim(*store);
+  CHECK(claimed.id == 1);
+  CHECK(store->renew({claimed})->empty());
+  REQUIRE(store->finish(claimed, JobState::done, "{}").has_value());
+  auto again = database.open("host-b");  // version 2 now: opened as it is
+  CHECK(again->counts()->done == 1);
+}
