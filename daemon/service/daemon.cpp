@@ -56,25 +56,26 @@ Expected<std::unique_ptr<Daemon>> Daemon::open(DaemonConfig config) {
   ::chmod(config.state_dir.c_str(), 0700);
   auto store = ContentStore::open(config.state_dir / "store", true);
   if (!store) return store.error();
-  auto jobs = SqliteJobStore::open(config.state_dir / job_database_name);
-  if (!jobs) return jobs.error();
+  auto opened = SqliteJobStore::open(config.state_dir / job_database_name);
+  if (!opened) return opened.error();
+  std::unique_ptr<JobStore> jobs = std::move(*opened);
   // On a full disk the daemon starts all the same: status, list and results are reads.
-  auto requeued = (*jobs)->requeue_interrupted();
+  auto requeued = jobs->requeue_interrupted();
   bool requeue_pending = !requeued && requeued.error().kind == ErrorKind::no_space;
   if (!requeued && !requeue_pending) return requeued.error();
   if (requeue_pending)
     log::warn(requeued.error().message + ": the jobs a previous daemon left running resume once there is room");
   else if (*requeued > 0)
     log::info("resuming " + std::to_string(*requeued) + " job(s) a previous daemon left running");
-  auto listed = (*jobs)->list();
+  auto listed = jobs->list();
   if (!listed) return listed.error();
   for (const JobSummary& job : *listed)
     if (job.cancel_requested && job.state == JobState::queued)
-      if (auto cancelled = (*jobs)->request_cancel(job.id); !cancelled) return cancelled.error();
-  auto swept = sweep_orphan_roots(*store, **jobs);
+      if (auto cancelled = jobs->request_cancel(job.id); !cancelled) return cancelled.error();
+  auto swept = sweep_orphan_roots(*store, *jobs);
   if (!swept) return swept.error().with_context("sweeping the store");
 
-  std::unique_ptr<Daemon> daemon(new Daemon(std::move(config), std::move(*store), std::move(*jobs)));
+  std::unique_ptr<Daemon> daemon(new Daemon(std::move(config), std::move(*store), std::move(jobs)));
   daemon->requeue_pending_ = requeue_pending;
   if (auto listening = daemon->server_->listen(); !listening) return listening.error();
   return daemon;

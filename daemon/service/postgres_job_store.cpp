@@ -61,12 +61,12 @@ constexpr const char* schema_lock = "SELECT pg_advisory_xact_lock(7234612019)";
 // The database's clock, in unix seconds: one clock for every host sharing the queue.
 #define MINIFYD_PG_NOW "extract(epoch FROM clock_timestamp())::double precision"
 
-constexpr const char* summary_columns =
-    "id, state, priority, graph_name, submitted_at, started_at, finished_at, sessions, progress, error, "
-    "cancel_requested";
-constexpr const char* record_columns =
-    "id, state, priority, graph_name, submitted_at, started_at, finished_at, sessions, progress, error, "
-    "cancel_requested, spec, graph, checkpoint, result, analysis";
+// read_summary()'s columns, then read_record()'s.
+#define MINIFYD_PG_SUMMARY_COLUMNS \
+  "id, state, priority, graph_name, submitted_at, started_at, finished_at, sessions, progress, error, cancel_requested"
+constexpr const char* summary_columns = MINIFYD_PG_SUMMARY_COLUMNS;
+constexpr const char* record_columns = MINIFYD_PG_SUMMARY_COLUMNS ", spec, graph, checkpoint, result, analysis";
+#undef MINIFYD_PG_SUMMARY_COLUMNS
 
 struct ResultDeleter {
   void operator()(PGresult* result) const { PQclear(result); }
@@ -86,6 +86,8 @@ std::optional<std::string> optional_text(const PGresult* result, int row, int co
 std::int64_t integer(const PGresult* result, int row, int column) {
   return std::strtoll(PQgetvalue(result, row, column), nullptr, 10);
 }
+// Whether an UPDATE changed no row.
+bool changed_none(const PGresult* result) { return std::string(PQcmdTuples(const_cast<PGresult*>(result))) == "0"; }
 std::optional<double> optional_real(const PGresult* result, int row, int column) {
   if (PQgetisnull(result, row, column)) return std::nullopt;
   return std::strtod(PQgetvalue(result, row, column), nullptr);
@@ -159,6 +161,16 @@ class PostgresJobStore::Connection {
     return make_error(full ? ErrorKind::no_space : ErrorKind::io, description_ + ": " + doing + ": " + message);
   }
 
+  // `columns` of job `id`, one row, or not_found; takes mutex() itself.
+  Expected<Result> select_job(std::int64_t id, const char* columns) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::string sql = std::string("SELECT ") + columns + " FROM minifyd_jobs WHERE id = $1";
+    auto selected = run("reading " + job_name(id), sql.c_str(), {std::to_string(id)});
+    if (!selected) return selected.error();
+    if (PQntuples(selected->get()) == 0) return make_error(ErrorKind::not_found, "no " + job_name(id));
+    return selected;
+  }
+
  private:
   PGconn* connection_;
   std::string owner_;
@@ -225,20 +237,14 @@ Expected<std::int64_t> PostgresJobStore::submit(const NewJob& job) {
 }
 
 Expected<JobRecord> PostgresJobStore::get(std::int64_t id) const {
-  std::lock_guard<std::mutex> lock(db_->mutex());
-  std::string sql = std::string("SELECT ") + record_columns + " FROM minifyd_jobs WHERE id = $1";
-  auto selected = db_->run("reading " + job_name(id), sql.c_str(), {std::to_string(id)});
+  auto selected = db_->select_job(id, record_columns);
   if (!selected) return selected.error();
-  if (PQntuples(selected->get()) == 0) return make_error(ErrorKind::not_found, "no " + job_name(id));
   return read_record(selected->get(), 0);
 }
 
 Expected<JobSummary> PostgresJobStore::summary(std::int64_t id) const {
-  std::lock_guard<std::mutex> lock(db_->mutex());
-  std::string sql = std::string("SELECT ") + summary_columns + " FROM minifyd_jobs WHERE id = $1";
-  auto selected = db_->run("reading " + job_name(id), sql.c_str(), {std::to_string(id)});
+  auto selected = db_->select_job(id, summary_columns);
   if (!selected) return selected.error();
-  if (PQntuples(selected->get()) == 0) return make_error(ErrorKind::not_found, "no " + job_name(id));
   return read_summary(selected->get(), 0);
 }
 
@@ -305,7 +311,7 @@ Expected<void> PostgresJobStore::save_while_running(const JobClaim& claim, const
   auto updated = db_->run(std::string("saving the ") + column + " of " + job_name(claim.id), sql.c_str(),
                           {text, std::to_string(claim.id), std::to_string(claim.session)});
   if (!updated) return updated.error();
-  if (std::string(PQcmdTuples(updated->get())) == "0")
+  if (changed_none(updated->get()))
     return make_error(ErrorKind::not_found, not_running(claim) + ": " + column + " not saved");
   return {};
 }
@@ -316,7 +322,7 @@ Expected<void> PostgresJobStore::save_progress(const JobClaim& claim, const std:
                           "UPDATE minifyd_jobs SET progress = $1 WHERE id = $2 AND sessions = $3",
                           {progress_json, std::to_string(claim.id), std::to_string(claim.session)});
   if (!updated) return updated.error();
-  if (std::string(PQcmdTuples(updated->get())) == "0")
+  if (changed_none(updated->get()))
     return make_error(ErrorKind::not_found, not_running(claim) + ": progress not saved");
   return {};
 }
