@@ -256,10 +256,12 @@ void answer_after_search(Checkpoint& checkpoint, const RunPlace& place, const Po
     checkpoint.generated_code = generated_code(pool, candidates, checkpoint.state.document, place.store.root());
 }
 
-// Drops what only the search needed from the store: the result's blobs stay.
+// Roots the result's blobs and drops what only the search needed from the store (where the place
+// drops roots): the result's blobs stay.
 Expected<void> keep_only_result(const RunPlace& place, const GraphDocument& result) {
   const ContentStore& store = place.store;
   if (auto rooted = store.write_root(place.result_root(), result.blob_hashes()); !rooted) return rooted.error();
+  if (!place.drops_roots) return {};
   for (const std::string& root : {place.original_root(), place.intermediates_root(), place.shrink_root()})
     if (auto removed = store.remove_root(root); !removed) return removed.error();
   auto collected = store.gc();

@@ -34,12 +34,19 @@ struct RunPlace {
   std::function<Expected<void>(const Checkpoint&)> save_checkpoint;
   // Keeps the files of the original's analysis (RunSpec::analyze) where the outputs go.
   std::function<Expected<void>(const analysis::AnalysisFiles&)> save_analysis;
+  // Ends the roots the run writes as it goes (all but the original's): "-s3" for a daemon job's
+  // session 3, so that a session that lost its claim (a shared queue's daemon stopped past its
+  // lease) never overwrites the roots of the session that took the job over.
+  std::string session_suffix;
+  // Whether the run, once finished, drops every root but its result's and collects the store; a
+  // daemon's job leaves that to the session whose end the job store recorded.
+  bool drops_roots = true;
 
   std::string original_root() const { return root_prefix + "-original"; }
-  std::string intermediates_root() const { return root_prefix + "-intermediates"; }
-  std::string result_root() const { return root_prefix + "-result"; }
+  std::string intermediates_root() const { return root_prefix + "-intermediates" + session_suffix; }
+  std::string result_root() const { return root_prefix + "-result" + session_suffix; }
   // The blobs of the input shrinking's smaller inputs (shrink/input_shrink.h), until the result roots them.
-  std::string shrink_root() const { return root_prefix + "-shrink"; }
+  std::string shrink_root() const { return root_prefix + "-shrink" + session_suffix; }
 };
 
 struct RunResult {

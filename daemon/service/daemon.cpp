@@ -4,12 +4,13 @@
 #include <sys/stat.h>
 
 #include <csignal>
-#include <set>
+#include <map>
 
 #include <boost/asio/post.hpp>
 
 #include "common/log.h"
 #include "daemon/service/job_spec.h"
+#include "daemon/service/postgres_job_store.h"
 #include "daemon/service/sqlite_job_store.h"
 
 namespace minifyd::service {
@@ -19,31 +20,56 @@ namespace {
 // while the daemon runs; the store keeps it for listings after a restart).
 constexpr std::chrono::seconds progress_save_interval{2};
 
-// Roots of job prefixes no job names: left by a submit that died between importing its graph and
-// recording the job. Their blobs go with the next gc.
-Expected<std::size_t> sweep_orphan_roots(const ContentStore& store, JobStore& jobs) {
+// How often a shared queue is asked for jobs (its daemons submit to it, and free jobs when their
+// leases run out) and the renewals' time is looked at.
+constexpr std::chrono::milliseconds heartbeat_tick{1000};
+
+// Roots of job prefixes no job names, left by a submit that died between importing its graph and
+// recording the job, and a done job's roots but its result's, left by a session that lost its claim
+// (a shared queue's daemon stopped past its lease) and wrote on. Their blobs go with the next gc.
+// Under the store's exclusive lock, which a submit holds shared from its graph's import to its job's
+// record: a store shared by the daemons of one queue never loses another daemon's submit in flight.
+Expected<std::size_t> sweep_leftover_roots(const ContentStore& store, JobStore& jobs) {
+  auto lock = store.lock_exclusive();
+  if (!lock) return lock.error();
   auto listed = jobs.list();
   if (!listed) return listed.error();
-  std::set<std::string> known;
+  std::map<std::string, JobState> known;  // by store prefix
   for (const JobSummary& job : *listed) {
     auto record = jobs.get(job.id);
     if (!record) return record.error();
     auto spec = decode_job_spec(record->spec_json);
     if (!spec) return spec.error().with_context("job " + std::to_string(job.id));
-    known.insert(spec->store_prefix);
+    known[spec->store_prefix] = job.state;
   }
   auto roots = store.root_names();
   if (!roots) return roots.error();
   std::size_t removed = 0;
   for (const std::string& root : *roots) {
-    std::string prefix = store_prefix_of_root(root);
-    if (prefix.empty() || known.count(prefix) != 0) continue;
+    auto parsed = parse_job_root(root);
+    if (!parsed) continue;
+    auto job = known.find(parsed->prefix);
+    bool orphan = job == known.end();
+    bool leftover = !orphan && job->second == JobState::done && parsed->kind != "result";
+    if (!orphan && !leftover) continue;
     if (auto gone = store.remove_root(root); !gone) return gone.error();
     ++removed;
   }
-  if (removed > 0)
-    if (auto collected = store.gc(); !collected) return collected.error();
   return removed;
+}
+
+// The job store the configuration names: a shared queue's PostgreSQL, or the state directory's SQLite.
+Expected<std::unique_ptr<JobStore>> open_job_store(const DaemonConfig& config) {
+  if (config.queue.empty()) {
+    auto opened = SqliteJobStore::open(config.state_dir / job_database_name);
+    if (!opened) return opened.error();
+    return std::unique_ptr<JobStore>(std::move(*opened));
+  }
+  if (!is_postgres_url(config.queue))
+    return make_error(ErrorKind::invalid_input, "--queue: not a postgresql:// URL");
+  auto opened = PostgresJobStore::open(config.queue, config.name, config.lease);
+  if (!opened) return opened.error();
+  return std::unique_ptr<JobStore>(std::move(*opened));
 }
 
 }  // namespace
@@ -54,28 +80,30 @@ Expected<std::unique_ptr<Daemon>> Daemon::open(DaemonConfig config) {
   if (error) return make_error(ErrorKind::io, "creating the state directory " + config.state_dir.string() + ": " + error.message());
   // Only its owner may read the state (graphs, tensors) or reach the socket inside it.
   ::chmod(config.state_dir.c_str(), 0700);
-  auto store = ContentStore::open(config.state_dir / "store", true);
+  if (config.store_dir.empty()) config.store_dir = config.state_dir / "store";
+  auto store = ContentStore::open(config.store_dir, true);
   if (!store) return store.error();
-  auto opened = SqliteJobStore::open(config.state_dir / job_database_name);
-  if (!opened) return opened.error();
-  std::unique_ptr<JobStore> jobs = std::move(*opened);
+  auto jobs = open_job_store(config);
+  if (!jobs) return jobs.error();
   // On a full disk the daemon starts all the same: status, list and results are reads.
-  auto requeued = jobs->requeue_interrupted();
+  auto requeued = (*jobs)->requeue_interrupted();
   bool requeue_pending = !requeued && requeued.error().kind == ErrorKind::no_space;
   if (!requeued && !requeue_pending) return requeued.error();
   if (requeue_pending)
     log::warn(requeued.error().message + ": the jobs a previous daemon left running resume once there is room");
   else if (*requeued > 0)
     log::info("resuming " + std::to_string(*requeued) + " job(s) a previous daemon left running");
-  auto listed = jobs->list();
+  auto listed = (*jobs)->list();
   if (!listed) return listed.error();
   for (const JobSummary& job : *listed)
     if (job.cancel_requested && job.state == JobState::queued)
-      if (auto cancelled = jobs->request_cancel(job.id); !cancelled) return cancelled.error();
-  auto swept = sweep_orphan_roots(*store, *jobs);
+      if (auto cancelled = (*jobs)->request_cancel(job.id); !cancelled) return cancelled.error();
+  auto swept = sweep_leftover_roots(*store, **jobs);
   if (!swept) return swept.error().with_context("sweeping the store");
+  if (*swept > 0)
+    if (auto collected = store->gc(); !collected) return collected.error().with_context("sweeping the store");
 
-  std::unique_ptr<Daemon> daemon(new Daemon(std::move(config), std::move(*store), std::move(jobs)));
+  std::unique_ptr<Daemon> daemon(new Daemon(std::move(config), std::move(*store), std::move(*jobs)));
   daemon->requeue_pending_ = requeue_pending;
   if (auto listening = daemon->server_->listen(); !listening) return listening.error();
   return daemon;
@@ -88,7 +116,8 @@ Daemon::Daemon(DaemonConfig config, ContentStore store, std::unique_ptr<JobStore
       pools_(io_, config_.pool, config_.python),
       server_(std::make_unique<transport::SocketServer>(io_, config_.socket_path, *this, transport::ServerLimits{})),
       signals_(io_, SIGTERM, SIGINT),
-      room_timer_(io_) {}
+      room_timer_(io_),
+      heartbeat_timer_(io_) {}
 
 Daemon::~Daemon() { blocking_.join(); }
 
@@ -101,6 +130,8 @@ void Daemon::serve() {
             " worker(s), at most " + std::to_string(config_.max_running_jobs) + " running job(s)");
   if (requeue_pending_) start_jobs_when_room();
   else start_jobs();
+  renewed_at_ = next_renewal_ = std::chrono::steady_clock::now();
+  schedule_heartbeat();
   io_.run();
   log::info("minifyd stopped");
 }
@@ -191,6 +222,52 @@ void Daemon::on_job_event(std::int64_t id, protocol::JobEvent event) {
   finish_shutdown_when_idle();
 }
 
+void Daemon::schedule_heartbeat() {
+  heartbeat_timer_.expires_after(std::min<std::chrono::milliseconds>(heartbeat_tick, config_.lease / 3));
+  heartbeat_timer_.async_wait([this](const boost::system::error_code& error) {
+    if (error || stopping_) return;
+    // Another daemon of a shared queue may have submitted, or freed a job whose lease ran out.
+    if (!config_.queue.empty() && !requeue_pending_) start_jobs();
+    if (std::chrono::steady_clock::now() >= next_renewal_) renew_claims();
+    schedule_heartbeat();
+  });
+}
+
+void Daemon::renew_claims() {
+  if (renewing_) return;
+  auto asked = std::chrono::steady_clock::now();
+  next_renewal_ = asked + config_.lease / 3;
+  std::vector<JobClaim> held;
+  for (const auto& [id, runner] : runners_) held.push_back(runner->claim());
+  if (held.empty()) {
+    renewed_at_ = asked;
+    return;
+  }
+  renewing_ = true;
+  // A database that does not answer (a network partition) must not hold up the socket's requests.
+  off_thread([this, held = std::move(held)] { return jobs_->renew(held); },
+             [this, asked](Expected<Renewal> renewal) { on_renewal(renewal, asked); });
+}
+
+void Daemon::on_renewal(const Expected<Renewal>& renewal, std::chrono::steady_clock::time_point asked) {
+  renewing_ = false;
+  if (!renewal) {
+    log::warn("renewing the running jobs' claims: " + renewal.error().message);
+    // Past its lease, another daemon may have claimed any of them: they stop without a write.
+    if (!config_.queue.empty() && std::chrono::steady_clock::now() - renewed_at_ >= config_.lease)
+      for (auto& [id, runner] : runners_) runner->stop(StopCause::lease_lost);
+    return;
+  }
+  renewed_at_ = asked;
+  for (std::int64_t id : renewal->lost)
+    if (auto runner = runners_.find(id); runner != runners_.end()) {
+      log::warn(job_name(id) + ": its claim was taken again (its lease ran out): it stops here");
+      runner->second->stop(StopCause::lease_lost);
+    }
+  for (std::int64_t id : renewal->cancel_requested)
+    if (auto runner = runners_.find(id); runner != runners_.end()) runner->second->stop(StopCause::cancel);
+}
+
 void Daemon::begin_shutdown(const std::string& why) {
   if (stopping_) return;
   stopping_ = true;
@@ -205,6 +282,7 @@ void Daemon::finish_shutdown_when_idle() {
   pool_stopped_ = true;
   signals_.cancel();
   room_timer_.cancel();
+  heartbeat_timer_.cancel();
   pools_.stop([this] {
     server_->stop();
     io_.stop();

@@ -2,7 +2,9 @@
 // and the scheduler; every running job searches on a thread of its own (job_runner.h) and blocking
 // file work (importing a submitted graph, exporting a result) runs on a small thread pool, so that
 // status and list are answered while the pool is saturated. State lives in the state directory:
-// jobs.sqlite (the job store) and store/ (the content store every job shares).
+// jobs.sqlite (the job store) and store/ (the content store every job shares); or, for a queue
+// that the daemons of several hosts share (--queue), the jobs in PostgreSQL and the store in a
+// directory every host mounts (--store), each daemon renewing the leases of the jobs it runs.
 #pragma once
 
 #include <chrono>
@@ -39,6 +41,12 @@ inline constexpr const char* job_database_name = "jobs.sqlite";
 struct DaemonConfig {
   std::filesystem::path state_dir;
   std::filesystem::path socket_path;
+  // Where the jobs are: empty for STATE_DIR/jobs.sqlite, or the PostgreSQL URL of a shared queue.
+  std::string queue;
+  std::filesystem::path store_dir;  // the content store (empty: STATE_DIR/store)
+  std::string name;  // this daemon's name in a shared queue, stable across its restarts
+  // A shared queue's claims run out this long after their last renewal (renewed every third of it).
+  std::chrono::milliseconds lease{30000};
   PoolConfig pool;  // minify-worker and one slot per worker (per GPU and k with --gpus)
   std::string python;  // the Python worker's interpreter (--python; empty: found when first needed)
   std::size_t max_running_jobs = 2;
@@ -100,6 +108,11 @@ class Daemon final : public transport::RequestHandler {
   // Records the end of a claimed job that could not start (no worker serves its backend).
   void fail_unstarted_job(const JobClaim& claim, const std::string& message);
   void on_job_event(std::int64_t id, protocol::JobEvent event);
+  // Every tick: a shared queue's jobs are claimed (other daemons submit to it), and every third of
+  // the lease the claims of the running jobs are renewed, off the io thread.
+  void schedule_heartbeat();
+  void renew_claims();
+  void on_renewal(const Expected<Renewal>& renewal, std::chrono::steady_clock::time_point asked);
   void begin_shutdown(const std::string& why);
   void finish_shutdown_when_idle();
 
@@ -111,6 +124,10 @@ class Daemon final : public transport::RequestHandler {
   std::unique_ptr<transport::SocketServer> server_;
   boost::asio::signal_set signals_;
   boost::asio::steady_timer room_timer_;
+  boost::asio::steady_timer heartbeat_timer_;
+  bool renewing_ = false;  // a renewal is in flight
+  std::chrono::steady_clock::time_point renewed_at_;  // when the last renewal that succeeded was asked
+  std::chrono::steady_clock::time_point next_renewal_;
   bool requeue_pending_ = false;  // the requeue of interrupted jobs at start found the disk full
   boost::asio::thread_pool blocking_{2};
   std::map<std::int64_t, std::unique_ptr<JobRunner>> runners_;

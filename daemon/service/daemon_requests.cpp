@@ -29,7 +29,9 @@ Expected<std::filesystem::path> absolute_dir(const std::string& text, const char
 }
 
 // The submitted graph, validated, and the job's spec; then its blobs in the shared store and the job
-// in the job store, in that order (a job never exists without its blobs).
+// in the job store, in that order (a job never exists without its blobs), under the store's shared
+// lock: a daemon of the same queue sweeping orphan roots at its start (under the exclusive lock)
+// never sees the root without its job.
 Expected<std::int64_t> submit_job(const protocol::SubmitRequest& request, const ContentStore& store, JobStore& jobs,
                                   ProgramPools& pools) {
   auto graph_dir = absolute_dir(request.graph_dir, "graph_dir");
@@ -47,6 +49,8 @@ Expected<std::int64_t> submit_job(const protocol::SubmitRequest& request, const 
   auto source = ContentStore::open(*graph_dir / store_dir_name, false);
   if (!source) return source.error();
   JobSpec spec{std::move(*run_spec), new_store_prefix()};
+  auto lock = store.lock_shared();
+  if (!lock) return lock.error();
   run::RunPlace place{store, spec.store_prefix, {}, {}};
   if (auto imported = run::import_original(*document, *source, place); !imported)
     return imported.error().with_context("importing " + graph_dir->string());

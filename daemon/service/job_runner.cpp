@@ -67,11 +67,29 @@ search::StopReason stop_of(const std::string& text) {
 run::RunPlace job_place(const JobContext& context, const JobClaim& claim, const std::string& store_prefix) {
   JobStore& jobs = context.jobs;
   return run::RunPlace{
-      context.store, store_prefix,
+      context.store,
+      store_prefix,
       [&jobs, claim](const run::Checkpoint& checkpoint) { return jobs.save_checkpoint(claim, run::encode(checkpoint).dump()); },
       [&jobs, claim](const analysis::AnalysisFiles& files) {
         return jobs.save_analysis(claim, analysis::encode_analysis_files(files));
-      }};
+      },
+      session_suffix(claim.session),
+      false};
+}
+
+Expected<void> keep_only_job_result(const ContentStore& store, const std::string& store_prefix, const std::string& kept,
+                                    const std::vector<std::string>& hashes) {
+  if (auto rooted = store.write_root(kept, hashes); !rooted) return rooted.error();
+  auto roots = store.root_names();
+  if (!roots) return roots.error();
+  for (const std::string& root : *roots) {
+    auto parsed = parse_job_root(root);
+    if (!parsed || parsed->prefix != store_prefix || root == kept) continue;
+    if (auto removed = store.remove_root(root); !removed) return removed.error();
+  }
+  auto collected = store.gc();
+  if (!collected) return collected.error();
+  return {};
 }
 
 JobRunner::JobRunner(const JobContext& context, JobRecord job, EventSink on_event)
@@ -85,12 +103,14 @@ JobRunner::~JobRunner() {
 
 void JobRunner::stop(StopCause cause) {
   if (cause == StopCause::cancel) cancelled_ = true;
+  if (cause == StopCause::lease_lost) lost_ = true;
   interrupt_ = true;
 }
 
 Expected<run::RunResult> JobRunner::attempt(const JobRecord& job) {
   auto spec = decode_job_spec(job.spec_json);
   if (!spec) return spec.error();
+  store_prefix_ = spec->store_prefix;
   run::RunPlace place = job_place(context_, claim_, spec->store_prefix);
   SharedPoolClient pool(context_.daemon_io, context_.scheduler, context_.parallelism);
   ProgressForwarder progress(context_.daemon_io, claim_.id, on_event_);
@@ -145,8 +165,28 @@ void JobRunner::run(JobRecord job) {
     auto stored = context_.jobs.get(claim_.id);
     result = stored ? attempt(*stored) : Expected<run::RunResult>(stored.error());
   }
-  protocol::EndEvent end = !result && result.error().kind == ErrorKind::no_space ? left_to_resume() : record_end(result);
+  protocol::EndEvent end = claim_lost()                                                 ? lost_claim()
+                           : !result && result.error().kind == ErrorKind::no_space ? left_to_resume()
+                                                                                   : record_end(result);
   boost::asio::post(context_.daemon_io, [sink = on_event_, id = claim_.id, end = std::move(end)] { sink(id, end); });
+}
+
+bool JobRunner::claim_lost() {
+  if (lost_) return true;
+  // A write refused since the last renewal ended the run with an error that is not the job's.
+  auto job = context_.jobs.summary(claim_.id);
+  if (job && (job->state != JobState::running || job->sessions != claim_.session)) lost_ = true;
+  return lost_;
+}
+
+protocol::EndEvent JobRunner::lost_claim() const {
+  log::warn(job_name(claim_.id) + ": its claim (session " + std::to_string(claim_.session) +
+            ") was lost: another daemon of the queue resumes it from its last checkpoint");
+  protocol::EndEvent event;
+  event.job = claim_.id;
+  event.state = protocol::job_state_interrupted;
+  event.message = "this daemon's lease on the job ran out: another daemon of the queue resumes it from its checkpoint";
+  return event;
 }
 
 protocol::EndEvent JobRunner::left_to_resume() {
@@ -175,6 +215,12 @@ protocol::EndEvent JobRunner::record_end(const Expected<run::RunResult>& result)
       recorded = context_.jobs.finish(claim_, state, text);
     }
     if (!recorded) log::error("job " + std::to_string(claim_.id) + ": " + recorded.error().message);
+    if (recorded && state == JobState::done) {
+      std::string kept = job_place(context_, claim_, store_prefix_).result_root();
+      auto hashes = result->checkpoint.state.document.blob_hashes();
+      if (auto dropped = keep_only_job_result(context_.store, store_prefix_, kept, hashes); !dropped)
+        log::warn("job " + std::to_string(claim_.id) + ": dropping what its search stored: " + dropped.error().message);
+    }
     event.job = claim_.id;
     event.state = to_string(state);
     return event;

@@ -10,6 +10,7 @@
 #include <functional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <boost/asio/io_context.hpp>
 
@@ -35,8 +36,16 @@ struct JobContext {
 // Where a job's run keeps its blobs (the shared store, under its prefix) and checkpoints (the job store).
 run::RunPlace job_place(const JobContext& context, const JobClaim& claim, const std::string& store_prefix);
 
-// Why a job is stopped before it ends by itself.
-enum class StopCause { cancel, shutdown };
+// Once a job is done: its result's blobs (`hashes`) rooted as `kept`, and what its run no more needs
+// dropped: every other root of its store prefix, other sessions' too, then the blobs no root names.
+// Only the session whose end the job store recorded calls it: one that lost its claim may still be
+// writing roots of its own.
+Expected<void> keep_only_job_result(const ContentStore& store, const std::string& store_prefix, const std::string& kept,
+                                    const std::vector<std::string>& hashes);
+
+// Why a job is stopped before it ends by itself. lease_lost: a shared queue's daemon whose claim
+// another daemon took (or may have taken: its renewals failed for a lease) stops writing at once.
+enum class StopCause { cancel, shutdown, lease_lost };
 
 class JobRunner {
  public:
@@ -70,12 +79,19 @@ class JobRunner {
   // The end event of a job stopped before its end: cancelled (and recorded so), or left running in
   // the job store for the next start to resume.
   protocol::EndEvent left_to_resume();
+  // Whether the job's claim is this runner's no more: its lease ran out and it was claimed again (or
+  // ended) since, by another daemon of a shared queue. Its writes have been refused since then.
+  bool claim_lost();
+  // The end event of a job whose claim was lost: nothing recorded, another daemon has the job.
+  protocol::EndEvent lost_claim() const;
 
   JobContext context_;
   JobClaim claim_;
+  std::string store_prefix_;  // the job spec's, once attempt() read it
   EventSink on_event_;
   std::atomic<bool> interrupt_{false};
   std::atomic<bool> cancelled_{false};
+  std::atomic<bool> lost_{false};
   std::thread thread_;
 };
 

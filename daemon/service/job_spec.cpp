@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <random>
 
 #include "common/json_view.h"
 
@@ -35,19 +36,29 @@ Expected<JobSpec> decode_job_spec(const std::string& text) {
 
 std::string new_store_prefix() {
   static std::atomic<std::uint64_t> counter{0};
+  static const std::uint32_t salt = std::random_device{}();
   auto now = std::chrono::duration_cast<std::chrono::microseconds>(
       std::chrono::system_clock::now().time_since_epoch()).count();
-  return prefix_head + std::to_string(now) + "-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+  return prefix_head + std::to_string(now) + "-" + std::to_string(::getpid()) + "-" + std::to_string(salt) + "-" +
+         std::to_string(counter++);
 }
 
-std::string store_prefix_of_root(const std::string& root) {
-  if (root.rfind(prefix_head, 0) != 0) return {};
-  for (const char* suffix : {"-original", "-intermediates", "-result"}) {
-    std::string tail(suffix);
-    if (root.size() > tail.size() && root.compare(root.size() - tail.size(), tail.size(), tail) == 0)
-      return root.substr(0, root.size() - tail.size());
+std::string session_suffix(std::int64_t session) { return "-s" + std::to_string(session); }
+
+std::optional<JobRoot> parse_job_root(const std::string& root) {
+  if (root.rfind(prefix_head, 0) != 0) return std::nullopt;
+  std::string rest = root;
+  // A session's suffix, if any: "-s" and digits.
+  std::size_t dash = rest.rfind("-s");
+  if (dash != std::string::npos && dash + 2 < rest.size() &&
+      rest.find_first_not_of("0123456789", dash + 2) == std::string::npos)
+    rest.resize(dash);
+  for (const char* kind : {"original", "intermediates", "shrink", "result"}) {
+    std::string tail = std::string("-") + kind;
+    if (rest.size() > tail.size() && rest.compare(rest.size() - tail.size(), tail.size(), tail) == 0)
+      return JobRoot{rest.substr(0, rest.size() - tail.size()), kind};
   }
-  return {};
+  return std::nullopt;
 }
 
 }  // namespace minifyd::service

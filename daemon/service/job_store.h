@@ -53,6 +53,12 @@ struct JobClaim {
   std::int64_t session = 0;
 };
 
+// What renew() found of a daemon's claims.
+struct Renewal {
+  std::vector<std::int64_t> lost;              // claimed again since, by this daemon or another
+  std::vector<std::int64_t> cancel_requested;  // still held, with a cancel asked for
+};
+
 // "job 17 is not running in session 2": why a write under a claim was refused.
 std::string not_running(const JobClaim& claim);
 
@@ -96,9 +102,10 @@ class JobStore {
   // Ends the job running under `claim`. `text`: done: the result's JSON; failed: why; cancelled:
   // ignored. A final job cannot end again.
   virtual Expected<void> finish(const JobClaim& claim, JobState final_state, const std::string& text) = 0;
-  // Keeps the claims of running jobs: those of `held` this daemon holds no more (another one claimed
-  // them again since), whose runners must stop.
-  virtual Expected<std::vector<std::int64_t>> renew(const std::vector<JobClaim>& held) = 0;
+  // Keeps the claims of running jobs (a shared queue's leases run on from now), and says which of
+  // `held` this daemon holds no more (another one claimed them again since: their runners stop without
+  // a write) and which a client asked to cancel (through any daemon of the queue).
+  virtual Expected<Renewal> renew(const std::vector<JobClaim>& held) = 0;
   // queued: cancelled at once; running: marked, for its runner to stop it; final: an error.
   // Returns the state after the request.
   virtual Expected<JobState> request_cancel(std::int64_t id) = 0;

@@ -22,6 +22,10 @@ namespace {
 struct Options {
   std::string state_dir;
   std::string socket;
+  std::string queue;
+  std::string store;
+  std::string name;
+  double lease_seconds = 30;
   cli::PoolOptions pool;
   std::size_t max_running_jobs = 2;
   std::string worker;
@@ -30,11 +34,25 @@ struct Options {
   std::string log_level = "info";
 };
 
+std::string host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "localhost";
+  return name;
+}
+
 Expected<DaemonConfig> config_of(const Options& options) {
   DaemonConfig config;
   transport::DaemonLocation location = transport::locate_daemon(options.state_dir, options.socket);
   config.state_dir = location.state_dir;
   config.socket_path = location.socket;
+  config.queue = options.queue;
+  if (!options.store.empty()) {
+    if (!std::filesystem::path(options.store).is_absolute())
+      return make_error(ErrorKind::invalid_input, "--store: '" + options.store + "' is not an absolute path");
+    config.store_dir = options.store;
+  }
+  config.name = options.name.empty() ? host_name() + ":" + config.state_dir.string() : options.name;
+  config.lease = std::chrono::milliseconds(static_cast<std::int64_t>(options.lease_seconds * 1000));
   auto slots = options.pool.slots();
   if (!slots) return slots.error();
   config.pool.slots = std::move(*slots);
@@ -64,6 +82,18 @@ int run_minifyd(int argc, char** argv) {
                  "jobs.sqlite, store/ and the socket (default: $MINIFYD_STATE_DIR, $XDG_STATE_HOME/minifyd or "
                  "~/.local/state/minifyd)");
   app.add_option("--socket", options.socket, "the socket's path (default: STATE_DIR/minifyd.sock)");
+  app.add_option("--queue", options.queue,
+                 "a postgresql:// URL: the jobs in a queue that the minifyd of several hosts share (default: "
+                 "STATE_DIR/jobs.sqlite, this daemon's alone)");
+  app.add_option("--store", options.store,
+                 "the content store's directory, absolute; a shared queue's daemons all name one that every host "
+                 "mounts (default: STATE_DIR/store)");
+  app.add_option("--name", options.name,
+                 "this daemon's name in a shared queue, the same at every start (default: HOSTNAME:STATE_DIR)");
+  app.add_option("--lease", options.lease_seconds,
+                 "seconds a shared queue's job stays this daemon's after its last renewal (renewed every third)")
+      ->check(CLI::Range(0.3, 3600.0))
+      ->capture_default_str();
   options.pool.add_to(app);
   app.add_option("--max-running-jobs", options.max_running_jobs, "jobs searching at once; the rest wait")
       ->check(CLI::PositiveNumber)

@@ -347,8 +347,8 @@ Expected<void> PostgresJobStore::finish(const JobClaim& claim, JobState final_st
   return {};
 }
 
-Expected<std::vector<std::int64_t>> PostgresJobStore::renew(const std::vector<JobClaim>& held) {
-  if (held.empty()) return std::vector<std::int64_t>();
+Expected<Renewal> PostgresJobStore::renew(const std::vector<JobClaim>& held) {
+  if (held.empty()) return Renewal{};
   std::string ids = "{", sessions = "{";
   for (const JobClaim& claim : held) {
     ids += (ids.size() > 1 ? "," : "") + std::to_string(claim.id);
@@ -360,18 +360,22 @@ Expected<std::vector<std::int64_t>> PostgresJobStore::renew(const std::vector<Jo
   auto renewed = db_->run("renewing leases",
                           "WITH renewed AS (UPDATE minifyd_jobs SET lease_expires_at = " MINIFYD_PG_NOW
                           " + $2::double precision WHERE owner = $1 AND state = 'running' AND (id, sessions) IN "
-                          "(SELECT * FROM unnest($3::bigint[], $4::integer[])) RETURNING id, sessions, lease_expires_at), "
+                          "(SELECT * FROM unnest($3::bigint[], $4::integer[])) RETURNING id, sessions, lease_expires_at, "
+                          "cancel_requested), "
                           "logged AS (INSERT INTO minifyd_job_events (job, at, event, owner, session, lease_expires_at) "
                           "SELECT id, " MINIFYD_PG_NOW ", 'renewed', $1, sessions, lease_expires_at FROM renewed) "
-                          "SELECT id FROM renewed",
+                          "SELECT id, cancel_requested FROM renewed",
                           {db_->owner(), db_->lease_seconds(), ids, sessions});
   if (!renewed) return renewed.error();
+  Renewal renewal;
   std::set<std::int64_t> kept;
-  for (int row = 0; row < PQntuples(renewed->get()); ++row) kept.insert(integer(renewed->get(), row, 0));
-  std::vector<std::int64_t> lost;
+  for (int row = 0; row < PQntuples(renewed->get()); ++row) {
+    kept.insert(integer(renewed->get(), row, 0));
+    if (text(renewed->get(), row, 1) == "t") renewal.cancel_requested.push_back(integer(renewed->get(), row, 0));
+  }
   for (const JobClaim& claim : held)
-    if (kept.count(claim.id) == 0) lost.push_back(claim.id);
-  return lost;
+    if (kept.count(claim.id) == 0) renewal.lost.push_back(claim.id);
+  return renewal;
 }
 
 Expected<JobState> PostgresJobStore::request_cancel(std::int64_t id) {

@@ -39,7 +39,7 @@ class PostgresJobStore final : public JobStore {
   Expected<void> save_progress(const JobClaim& claim, const std::string& progress_json) override;
   Expected<void> finish(const JobClaim& claim, JobState final_state, const std::string& text) override;
   // Extends the leases of `held` that this owner still holds, by the lease's length from now.
-  Expected<std::vector<std::int64_t>> renew(const std::vector<JobClaim>& held) override;
+  Expected<Renewal> renew(const std::vector<JobClaim>& held) override;
   Expected<JobState> request_cancel(std::int64_t id) override;
   // The running jobs this store's owner claimed.
   Expected<std::size_t> requeue_interrupted() override;

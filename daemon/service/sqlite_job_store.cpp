@@ -333,14 +333,15 @@ Expected<void> SqliteJobStore::finish(const JobClaim& claim, JobState final_stat
   return {};
 }
 
-Expected<std::vector<std::int64_t>> SqliteJobStore::renew(const std::vector<JobClaim>& held) {
-  std::vector<std::int64_t> lost;
+Expected<Renewal> SqliteJobStore::renew(const std::vector<JobClaim>& held) {
+  Renewal renewal;
   for (const JobClaim& claim : held) {
     auto job = summary(claim.id);
     if (!job) return job.error();
-    if (job->state != JobState::running || job->sessions != claim.session) lost.push_back(claim.id);
+    if (job->state != JobState::running || job->sessions != claim.session) renewal.lost.push_back(claim.id);
+    else if (job->cancel_requested) renewal.cancel_requested.push_back(claim.id);
   }
-  return lost;
+  return renewal;
 }
 
 Expected<JobState> SqliteJobStore::request_cancel(std::int64_t id) {

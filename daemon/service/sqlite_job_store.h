@@ -25,7 +25,7 @@ class SqliteJobStore final : public JobStore {
   Expected<void> save_progress(const JobClaim& claim, const std::string& progress_json) override;
   Expected<void> finish(const JobClaim& claim, JobState final_state, const std::string& text) override;
   // One daemon owns the file: a claim is lost only to its own restart.
-  Expected<std::vector<std::int64_t>> renew(const std::vector<JobClaim>& held) override;
+  Expected<Renewal> renew(const std::vector<JobClaim>& held) override;
   Expected<JobState> request_cancel(std::int64_t id) override;
   // Every running job: one daemon owns the file.
   Expected<std::size_t> requeue_interrupted() override;

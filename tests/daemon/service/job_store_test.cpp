@@ -180,8 +180,8 @@ TEST_CASE("a job left running by a dead daemon resumes from its checkpoint") {
   CHECK(stale.error().message == "job " + std::to_string(first.id) + " is not running in session 1: checkpoint not saved");
   CHECK_FALSE(store->finish(first, JobState::done, "{}").has_value());
   CHECK_FALSE(store->save_progress(first, "{}").has_value());
-  CHECK(*store->renew({first}) == std::vector<std::int64_t>{first.id});
-  CHECK(store->renew({(*claimed)->claim()})->empty());
+  CHECK(store->renew({first})->lost == std::vector<std::int64_t>{first.id});
+  CHECK(store->renew({(*claimed)->claim()})->lost.empty());
   CHECK(store->save_checkpoint((*claimed)->claim(), R"({"step":3})").has_value());
 }
 
@@ -197,6 +197,11 @@ TEST_CASE("a job ends once, and cancel acts by its state") {
   CHECK(*store->request_cancel(queued) == JobState::cancelled);
   CHECK(*store->request_cancel(running.id) == JobState::running);
   CHECK(store->summary(running.id)->cancel_requested);
+  // The daemon running it learns of the cancel at its next renewal, whichever daemon was asked.
+  auto renewal = store->renew({running});
+  REQUIRE(renewal.has_value());
+  CHECK(renewal->lost.empty());
+  CHECK(renewal->cancel_requested == std::vector<std::int64_t>{running.id});
   REQUIRE(store->finish(running, JobState::done, R"({"nodes":3})").has_value());
   CHECK(*store->get(running.id)->result_json == R"({"nodes":3})");
   auto again = store->finish(running, JobState::failed, "late");
@@ -390,7 +395,7 @@ TEST_CASE("a job whose lease ran out moves to another daemon, and the first one'
   JobClaim held_by_a = claim(*a);
   CHECK_FALSE(b->claim_next()->has_value());  // a's lease holds
   std::this_thread::sleep_for(std::chrono::milliseconds(400));
-  CHECK(a->renew({held_by_a})->empty());
+  CHECK(a->renew({held_by_a})->lost.empty());
   std::this_thread::sleep_for(std::chrono::milliseconds(400));
   CHECK_FALSE(b->claim_next()->has_value());  // renewed 400 ms ago, for 600 ms
   std::this_thread::sleep_for(std::chrono::milliseconds(400));  // a stops renewing
@@ -400,7 +405,7 @@ TEST_CASE("a job whose lease ran out moves to another daemon, and the first one'
   CHECK(held_by_b.session == held_by_a.session + 1);
   CHECK_FALSE(a->save_checkpoint(held_by_a, R"({"from":"a"})").has_value());
   CHECK_FALSE(a->finish(held_by_a, JobState::done, "{}").has_value());
-  CHECK(*a->renew({held_by_a}) == std::vector<std::int64_t>{id});
+  CHECK(a->renew({held_by_a})->lost == std::vector<std::int64_t>{id});
   REQUIRE(b->save_checkpoint(held_by_b, R"({"from":"b"})").has_value());
   REQUIRE(b->finish(held_by_b, JobState::done, R"({"nodes":3})").has_value());
   CHECK(b->get(id)->checkpoint_json == std::optional<std::string>(R"({"from":"b"})"));
@@ -444,7 +449,7 @@ TEST_CASE("a PostgreSQL queue of schema version 1 is upgraded in place, its jobs
   CHECK(old->summary.graph_name == "old");
   JobClaim claimed = claim(*store);
   CHECK(claimed.id == 1);
-  CHECK(store->renew({claimed})->empty());
+  CHECK(store->renew({claimed})->lost.empty());
   REQUIRE(store->finish(claimed, JobState::done, "{}").has_value());
   auto again = database.open("host-b");  // version 2 now: opened as it is
   CHECK(again->counts()->done == 1);
