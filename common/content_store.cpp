@@ -95,7 +95,7 @@ fs::path ContentStore::root_path(std::string_view name) const {
   return root_ / "roots" / (std::string(name) + ".json");
 }
 
-Expected<StoreLock> ContentStore::lock(int operation) const {
+Expected<std::optional<StoreLock>> ContentStore::lock(int operation) const {
   fs::path path = root_ / "lock";
   int fd = ::open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
   if (fd < 0) return errno_error(path.string(), errno);
@@ -103,13 +103,25 @@ Expected<StoreLock> ContentStore::lock(int operation) const {
     if (errno == EINTR) continue;
     int saved = errno;
     ::close(fd);
+    if (saved == EWOULDBLOCK && (operation & LOCK_NB) != 0) return std::optional<StoreLock>();
     return errno_error("flock " + path.string(), saved);
   }
-  return StoreLock(fd);
+  return std::optional<StoreLock>(StoreLock(fd));
 }
 
-Expected<StoreLock> ContentStore::lock_shared() const { return lock(LOCK_SH); }
-Expected<StoreLock> ContentStore::lock_exclusive() const { return lock(LOCK_EX); }
+Expected<StoreLock> ContentStore::lock_shared() const {
+  auto held = lock(LOCK_SH);
+  if (!held) return held.error();
+  return std::move(**held);
+}
+
+Expected<StoreLock> ContentStore::lock_exclusive() const {
+  auto held = lock(LOCK_EX);
+  if (!held) return held.error();
+  return std::move(**held);
+}
+
+Expected<std::optional<StoreLock>> ContentStore::try_lock_exclusive() const { return lock(LOCK_EX | LOCK_NB); }
 
 Expected<std::string> ContentStore::put(const void* data, std::size_t size) const {
   std::string hash = sha256_hex(data, size);
@@ -311,6 +323,19 @@ Expected<VerifyReport> ContentStore::verify() const {
 Expected<GcReport> ContentStore::gc() const {
   auto held = lock_exclusive();
   if (!held) return held.error();
+  return collect(*held);
+}
+
+Expected<std::optional<GcReport>> ContentStore::gc_if_idle() const {
+  auto held = try_lock_exclusive();
+  if (!held) return held.error();
+  if (!*held) return std::optional<GcReport>();
+  auto collected = collect(**held);
+  if (!collected) return collected.error();
+  return std::optional<GcReport>(std::move(*collected));
+}
+
+Expected<GcReport> ContentStore::collect(const StoreLock&) const {
   auto referenced = referenced_blobs(*this, nullptr);
   if (!referenced) return referenced.error().with_context("gc refused");
   auto hashes = list_blobs();

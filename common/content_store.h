@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -79,10 +80,17 @@ class ContentStore {
   Expected<VerifyReport> verify() const;
   // Deletes every blob no root names and every leftover temp file, under the exclusive lock.
   Expected<GcReport> gc() const;
+  // gc() if no writer holds the store now, else nullopt at once: a daemon sharing the store with
+  // others never waits on a writer that is stopped (SIGSTOP) or cut off while it holds the lock.
+  Expected<std::optional<GcReport>> gc_if_idle() const;
+  // The exclusive lock if no one holds the store now, else nullopt at once.
+  Expected<std::optional<StoreLock>> try_lock_exclusive() const;
 
  private:
   explicit ContentStore(std::filesystem::path root) : root_(std::move(root)) {}
-  Expected<StoreLock> lock(int operation) const;
+  // nullopt: LOCK_NB was asked and someone holds a conflicting lock.
+  Expected<std::optional<StoreLock>> lock(int operation) const;
+  Expected<GcReport> collect(const StoreLock& held) const;
   std::filesystem::path root_path(std::string_view name) const;
   // Every blob hash present, by listing blobs/.
   Expected<std::vector<std::string>> list_blobs() const;

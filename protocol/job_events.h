@@ -39,7 +39,7 @@ struct EndEvent {
   std::optional<std::string> error;    // failed: why
   std::optional<std::string> message;  // interrupted: what happens to the job
   // done: the run's summary, flat beside the fields above; unset when the job had ended before
-  // the watch began.
+  // the watch began, or another daemon of a shared queue ran it.
   std::optional<RunSummary> summary;
 };
 

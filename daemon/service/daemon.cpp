@@ -8,6 +8,7 @@
 
 #include <boost/asio/post.hpp>
 
+#include "common/json_view.h"
 #include "common/log.h"
 #include "daemon/service/job_spec.h"
 #include "daemon/service/postgres_job_store.h"
@@ -29,9 +30,12 @@ constexpr std::chrono::milliseconds heartbeat_tick{1000};
 // (a shared queue's daemon stopped past its lease) and wrote on. Their blobs go with the next gc.
 // Under the store's exclusive lock, which a submit holds shared from its graph's import to its job's
 // record: a store shared by the daemons of one queue never loses another daemon's submit in flight.
-Expected<std::size_t> sweep_leftover_roots(const ContentStore& store, JobStore& jobs) {
-  auto lock = store.lock_exclusive();
+// While another daemon writes, the sweep waits for the next start (nullopt): a daemon stopped or cut
+// off while it holds the lock must not keep this one from starting.
+Expected<std::optional<std::size_t>> sweep_leftover_roots(const ContentStore& store, JobStore& jobs) {
+  auto lock = store.try_lock_exclusive();
   if (!lock) return lock.error();
+  if (!*lock) return std::optional<std::size_t>();
   auto listed = jobs.list();
   if (!listed) return listed.error();
   std::map<std::string, JobState> known;  // by store prefix
@@ -55,7 +59,7 @@ Expected<std::size_t> sweep_leftover_roots(const ContentStore& store, JobStore& 
     if (auto gone = store.remove_root(root); !gone) return gone.error();
     ++removed;
   }
-  return removed;
+  return std::optional<std::size_t>(removed);
 }
 
 // The job store the configuration names: a shared queue's PostgreSQL, or the state directory's SQLite.
@@ -100,11 +104,11 @@ Expected<std::unique_ptr<Daemon>> Daemon::open(DaemonConfig config) {
       if (auto cancelled = (*jobs)->request_cancel(job.id); !cancelled) return cancelled.error();
   auto swept = sweep_leftover_roots(*store, **jobs);
   if (!swept) return swept.error().with_context("sweeping the store");
-  if (*swept > 0)
-    if (auto collected = store->gc(); !collected) return collected.error().with_context("sweeping the store");
+  if (!*swept) log::info("the store's sweep waits for the next start: another daemon is writing to it");
 
   std::unique_ptr<Daemon> daemon(new Daemon(std::move(config), std::move(*store), std::move(*jobs)));
   daemon->requeue_pending_ = requeue_pending;
+  daemon->gc_pending_ = *swept && **swept > 0;
   if (auto listening = daemon->server_->listen(); !listening) return listening.error();
   return daemon;
 }
@@ -211,11 +215,15 @@ void Daemon::on_job_event(std::int64_t id, protocol::JobEvent event) {
   std::optional<protocol::JobEvent> last;
   if (ended->summary) last = event;
   else if (auto progress = progress_.find(id); progress != progress_.end()) last = progress->second;
-  if (last && runner != runners_.end())
+  if (last && runner != runners_.end() && !runner->second->lost())
     if (auto written = jobs_->save_progress(runner->second->claim(), protocol::encode(*last).dump()); !written)
       log::warn(written.error().message);
   progress_.erase(id);
   progress_saved_.erase(id);
+  if (ended->state == to_string(JobState::done)) {
+    gc_pending_ = true;
+    collect_store();
+  }
   // The runner's thread posted this as its last act; joining it here is immediate.
   runners_.erase(id);
   start_jobs();
@@ -228,6 +236,8 @@ void Daemon::schedule_heartbeat() {
     if (error || stopping_) return;
     // Another daemon of a shared queue may have submitted, or freed a job whose lease ran out.
     if (!config_.queue.empty() && !requeue_pending_) start_jobs();
+    if (!config_.queue.empty()) follow_jobs_elsewhere();
+    collect_store();
     if (std::chrono::steady_clock::now() >= next_renewal_) renew_claims();
     schedule_heartbeat();
   });
@@ -260,12 +270,44 @@ void Daemon::on_renewal(const Expected<Renewal>& renewal, std::chrono::steady_cl
   }
   renewed_at_ = asked;
   for (std::int64_t id : renewal->lost)
-    if (auto runner = runners_.find(id); runner != runners_.end()) {
-      log::warn(job_name(id) + ": its claim was taken again (its lease ran out): it stops here");
-      runner->second->stop(StopCause::lease_lost);
-    }
+    if (auto runner = runners_.find(id); runner != runners_.end()) runner->second->stop(StopCause::lease_lost);
   for (std::int64_t id : renewal->cancel_requested)
     if (auto runner = runners_.find(id); runner != runners_.end()) runner->second->stop(StopCause::cancel);
+}
+
+void Daemon::collect_store() {
+  if (!gc_pending_ || collecting_) return;
+  collecting_ = true;
+  off_thread([this] { return store_.gc_if_idle(); },
+             [this](Expected<std::optional<GcReport>> collected) {
+               collecting_ = false;
+               if (!collected) return log::warn("collecting the store: " + collected.error().message);
+               if (*collected) gc_pending_ = false;  // else a writer holds the store: the next tick tries again
+             });
+}
+
+void Daemon::follow_jobs_elsewhere() {
+  std::vector<std::int64_t> watched;
+  for (const auto& [id, connections] : watchers_)
+    if (runners_.count(id) == 0) watched.push_back(id);
+  for (std::int64_t id : watched) {
+    auto job = jobs_->summary(id);
+    if (!job) continue;
+    if (is_final(job->state)) {
+      followed_progress_.erase(id);
+      std::optional<std::string> error;
+      if (job->state == JobState::failed) error = job->error;
+      on_job_event(id, protocol::EndEvent{id, to_string(job->state), error, std::nullopt, std::nullopt});
+      continue;
+    }
+    if (job->progress_json.empty() || followed_progress_[id] == job->progress_json) continue;
+    followed_progress_[id] = job->progress_json;
+    nlohmann::json json = nlohmann::json::parse(job->progress_json, nullptr, false);
+    protocol::JobEvent event;
+    if (!json.is_discarded() && protocol::decode(JsonView(json, "progress"), event) &&
+        std::holds_alternative<protocol::ProgressEvent>(event))
+      on_job_event(id, std::move(event));
+  }
 }
 
 void Daemon::begin_shutdown(const std::string& why) {

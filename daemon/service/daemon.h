@@ -112,6 +112,12 @@ class Daemon final : public transport::RequestHandler {
   // the lease the claims of the running jobs are renewed, off the io thread.
   void schedule_heartbeat();
   void renew_claims();
+  // Watches of jobs that another daemon of a shared queue runs: their progress and end as the queue
+  // records them (progress every few seconds), read every tick.
+  void follow_jobs_elsewhere();
+  // A job done drops its search's roots (keep_only_job_result): the blobs they kept go once no
+  // writer holds the store, tried at once and then every tick, off the io thread.
+  void collect_store();
   void on_renewal(const Expected<Renewal>& renewal, std::chrono::steady_clock::time_point asked);
   void begin_shutdown(const std::string& why);
   void finish_shutdown_when_idle();
@@ -128,12 +134,15 @@ class Daemon final : public transport::RequestHandler {
   bool renewing_ = false;  // a renewal is in flight
   std::chrono::steady_clock::time_point renewed_at_;  // when the last renewal that succeeded was asked
   std::chrono::steady_clock::time_point next_renewal_;
+  bool gc_pending_ = false;
+  bool collecting_ = false;
   bool requeue_pending_ = false;  // the requeue of interrupted jobs at start found the disk full
   boost::asio::thread_pool blocking_{2};
   std::map<std::int64_t, std::unique_ptr<JobRunner>> runners_;
   std::map<std::int64_t, protocol::ProgressEvent> progress_;  // the latest of each running job
   std::map<std::int64_t, std::chrono::steady_clock::time_point> progress_saved_;
   std::map<std::int64_t, std::vector<std::weak_ptr<transport::ClientConnection>>> watchers_;
+  std::map<std::int64_t, std::string> followed_progress_;  // the last progress follow_jobs_elsewhere() sent
   bool stopping_ = false;
   bool pool_stopped_ = false;
 };

@@ -87,8 +87,6 @@ Expected<void> keep_only_job_result(const ContentStore& store, const std::string
     if (!parsed || parsed->prefix != store_prefix || root == kept) continue;
     if (auto removed = store.remove_root(root); !removed) return removed.error();
   }
-  auto collected = store.gc();
-  if (!collected) return collected.error();
   return {};
 }
 

@@ -36,8 +36,8 @@ struct JobContext {
 // Where a job's run keeps its blobs (the shared store, under its prefix) and checkpoints (the job store).
 run::RunPlace job_place(const JobContext& context, const JobClaim& claim, const std::string& store_prefix);
 
-// Once a job is done: its result's blobs (`hashes`) rooted as `kept`, and what its run no more needs
-// dropped: every other root of its store prefix, other sessions' too, then the blobs no root names.
+// Once a job is done: its result's blobs (`hashes`) rooted as `kept`, and every other root of its
+// store prefix dropped, other sessions' too (the daemon collects the blobs they kept).
 // Only the session whose end the job store recorded calls it: one that lost its claim may still be
 // writing roots of its own.
 Expected<void> keep_only_job_result(const ContentStore& store, const std::string& store_prefix, const std::string& kept,
@@ -66,6 +66,8 @@ class JobRunner {
   std::int64_t id() const { return claim_.id; }
   // The claim it runs under, which the job's writes name.
   const JobClaim& claim() const { return claim_; }
+  // Whether its claim was found lost (another daemon took the job over): it writes nothing more.
+  bool lost() const { return lost_; }
 
  private:
   void run(JobRecord job);

@@ -103,8 +103,9 @@ class JobStore {
   // ignored. A final job cannot end again.
   virtual Expected<void> finish(const JobClaim& claim, JobState final_state, const std::string& text) = 0;
   // Keeps the claims of running jobs (a shared queue's leases run on from now), and says which of
-  // `held` this daemon holds no more (another one claimed them again since: their runners stop without
-  // a write) and which a client asked to cancel (through any daemon of the queue).
+  // `held` this daemon holds no more (claimed again since, by another daemon: their runners stop
+  // without a write; not a job that just ended under its claim) and which a client asked to cancel
+  // (through any daemon of the queue).
   virtual Expected<Renewal> renew(const std::vector<JobClaim>& held) = 0;
   // queued: cancelled at once; running: marked, for its runner to stop it; final: an error.
   // Returns the state after the request.

@@ -364,17 +364,22 @@ Expected<Renewal> PostgresJobStore::renew(const std::vector<JobClaim>& held) {
                           "cancel_requested), "
                           "logged AS (INSERT INTO minifyd_job_events (job, at, event, owner, session, lease_expires_at) "
                           "SELECT id, " MINIFYD_PG_NOW ", 'renewed', $1, sessions, lease_expires_at FROM renewed) "
-                          "SELECT id, cancel_requested FROM renewed",
+                          // A claim not renewed is lost unless its job just ended under it.
+                          "SELECT held.id, renewed.id IS NOT NULL, renewed.cancel_requested, "
+                          "job.sessions = held.session AND job.state IN ('done', 'failed', 'cancelled') "
+                          "FROM unnest($3::bigint[], $4::integer[]) AS held (id, session) "
+                          "LEFT JOIN renewed ON renewed.id = held.id LEFT JOIN minifyd_jobs AS job ON job.id = held.id",
                           {db_->owner(), db_->lease_seconds(), ids, sessions});
   if (!renewed) return renewed.error();
   Renewal renewal;
-  std::set<std::int64_t> kept;
   for (int row = 0; row < PQntuples(renewed->get()); ++row) {
-    kept.insert(integer(renewed->get(), row, 0));
-    if (text(renewed->get(), row, 1) == "t") renewal.cancel_requested.push_back(integer(renewed->get(), row, 0));
+    std::int64_t id = integer(renewed->get(), row, 0);
+    if (text(renewed->get(), row, 1) != "t") {
+      if (text(renewed->get(), row, 3) != "t") renewal.lost.push_back(id);
+    } else if (text(renewed->get(), row, 2) == "t") {
+      renewal.cancel_requested.push_back(id);
+    }
   }
-  for (const JobClaim& claim : held)
-    if (kept.count(claim.id) == 0) renewal.lost.push_back(claim.id);
   return renewal;
 }
 

@@ -338,8 +338,9 @@ Expected<Renewal> SqliteJobStore::renew(const std::vector<JobClaim>& held) {
   for (const JobClaim& claim : held) {
     auto job = summary(claim.id);
     if (!job) return job.error();
-    if (job->state != JobState::running || job->sessions != claim.session) renewal.lost.push_back(claim.id);
-    else if (job->cancel_requested) renewal.cancel_requested.push_back(claim.id);
+    // Not lost: a job that just ended under the claim.
+    if (job->sessions != claim.session || job->state == JobState::queued) renewal.lost.push_back(claim.id);
+    else if (job->state == JobState::running && job->cancel_requested) renewal.cancel_requested.push_back(claim.id);
   }
   return renewal;
 }

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <csignal>
 #include <fstream>
 #include <thread>
 
@@ -178,6 +179,44 @@ TEST_CASE("gc removes exactly the blobs no root names", "[store]") {
   CHECK(stats->blobs == 2);
   CHECK(stats->roots == 1);
   CHECK(stats->referenced_blobs == 2);
+}
+
+TEST_CASE("gc_if_idle collects only while no writer holds the store, and never waits for one", "[store]") {
+  TempDir dir;
+  ContentStore store = make_store(dir);
+  std::string orphan = put(store, "orphan");
+  // A writer in another process (another daemon of a shared store) holds the store, stopped mid-write.
+  int ready[2];
+  REQUIRE(::pipe(ready) == 0);
+  pid_t writer = ::fork();
+  REQUIRE(writer >= 0);
+  if (writer == 0) {
+    auto own = ContentStore::open(dir / "store", false);
+    auto held = own ? own->lock_shared() : minifyd::Expected<minifyd::StoreLock>(own.error());
+    char byte = held ? 1 : 0;
+    if (::write(ready[1], &byte, 1) != 1) ::_exit(1);
+    ::pause();
+    ::_exit(0);
+  }
+  char byte = 0;
+  REQUIRE(::read(ready[0], &byte, 1) == 1);
+  REQUIRE(byte == 1);
+  auto busy = store.gc_if_idle();
+  REQUIRE(busy.has_value());
+  CHECK_FALSE(busy->has_value());
+  CHECK(store.contains(orphan));
+  auto locked = store.try_lock_exclusive();
+  REQUIRE(locked.has_value());
+  CHECK_FALSE(locked->has_value());
+  ::kill(writer, SIGKILL);
+  REQUIRE(::waitpid(writer, nullptr, 0) == writer);
+  ::close(ready[0]);
+  ::close(ready[1]);
+  auto idle = store.gc_if_idle();
+  REQUIRE(idle.has_value());
+  REQUIRE(idle->has_value());
+  CHECK((*idle)->blobs_removed == 1);
+  CHECK_FALSE(store.contains(orphan));
 }
 
 TEST_CASE("gc refuses to run past an unreadable root", "[store]") {

@@ -204,6 +204,8 @@ TEST_CASE("a job ends once, and cancel acts by its state") {
   CHECK(renewal->cancel_requested == std::vector<std::int64_t>{running.id});
   REQUIRE(store->finish(running, JobState::done, R"({"nodes":3})").has_value());
   CHECK(*store->get(running.id)->result_json == R"({"nodes":3})");
+  // Ended under its claim, the job is not lost: its runner, ending too, is not stopped as if taken over.
+  CHECK(store->renew({running})->lost.empty());
   auto again = store->finish(running, JobState::failed, "late");
   REQUIRE_FALSE(again.has_value());
   CHECK(again.error().message.find("job " + std::to_string(running.id)) != std::string::npos);
