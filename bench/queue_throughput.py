@@ -5,9 +5,9 @@
 #   python3 bench/queue_throughput.py --build build [--jobs 30] [--hosts 1,2,3] [--lease 3]
 # Each host runs --workers 1 --max-running-jobs 1, so that capacity grows with the hosts. A fresh
 # database and store per configuration. Throughput: --jobs submitted at once through the first host,
-# from the first submit to the last end. Queue latency: one job at a time on idle hosts, submit (the
-# job's submitted_at) to start (its started_at), submitted through the first host and taken by
-# whichever claims it. Dead host: a job runs on one host, a second idle one joins, the first is
+# from the first submit to the last end. Queue latency: one job at a time, submit (the job's
+# submitted_at) to start (its started_at), submitted through the first host; with several hosts the
+# first is kept busy, so that the others take the jobs (queue_latency). Dead host: a job runs on one host, a second idle one joins, the first is
 # SIGKILLed; the wait is from the kill to the job's next claim (the lease's rest, then the next poll).
 import argparse
 import os
@@ -58,7 +58,12 @@ def throughput(queue, tools, graphs, count):
 
 
 def queue_latency(queue, tools, graphs, samples):
+    """Submit to start of `samples` jobs one at a time. With several hosts, the first (which the jobs
+    are submitted through, and which claims at once what it has room for) runs a hanging job meanwhile:
+    the others take the jobs, at their next claim poll."""
     first = queue.hosts[0]
+    if len(queue.hosts) > 1:
+        first.submit(graphs["if_graph_minified"], job_args(faulty("hang") + ("--timeout", "20"), tools))
     waits = []
     for sample in range(samples):
         case, args = JOBS[sample % len(JOBS)]

@@ -81,6 +81,15 @@ constexpr auto connections_fields = [](auto& connections, auto&& field) {
   field("dropped", connections.dropped);
 };
 
+constexpr auto host_fields = [](auto& host, auto&& field) {
+  field("name", host.name);
+  field("workers", host.workers);
+  field("gpus", host.gpus);
+  field("running_jobs", host.running_jobs);
+  field("started_at", host.started_at);
+  field("heartbeat_at", host.heartbeat_at);
+};
+
 constexpr auto stats_fields = [](auto& reply, auto&& field) {
   field("pool", reply.pool);
   field("queue", reply.queue);
@@ -88,6 +97,7 @@ constexpr auto stats_fields = [](auto& reply, auto&& field) {
   field("running_jobs", reply.running_jobs);
   field("connections", reply.connections);
   field("max_running_jobs", reply.max_running_jobs);
+  field("hosts", reply.hosts);
 };
 
 constexpr auto shutdown_fields = [](auto& reply, auto&& field) { field("running_jobs", reply.running_jobs); };
@@ -180,6 +190,9 @@ nlohmann::json encode(const ConnectionFigures& connections) {
 Expected<void> decode(const JsonView& view, ConnectionFigures& connections) {
   return decode_fields(view, connections, connections_fields);
 }
+
+nlohmann::json encode(const HostFigures& host) { return encode_fields(host, host_fields); }
+Expected<void> decode(const JsonView& view, HostFigures& host) { return decode_fields(view, host, host_fields); }
 
 nlohmann::json encode(const StatsReply& reply) { return encode_fields(reply, stats_fields); }
 Expected<void> decode(const JsonView& view, StatsReply& reply) { return decode_fields(view, reply, stats_fields); }

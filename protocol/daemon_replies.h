@@ -152,6 +152,18 @@ struct ConnectionFigures {
 nlohmann::json encode(const ConnectionFigures& connections);
 Expected<void> decode(const JsonView& view, ConnectionFigures& connections);
 
+// A daemon of a shared queue, from its last heartbeat.
+struct HostFigures {
+  std::string name;
+  std::size_t workers = 0;
+  std::string gpus;  // "0,1"; "" for CPU workers
+  std::size_t running_jobs = 0;
+  double started_at = 0;    // unix seconds
+  double heartbeat_at = 0;  // unix seconds, the queue database's clock
+};
+nlohmann::json encode(const HostFigures& host);
+Expected<void> decode(const JsonView& view, HostFigures& host);
+
 struct StatsReply {
   PoolFigures pool;
   QueueFigures queue;
@@ -159,6 +171,7 @@ struct StatsReply {
   RunningJobFigures running_jobs;
   ConnectionFigures connections;
   std::size_t max_running_jobs = 0;
+  std::vector<HostFigures> hosts;  // a shared queue's daemons, this one too; empty for SQLite's
 };
 nlohmann::json encode(const StatsReply& reply);
 Expected<void> decode(const JsonView& view, StatsReply& reply);

@@ -5,6 +5,7 @@
 
 #include <csignal>
 #include <map>
+#include <set>
 
 #include <boost/asio/post.hpp>
 
@@ -135,6 +136,7 @@ void Daemon::serve() {
   if (requeue_pending_) start_jobs_when_room();
   else start_jobs();
   renewed_at_ = next_renewal_ = std::chrono::steady_clock::now();
+  started_at_ = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   schedule_heartbeat();
   io_.run();
   log::info("minifyd stopped");
@@ -249,14 +251,27 @@ void Daemon::renew_claims() {
   next_renewal_ = asked + config_.lease / 3;
   std::vector<JobClaim> held;
   for (const auto& [id, runner] : runners_) held.push_back(runner->claim());
-  if (held.empty()) {
-    renewed_at_ = asked;
-    return;
-  }
   renewing_ = true;
   // A database that does not answer (a network partition) must not hold up the socket's requests.
-  off_thread([this, held = std::move(held)] { return jobs_->renew(held); },
-             [this, asked](Expected<Renewal> renewal) { on_renewal(renewal, asked); });
+  off_thread(
+      [this, held = std::move(held), host = host_record()]() -> Expected<Renewal> {
+        if (auto beaten = jobs_->beat(host); !beaten) return beaten.error();
+        return jobs_->renew(held);
+      },
+      [this, asked](Expected<Renewal> renewal) { on_renewal(renewal, asked); });
+}
+
+HostRecord Daemon::host_record() const {
+  HostRecord host;
+  host.name = config_.name;
+  host.workers = config_.pool.slots.size();
+  std::set<std::string> gpus;
+  for (const PoolSlot& slot : config_.pool.slots)
+    if (slot.cuda_visible_devices && !slot.cuda_visible_devices->empty()) gpus.insert(*slot.cuda_visible_devices);
+  for (const std::string& gpu : gpus) host.gpus += (host.gpus.empty() ? "" : ",") + gpu;
+  host.running_jobs = runners_.size();
+  host.started_at = started_at_;
+  return host;
 }
 
 void Daemon::on_renewal(const Expected<Renewal>& renewal, std::chrono::steady_clock::time_point asked) {

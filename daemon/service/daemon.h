@@ -109,7 +109,8 @@ class Daemon final : public transport::RequestHandler {
   void fail_unstarted_job(const JobClaim& claim, const std::string& message);
   void on_job_event(std::int64_t id, protocol::JobEvent event);
   // Every tick: a shared queue's jobs are claimed (other daemons submit to it), and every third of
-  // the lease the claims of the running jobs are renewed, off the io thread.
+  // the lease the claims of the running jobs are renewed and this daemon's heartbeat recorded, off
+  // the io thread.
   void schedule_heartbeat();
   void renew_claims();
   // Watches of jobs that another daemon of a shared queue runs: their progress and end as the queue
@@ -119,6 +120,8 @@ class Daemon final : public transport::RequestHandler {
   // writer holds the store, tried at once and then every tick, off the io thread.
   void collect_store();
   void on_renewal(const Expected<Renewal>& renewal, std::chrono::steady_clock::time_point asked);
+  // What this daemon's heartbeat records in a shared queue (JobStore::beat).
+  HostRecord host_record() const;
   void begin_shutdown(const std::string& why);
   void finish_shutdown_when_idle();
 
@@ -134,6 +137,7 @@ class Daemon final : public transport::RequestHandler {
   bool renewing_ = false;  // a renewal is in flight
   std::chrono::steady_clock::time_point renewed_at_;  // when the last renewal that succeeded was asked
   std::chrono::steady_clock::time_point next_renewal_;
+  double started_at_ = 0;  // unix seconds
   bool gc_pending_ = false;
   bool collecting_ = false;
   bool requeue_pending_ = false;  // the requeue of interrupted jobs at start found the disk full

@@ -287,6 +287,10 @@ void Daemon::handle(const Connection& connection, const nlohmann::json& tag, pro
   stats.connections = {connections.open,     connections.accepted,  connections.refused,
                        connections.requests, connections.malformed, connections.dropped};
   stats.max_running_jobs = config_.max_running_jobs;
+  auto hosts = jobs_->hosts();
+  if (!hosts) return reply_error(connection, tag, hosts.error());
+  for (const HostRecord& host : *hosts)
+    stats.hosts.push_back({host.name, host.workers, host.gpus, host.running_jobs, host.started_at, host.heartbeat_at});
   reply_ok(connection, tag, stats);
 }
 

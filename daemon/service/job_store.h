@@ -77,6 +77,16 @@ struct JobCounts {
   std::size_t queued = 0, running = 0, done = 0, failed = 0, cancelled = 0;
 };
 
+// A daemon of a shared queue as its last heartbeat left it (stats).
+struct HostRecord {
+  std::string name;             // its --name
+  std::size_t workers = 0;      // its pools' slots
+  std::string gpus;             // the GPUs its workers are pinned to ("0,1"), "" for CPU workers
+  std::size_t running_jobs = 0;
+  double started_at = 0;        // unix seconds, the daemon's clock
+  double heartbeat_at = 0;      // unix seconds, the database's clock (set by beat())
+};
+
 // Where the daemon keeps its jobs: SQLite for one host (sqlite_job_store.h), PostgreSQL for a queue
 // that several hosts share (postgres_job_store.h). Every change is one transaction, so a daemon killed
 // at any moment finds every job whose submit was answered, with its last checkpoint. Thread-safe: job
@@ -113,6 +123,10 @@ class JobStore {
   // At start: the jobs this daemon's previous process left running go back to the queue with their
   // checkpoints.
   virtual Expected<std::size_t> requeue_interrupted() = 0;
+  // A shared queue's record of this daemon, written with each renewal; hosts() lists every daemon's.
+  // On a queue of one daemon (SQLite) there is nothing to record, and hosts() is empty.
+  virtual Expected<void> beat(const HostRecord& host) = 0;
+  virtual Expected<std::vector<HostRecord>> hosts() const = 0;
 };
 
 }  // namespace minifyd::service

@@ -14,7 +14,7 @@ namespace {
 
 // The rows of minifyd_schema; docs/daemon.md says how it may change. migrations[N] brings a database
 // of version N to N + 1, in the transaction that records N + 1.
-constexpr int schema_version = 2;
+constexpr int schema_version = 3;
 constexpr const char* migrations[] = {
     R"sql(
 CREATE TABLE minifyd_jobs (
@@ -51,6 +51,17 @@ CREATE TABLE minifyd_job_events (
   lease_expires_at DOUBLE PRECISION
 );
 CREATE INDEX minifyd_job_events_job ON minifyd_job_events (job, id);
+)sql",
+    // 2 → 3: each daemon's heartbeat, for stats.
+    R"sql(
+CREATE TABLE minifyd_hosts (
+  name TEXT PRIMARY KEY,
+  workers INTEGER NOT NULL,
+  gpus TEXT NOT NULL,
+  running_jobs INTEGER NOT NULL,
+  started_at DOUBLE PRECISION NOT NULL,
+  heartbeat_at DOUBLE PRECISION NOT NULL
+);
 )sql",
 };
 static_assert(std::size(migrations) == schema_version);
@@ -414,6 +425,34 @@ Expected<std::size_t> PostgresJobStore::requeue_interrupted() {
                            {db_->owner()});
   if (!requeued) return requeued.error();
   return static_cast<std::size_t>(integer(requeued->get(), 0, 0));
+}
+
+Expected<void> PostgresJobStore::beat(const HostRecord& host) {
+  std::lock_guard<std::mutex> lock(db_->mutex());
+  auto beaten = db_->run("recording this daemon's heartbeat",
+                         "INSERT INTO minifyd_hosts (name, workers, gpus, running_jobs, started_at, heartbeat_at) "
+                         "VALUES ($1, $2, $3, $4, $5, " MINIFYD_PG_NOW ") ON CONFLICT (name) DO UPDATE SET "
+                         "workers = $2, gpus = $3, running_jobs = $4, started_at = $5, heartbeat_at = " MINIFYD_PG_NOW,
+                         {db_->owner(), std::to_string(host.workers), host.gpus, std::to_string(host.running_jobs),
+                          std::to_string(host.started_at)});
+  if (!beaten) return beaten.error();
+  return {};
+}
+
+Expected<std::vector<HostRecord>> PostgresJobStore::hosts() const {
+  std::lock_guard<std::mutex> lock(db_->mutex());
+  auto listed = db_->run("listing the queue's daemons",
+                         "SELECT name, workers, gpus, running_jobs, started_at, heartbeat_at FROM minifyd_hosts "
+                         "ORDER BY name",
+                         {});
+  if (!listed) return listed.error();
+  std::vector<HostRecord> hosts;
+  for (int row = 0; row < PQntuples(listed->get()); ++row)
+    hosts.push_back(HostRecord{text(listed->get(), row, 0), static_cast<std::size_t>(integer(listed->get(), row, 1)),
+                               text(listed->get(), row, 2), static_cast<std::size_t>(integer(listed->get(), row, 3)),
+                               std::strtod(text(listed->get(), row, 4).c_str(), nullptr),
+                               std::strtod(text(listed->get(), row, 5).c_str(), nullptr)});
+  return hosts;
 }
 
 #undef MINIFYD_PG_NOW

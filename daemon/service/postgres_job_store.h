@@ -43,6 +43,9 @@ class PostgresJobStore final : public JobStore {
   Expected<JobState> request_cancel(std::int64_t id) override;
   // The running jobs this store's owner claimed.
   Expected<std::size_t> requeue_interrupted() override;
+  // This store's owner's row of minifyd_hosts (host.name is ignored), its heartbeat now.
+  Expected<void> beat(const HostRecord& host) override;
+  Expected<std::vector<HostRecord>> hosts() const override;  // by name
 
  private:
   class Connection;

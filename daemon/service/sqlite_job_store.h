@@ -29,6 +29,8 @@ class SqliteJobStore final : public JobStore {
   Expected<JobState> request_cancel(std::int64_t id) override;
   // Every running job: one daemon owns the file.
   Expected<std::size_t> requeue_interrupted() override;
+  Expected<void> beat(const HostRecord&) override { return {}; }
+  Expected<std::vector<HostRecord>> hosts() const override { return std::vector<HostRecord>(); }
 
  private:
   struct Connection;

@@ -6,7 +6,8 @@
 #                `minify run`'s graph (exported through a surviving host from the shared store), no job
 #                ever held under two live leases (from the queue's event log), the store's roots all
 #                whole (`minify store verify`), the dead host's jobs taken over after its lease, and
-#                `minify watch` through one host following jobs another host runs to their end.
+#                `minify watch` through one host following jobs another host runs to their end, and
+#                `minify stats` through one host listing the three with their last heartbeats.
 import json
 import os
 import signal
@@ -131,6 +132,13 @@ def scenario_three_hosts(tools, work):
             expect(watch.returncode == 0 and events and events[-1]["event"] == "end" and events[-1]["state"] == "done",
                    f"minify watch {job} through host-a: exit {watch.returncode} {events[-3:]} {err}")
             print(f"watch {job} through host-a (ended by {owners[job][-1]}): {len(events)} events")
+        code, stats, stderr = hosts["host-a"].client("stats")
+        beats = {host["name"]: host for host in (stats or {}).get("hosts", [])}
+        expect(code == 0 and sorted(beats) == sorted(hosts), f"stats through host-a: exit {code} {stats} {stderr}")
+        expect(beats["host-b"]["heartbeat_at"] <= killed_at < beats["host-a"]["heartbeat_at"],
+               f"stats: the killed host-b's last heartbeat {beats['host-b']} against host-a's {beats['host-a']}")
+        print(f"stats through host-a: {[(name, host['workers'], host['running_jobs']) for name, host in beats.items()]}, "
+              f"host-b's last heartbeat {killed_at - beats['host-b']['heartbeat_at']:.1f} s before its kill")
         check_results(hosts["host-a"], submitted, references, work)
         verified = subprocess.run([tools.minify, "store", "verify", store], capture_output=True, text=True)
         expect(verified.returncode == 0, f"the shared store: {verified.stdout}{verified.stderr}")

@@ -131,8 +131,11 @@ TEST_CASE("query, stats and shutdown replies round-trip", "[daemon_replies]") {
   stats.jobs.done = 3;
   stats.connections.open = 1;
   stats.max_running_jobs = 2;
+  stats.hosts = {HostFigures{"gpu-host-1", 8, "0,1", 2, 1700000000.5, 1700000100.25}};
   StatsReply decoded = round_trip(stats);
   CHECK(decoded.pool.workers.at(0).pid == 4242);
+  CHECK(decoded.hosts.at(0).gpus == "0,1");
+  CHECK(decoded.hosts.at(0).heartbeat_at == 1700000100.25);
   nlohmann::json json = encode(stats);
   CHECK(json["pool"]["slots"] == 2);
   json["pool"]["workers"][0].erase("torch_version");

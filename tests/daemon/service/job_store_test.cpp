@@ -453,6 +453,35 @@ TEST_CASE("a PostgreSQL queue of schema version 1 is upgraded in place, its jobs
   CHECK(claimed.id == 1);
   CHECK(store->renew({claimed})->lost.empty());
   REQUIRE(store->finish(claimed, JobState::done, "{}").has_value());
-  auto again = database.open("host-b");  // version 2 now: opened as it is
+  auto again = database.open("host-b");  // the current version now: opened as it is
   CHECK(again->counts()->done == 1);
+}
+
+TEST_CASE("each daemon of a PostgreSQL queue records its heartbeat, which stats lists") {
+  Database database("postgresql");
+  auto a = database.open("host-a");
+  auto b = database.open("host-b");
+  REQUIRE(a->beat(HostRecord{"ignored", 8, "0,1", 2, 1700000000, 0}).has_value());
+  REQUIRE(b->beat(HostRecord{"", 4, "", 0, 1700000500, 0}).has_value());
+  auto first = a->hosts();
+  REQUIRE(first.has_value());
+  REQUIRE(first->size() == 2);
+  CHECK((*first)[0].name == "host-a");  // the store's owner, whatever the record names
+  CHECK((*first)[0].gpus == "0,1");
+  CHECK((*first)[0].running_jobs == 2);
+  CHECK((*first)[1].name == "host-b");
+  CHECK((*first)[1].workers == 4);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  REQUIRE(a->beat(HostRecord{"", 8, "0,1", 1, 1700000000, 0}).has_value());
+  auto second = b->hosts();
+  REQUIRE(second.has_value());
+  CHECK((*second)[0].running_jobs == 1);
+  CHECK((*second)[0].heartbeat_at > (*first)[0].heartbeat_at);
+  CHECK((*second)[1].heartbeat_at == (*first)[1].heartbeat_at);
+  // One daemon's queue has no one else to show.
+  test::TempDir dir;
+  auto sqlite = SqliteJobStore::open(dir.path() / "jobs.sqlite");
+  REQUIRE(sqlite.has_value());
+  REQUIRE((*sqlite)->beat(HostRecord{"", 1, "", 0, 0, 0}).has_value());
+  CHECK((*sqlite)->hosts()->empty());
 }
