@@ -2,8 +2,11 @@
 #include "daemon/service/daemon.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <csignal>
+#include <cstring>
 #include <map>
 #include <set>
 
@@ -122,7 +125,8 @@ Daemon::Daemon(DaemonConfig config, ContentStore store, std::unique_ptr<JobStore
       server_(std::make_unique<transport::SocketServer>(io_, config_.socket_path, *this, transport::ServerLimits{})),
       signals_(io_, SIGTERM, SIGINT),
       room_timer_(io_),
-      heartbeat_timer_(io_) {}
+      heartbeat_timer_(io_),
+      queue_changes_socket_(io_) {}
 
 Daemon::~Daemon() { blocking_.join(); }
 
@@ -135,8 +139,10 @@ void Daemon::serve() {
             " worker(s), at most " + std::to_string(config_.max_running_jobs) + " running job(s)");
   if (requeue_pending_) start_jobs_when_room();
   else start_jobs();
+  if (!config_.queue.empty()) listen_to_queue();
   renewed_at_ = next_renewal_ = std::chrono::steady_clock::now();
   started_at_ = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  renew_claims();  // the first heartbeat: stats shows the daemon from its start
   schedule_heartbeat();
   io_.run();
   log::info("minifyd stopped");
@@ -238,7 +244,10 @@ void Daemon::schedule_heartbeat() {
     if (error || stopping_) return;
     // Another daemon of a shared queue may have submitted, or freed a job whose lease ran out.
     if (!config_.queue.empty() && !requeue_pending_) start_jobs();
-    if (!config_.queue.empty()) follow_jobs_elsewhere();
+    if (!config_.queue.empty()) {
+      follow_jobs_elsewhere();
+      listen_to_queue();
+    }
     collect_store();
     if (std::chrono::steady_clock::now() >= next_renewal_) renew_claims();
     schedule_heartbeat();
@@ -325,6 +334,44 @@ void Daemon::follow_jobs_elsewhere() {
   }
 }
 
+void Daemon::listen_to_queue() {
+  if (queue_changes_) return;
+  auto listening = jobs_->listen();
+  if (!listening) return log::warn(listening.error().message + ": asking the queue every second until it answers");
+  if (!*listening) return;
+  int socket = ::dup((*listening)->socket());
+  if (socket < 0) return log::warn("listening to the queue: dup: " + std::string(std::strerror(errno)));
+  queue_changes_ = std::move(*listening);
+  queue_changes_socket_.assign(socket);
+  wait_for_queue_changes();
+}
+
+void Daemon::wait_for_queue_changes() {
+  queue_changes_socket_.async_wait(boost::asio::posix::stream_descriptor::wait_read,
+                                   [this](const boost::system::error_code& error) {
+                                     if (error || stopping_) return;
+                                     auto changes = queue_changes_->read();
+                                     if (!changes) {
+                                       log::warn(changes.error().message + ": listening again at the next tick");
+                                       return stop_listening();
+                                     }
+                                     bool queued = false, watched = false;
+                                     for (const JobChange& change : *changes) {
+                                       queued = queued || change.state == JobState::queued;
+                                       watched = watched || watchers_.count(change.id) != 0;
+                                     }
+                                     if (queued && !requeue_pending_) start_jobs();
+                                     if (watched) follow_jobs_elsewhere();
+                                     wait_for_queue_changes();
+                                   });
+}
+
+void Daemon::stop_listening() {
+  boost::system::error_code ignored;
+  queue_changes_socket_.close(ignored);
+  queue_changes_.reset();
+}
+
 void Daemon::begin_shutdown(const std::string& why) {
   if (stopping_) return;
   stopping_ = true;
@@ -340,6 +387,7 @@ void Daemon::finish_shutdown_when_idle() {
   signals_.cancel();
   room_timer_.cancel();
   heartbeat_timer_.cancel();
+  stop_listening();
   pools_.stop([this] {
     server_->stop();
     io_.stop();

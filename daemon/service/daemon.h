@@ -18,6 +18,7 @@
 #include <vector>
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -116,6 +117,12 @@ class Daemon final : public transport::RequestHandler {
   // Watches of jobs that another daemon of a shared queue runs: their progress and end as the queue
   // records them (progress every few seconds), read every tick.
   void follow_jobs_elsewhere();
+  // A shared queue's changes (JobStore::listen): a job queued is claimed at once by a daemon with
+  // room, a watched job's progress and end are forwarded as they are recorded. Listened to again at
+  // a tick after the connection broke; the ticks' claims and follows go on meanwhile.
+  void listen_to_queue();
+  void wait_for_queue_changes();
+  void stop_listening();
   // A job done drops its search's roots (keep_only_job_result): the blobs they kept go once no
   // writer holds the store, tried at once and then every tick, off the io thread.
   void collect_store();
@@ -138,6 +145,8 @@ class Daemon final : public transport::RequestHandler {
   std::chrono::steady_clock::time_point renewed_at_;  // when the last renewal that succeeded was asked
   std::chrono::steady_clock::time_point next_renewal_;
   double started_at_ = 0;  // unix seconds
+  std::unique_ptr<QueueChanges> queue_changes_;
+  boost::asio::posix::stream_descriptor queue_changes_socket_;  // a dup() of queue_changes_'s socket
   bool gc_pending_ = false;
   bool collecting_ = false;
   bool requeue_pending_ = false;  // the requeue of interrupted jobs at start found the disk full

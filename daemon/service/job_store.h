@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -87,6 +88,24 @@ struct HostRecord {
   double heartbeat_at = 0;      // unix seconds, the database's clock (set by beat())
 };
 
+// A job a shared queue says changed: submitted (queued), claimed, ended, its progress saved or a
+// cancel asked for, by any of its daemons.
+struct JobChange {
+  std::int64_t id = 0;
+  JobState state = JobState::queued;
+};
+
+// A shared queue's changes as they happen (PostgreSQL's LISTEN/NOTIFY), so that an idle daemon claims
+// a job submitted through another at once, and a watch follows a job another daemon runs.
+class QueueChanges {
+ public:
+  virtual ~QueueChanges() = default;
+  // Readable when changes (or the end of the connection) arrived.
+  virtual int socket() const = 0;
+  // The changes that arrived; an error once the connection broke (listen again to go on).
+  virtual Expected<std::vector<JobChange>> read() = 0;
+};
+
 // Where the daemon keeps its jobs: SQLite for one host (sqlite_job_store.h), PostgreSQL for a queue
 // that several hosts share (postgres_job_store.h). Every change is one transaction, so a daemon killed
 // at any moment finds every job whose submit was answered, with its last checkpoint. Thread-safe: job
@@ -127,6 +146,9 @@ class JobStore {
   // On a queue of one daemon (SQLite) there is nothing to record, and hosts() is empty.
   virtual Expected<void> beat(const HostRecord& host) = 0;
   virtual Expected<std::vector<HostRecord>> hosts() const = 0;
+  // The queue's changes from now on, on a connection of their own; nullptr for a queue that no other
+  // daemon changes (SQLite).
+  virtual Expected<std::unique_ptr<QueueChanges>> listen() const = 0;
 };
 
 }  // namespace minifyd::service

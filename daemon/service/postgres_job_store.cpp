@@ -52,7 +52,8 @@ CREATE TABLE minifyd_job_events (
 );
 CREATE INDEX minifyd_job_events_job ON minifyd_job_events (job, id);
 )sql",
-    // 2 → 3: each daemon's heartbeat, for stats.
+    // 2 → 3: each daemon's heartbeat, for stats; a job's changes notified to the daemons that listen
+    // (QueueChanges), "STATE ID".
     R"sql(
 CREATE TABLE minifyd_hosts (
   name TEXT PRIMARY KEY,
@@ -62,6 +63,13 @@ CREATE TABLE minifyd_hosts (
   started_at DOUBLE PRECISION NOT NULL,
   heartbeat_at DOUBLE PRECISION NOT NULL
 );
+CREATE FUNCTION minifyd_notify_job_change() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM pg_notify('minifyd_jobs', NEW.state || ' ' || NEW.id);
+  RETURN NULL;
+END $$;
+CREATE TRIGGER minifyd_job_changed AFTER INSERT OR UPDATE OF state, progress, cancel_requested ON minifyd_jobs
+  FOR EACH ROW EXECUTE FUNCTION minifyd_notify_job_change();
 )sql",
 };
 static_assert(std::size(migrations) == schema_version);
@@ -131,6 +139,48 @@ JobRecord read_record(const PGresult* result, int row) {
   return record;
 }
 
+// A connection to the database at `url`; errors in libpq's words, which name the host, never the password.
+Expected<PGconn*> connect(const std::string& url) {
+  PGconn* raw = PQconnectdb(url.c_str());
+  if (raw == nullptr) return make_error(ErrorKind::io, "connecting to the PostgreSQL job queue: out of memory");
+  if (PQstatus(raw) != CONNECTION_OK) {
+    std::string message = PQerrorMessage(raw);
+    PQfinish(raw);
+    while (!message.empty() && message.back() == '\n') message.pop_back();
+    return make_error(ErrorKind::io, "connecting to the PostgreSQL job queue: " + message);
+  }
+  return raw;
+}
+
+// LISTEN minifyd_jobs on a connection of its own: notifications arrive between statements, and the
+// job store's connection runs statements for several threads.
+class PostgresQueueChanges final : public QueueChanges {
+ public:
+  explicit PostgresQueueChanges(PGconn* connection) : connection_(connection) {}
+  ~PostgresQueueChanges() override { PQfinish(connection_); }
+
+  int socket() const override { return PQsocket(connection_); }
+
+  Expected<std::vector<JobChange>> read() override {
+    if (PQconsumeInput(connection_) == 0 || PQstatus(connection_) == CONNECTION_BAD)
+      return make_error(ErrorKind::io, std::string("the PostgreSQL job queue's notifications: ") +
+                                           PQerrorMessage(connection_));
+    std::vector<JobChange> changes;
+    while (PGnotify* notice = PQnotifies(connection_)) {
+      std::string payload = notice->extra;
+      PQfreemem(notice);
+      std::size_t space = payload.find(' ');
+      auto state = parse_job_state(payload.substr(0, space));
+      if (space == std::string::npos || !state) continue;  // not a job's change (another writer's)
+      changes.push_back(JobChange{std::strtoll(payload.c_str() + space + 1, nullptr, 10), *state});
+    }
+    return changes;
+  }
+
+ private:
+  PGconn* connection_;
+};
+
 }  // namespace
 
 bool is_postgres_url(const std::string& location) {
@@ -190,20 +240,15 @@ class PostgresJobStore::Connection {
   std::mutex mutex_;
 };
 
-PostgresJobStore::PostgresJobStore(std::unique_ptr<Connection> connection) : db_(std::move(connection)) {}
+PostgresJobStore::PostgresJobStore(std::unique_ptr<Connection> connection, std::string url)
+    : db_(std::move(connection)), url_(std::move(url)) {}
 PostgresJobStore::~PostgresJobStore() = default;
 
 Expected<std::unique_ptr<PostgresJobStore>> PostgresJobStore::open(const std::string& url, std::string owner,
                                                                    std::chrono::milliseconds lease) {
-  PGconn* raw = PQconnectdb(url.c_str());
-  if (raw == nullptr) return make_error(ErrorKind::io, "connecting to the PostgreSQL job queue: out of memory");
-  if (PQstatus(raw) != CONNECTION_OK) {
-    std::string message = PQerrorMessage(raw);  // libpq's words name the host, never the password
-    PQfinish(raw);
-    while (!message.empty() && message.back() == '\n') message.pop_back();
-    return make_error(ErrorKind::io, "connecting to the PostgreSQL job queue: " + message);
-  }
-  auto connection = std::make_unique<Connection>(raw, std::move(owner), lease);
+  auto raw = connect(url);
+  if (!raw) return raw.error();
+  auto connection = std::make_unique<Connection>(*raw, std::move(owner), lease);
   // The schema's upgrade says "already exists, skipping" as a notice; errors and warnings stay.
   if (auto quiet = connection->run("connecting", "SET client_min_messages = warning"); !quiet) return quiet.error();
   auto abort = [&](const Error& error) -> Error {
@@ -234,7 +279,7 @@ Expected<std::unique_ptr<PostgresJobStore>> PostgresJobStore::open(const std::st
     if (!recorded) return abort(recorded.error());
   }
   if (auto committed = connection->run("committing the schema", "COMMIT"); !committed) return committed.error();
-  return std::unique_ptr<PostgresJobStore>(new PostgresJobStore(std::move(connection)));
+  return std::unique_ptr<PostgresJobStore>(new PostgresJobStore(std::move(connection), url));
 }
 
 Expected<std::int64_t> PostgresJobStore::submit(const NewJob& job) {
@@ -453,6 +498,18 @@ Expected<std::vector<HostRecord>> PostgresJobStore::hosts() const {
                                std::strtod(text(listed->get(), row, 4).c_str(), nullptr),
                                std::strtod(text(listed->get(), row, 5).c_str(), nullptr)});
   return hosts;
+}
+
+Expected<std::unique_ptr<QueueChanges>> PostgresJobStore::listen() const {
+  auto raw = connect(url_);
+  if (!raw) return raw.error();
+  auto changes = std::make_unique<PostgresQueueChanges>(*raw);
+  PGresult* listening = PQexec(*raw, "LISTEN minifyd_jobs");
+  bool ok = PQresultStatus(listening) == PGRES_COMMAND_OK;
+  PQclear(listening);
+  if (!ok)
+    return make_error(ErrorKind::io, std::string("listening to the PostgreSQL job queue: ") + PQerrorMessage(*raw));
+  return std::unique_ptr<QueueChanges>(std::move(changes));
 }
 
 #undef MINIFYD_PG_NOW

@@ -46,13 +46,17 @@ class PostgresJobStore final : public JobStore {
   // This store's owner's row of minifyd_hosts (host.name is ignored), its heartbeat now.
   Expected<void> beat(const HostRecord& host) override;
   Expected<std::vector<HostRecord>> hosts() const override;  // by name
+  // LISTEN on a second connection to the database: every insert into minifyd_jobs and every change of
+  // a job's state, progress or cancel is notified (a trigger, schema 3).
+  Expected<std::unique_ptr<QueueChanges>> listen() const override;
 
  private:
   class Connection;
-  explicit PostgresJobStore(std::unique_ptr<Connection> connection);
+  PostgresJobStore(std::unique_ptr<Connection> connection, std::string url);
   Expected<void> save_while_running(const JobClaim& claim, const char* column, const std::string& text);
 
   std::unique_ptr<Connection> db_;
+  std::string url_;  // for listen()'s connection
 };
 
 }  // namespace minifyd::service

@@ -31,6 +31,7 @@ class SqliteJobStore final : public JobStore {
   Expected<std::size_t> requeue_interrupted() override;
   Expected<void> beat(const HostRecord&) override { return {}; }
   Expected<std::vector<HostRecord>> hosts() const override { return std::vector<HostRecord>(); }
+  Expected<std::unique_ptr<QueueChanges>> listen() const override { return std::unique_ptr<QueueChanges>(); }
 
  private:
   struct Connection;

@@ -4,6 +4,8 @@
 // SIGKILLed while writing; PostgreSQL's daemons sharing one queue.
 #include <catch2/catch.hpp>
 
+#include <poll.h>
+
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -455,6 +457,51 @@ TEST_CASE("a PostgreSQL queue of schema version 1 is upgraded in place, its jobs
   REQUIRE(store->finish(claimed, JobState::done, "{}").has_value());
   auto again = database.open("host-b");  // the current version now: opened as it is
   CHECK(again->counts()->done == 1);
+}
+
+// The changes `listening` reads within `within`, polling its socket.
+std::vector<JobChange> changes_within(QueueChanges& listening, std::chrono::milliseconds within) {
+  std::vector<JobChange> seen;
+  auto deadline = std::chrono::steady_clock::now() + within;
+  while (std::chrono::steady_clock::now() < deadline) {
+    pollfd ready{listening.socket(), POLLIN, 0};
+    if (::poll(&ready, 1, 50) <= 0) continue;
+    auto read = listening.read();
+    REQUIRE(read.has_value());
+    seen.insert(seen.end(), read->begin(), read->end());
+  }
+  return seen;
+}
+
+TEST_CASE("a daemon listening to a PostgreSQL queue hears of the jobs the others submit, claim and end") {
+  Database database("postgresql");
+  auto a = database.open("host-a");
+  auto b = database.open("host-b");
+  auto listening = a->listen();
+  REQUIRE(listening.has_value());
+  REQUIRE(*listening != nullptr);
+  std::int64_t id = *b->submit(job());
+  JobClaim claimed = claim(*b);
+  REQUIRE(b->finish(claimed, JobState::done, "{}").has_value());
+  auto seen = changes_within(**listening, std::chrono::milliseconds(500));
+  std::vector<std::string> states;
+  for (const JobChange& change : seen) {
+    CHECK(change.id == id);
+    states.push_back(to_string(change.state));
+  }
+  CHECK(states == std::vector<std::string>{"queued", "running", "done"});
+  // A renewal changes none of what a listener follows.
+  std::int64_t second = *b->submit(job());
+  JobClaim held = claim(*b);
+  REQUIRE(held.id == second);
+  changes_within(**listening, std::chrono::milliseconds(200));
+  REQUIRE(b->renew({held}).has_value());
+  CHECK(changes_within(**listening, std::chrono::milliseconds(200)).empty());
+  // SQLite's daemon is alone with its queue: nothing to listen to.
+  test::TempDir dir;
+  auto sqlite = SqliteJobStore::open(dir.path() / "jobs.sqlite");
+  REQUIRE(sqlite.has_value());
+  CHECK(*(*sqlite)->listen() == nullptr);
 }
 
 TEST_CASE("each daemon of a PostgreSQL queue records its heartbeat, which stats lists") {
