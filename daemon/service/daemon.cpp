@@ -210,7 +210,7 @@ void Daemon::on_job_event(std::int64_t id, protocol::JobEvent event) {
   if (!ended) {
     auto now = std::chrono::steady_clock::now();
     auto& saved = progress_saved_[id];
-    if (now - saved >= progress_save_interval && runner != runners_.end()) {
+    if (now - saved >= progress_save_interval && runner != runners_.end() && !runner->second->lost()) {
       saved = now;
       if (auto written = jobs_->save_progress(runner->second->claim(), protocol::encode(event).dump()); !written)
         log::warn(written.error().message);
@@ -249,7 +249,12 @@ void Daemon::schedule_heartbeat() {
       listen_to_queue();
     }
     collect_store();
-    if (std::chrono::steady_clock::now() >= next_renewal_) renew_claims();
+    auto now = std::chrono::steady_clock::now();
+    // Renewals that failed, or have not answered, for a whole lease: another daemon may hold any of
+    // this one's jobs now, which stop without a write.
+    if (!config_.queue.empty() && now - renewed_at_ >= config_.lease)
+      for (auto& [id, runner] : runners_) runner->stop(StopCause::lease_lost);
+    if (now >= next_renewal_) renew_claims();
     schedule_heartbeat();
   });
 }
@@ -285,13 +290,7 @@ HostRecord Daemon::host_record() const {
 
 void Daemon::on_renewal(const Expected<Renewal>& renewal, std::chrono::steady_clock::time_point asked) {
   renewing_ = false;
-  if (!renewal) {
-    log::warn("renewing the running jobs' claims: " + renewal.error().message);
-    // Past its lease, another daemon may have claimed any of them: they stop without a write.
-    if (!config_.queue.empty() && std::chrono::steady_clock::now() - renewed_at_ >= config_.lease)
-      for (auto& [id, runner] : runners_) runner->stop(StopCause::lease_lost);
-    return;
-  }
+  if (!renewal) return log::warn("renewing the running jobs' claims: " + renewal.error().message);
   renewed_at_ = asked;
   for (std::int64_t id : renewal->lost)
     if (auto runner = runners_.find(id); runner != runners_.end()) runner->second->stop(StopCause::lease_lost);

@@ -64,17 +64,26 @@ search::StopReason stop_of(const std::string& text) {
 
 }  // namespace
 
-run::RunPlace job_place(const JobContext& context, const JobClaim& claim, const std::string& store_prefix) {
+run::RunPlace job_place(const JobContext& context, const JobClaim& claim, const std::string& store_prefix,
+                        const std::atomic<bool>* lost) {
   JobStore& jobs = context.jobs;
-  return run::RunPlace{
-      context.store,
-      store_prefix,
-      [&jobs, claim](const run::Checkpoint& checkpoint) { return jobs.save_checkpoint(claim, run::encode(checkpoint).dump()); },
-      [&jobs, claim](const analysis::AnalysisFiles& files) {
-        return jobs.save_analysis(claim, analysis::encode_analysis_files(files));
-      },
-      session_suffix(claim.session),
-      false};
+  // A claim found lost writes nothing more: the job store would refuse it, and may not answer.
+  auto held = [claim, lost]() -> Expected<void> {
+    if (lost != nullptr && *lost) return make_error(ErrorKind::not_found, not_running(claim) + ": its claim was lost");
+    return {};
+  };
+  return run::RunPlace{context.store,
+                       store_prefix,
+                       [&jobs, claim, held](const run::Checkpoint& checkpoint) -> Expected<void> {
+                         if (auto holding = held(); !holding) return holding;
+                         return jobs.save_checkpoint(claim, run::encode(checkpoint).dump());
+                       },
+                       [&jobs, claim, held](const analysis::AnalysisFiles& files) -> Expected<void> {
+                         if (auto holding = held(); !holding) return holding;
+                         return jobs.save_analysis(claim, analysis::encode_analysis_files(files));
+                       },
+                       session_suffix(claim.session),
+                       false};
 }
 
 Expected<void> keep_only_job_result(const ContentStore& store, const std::string& store_prefix, const std::string& kept,
@@ -109,7 +118,7 @@ Expected<run::RunResult> JobRunner::attempt(const JobRecord& job) {
   auto spec = decode_job_spec(job.spec_json);
   if (!spec) return spec.error();
   store_prefix_ = spec->store_prefix;
-  run::RunPlace place = job_place(context_, claim_, spec->store_prefix);
+  run::RunPlace place = job_place(context_, claim_, spec->store_prefix, &lost_);
   SharedPoolClient pool(context_.daemon_io, context_.scheduler, context_.parallelism);
   ProgressForwarder progress(context_.daemon_io, claim_.id, on_event_);
   run::SessionHooks hooks{&progress, &interrupt_, std::nullopt, context_.python, nullptr};

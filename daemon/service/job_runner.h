@@ -33,8 +33,10 @@ struct JobContext {
   std::function<Expected<std::string>()> python;  // the torch.compile backends', for the plain check
 };
 
-// Where a job's run keeps its blobs (the shared store, under its prefix) and checkpoints (the job store).
-run::RunPlace job_place(const JobContext& context, const JobClaim& claim, const std::string& store_prefix);
+// Where a job's run keeps its blobs (the shared store, under its prefix) and checkpoints (the job store);
+// once `lost` is set, its saves are refused without asking the job store.
+run::RunPlace job_place(const JobContext& context, const JobClaim& claim, const std::string& store_prefix,
+                        const std::atomic<bool>* lost = nullptr);
 
 // Once a job is done: its result's blobs (`hashes`) rooted as `kept`, and every other root of its
 // store prefix dropped, other sessions' too (the daemon collects the blobs they kept).
