@@ -67,8 +67,12 @@ Expected<std::optional<std::size_t>> sweep_leftover_roots(const ContentStore& st
 }
 
 // The job store the configuration names: a shared queue's PostgreSQL, or the state directory's SQLite.
-Expected<std::unique_ptr<JobStore>> open_job_store(const DaemonConfig& config) {
+// The job store the configuration names: a shared queue's PostgreSQL, or the state directory's SQLite;
+// and the content store's directory: the one the shared queue names (recording `store_dir` if it
+// names none yet), else `store_dir`, by default STATE_DIR/store.
+Expected<std::unique_ptr<JobStore>> open_job_store(DaemonConfig& config) {
   if (config.queue.empty()) {
+    if (config.store_dir.empty()) config.store_dir = config.state_dir / "store";
     auto opened = SqliteJobStore::open(config.state_dir / job_database_name);
     if (!opened) return opened.error();
     return std::unique_ptr<JobStore>(std::move(*opened));
@@ -77,6 +81,9 @@ Expected<std::unique_ptr<JobStore>> open_job_store(const DaemonConfig& config) {
     return make_error(ErrorKind::invalid_input, "--queue: not a postgresql:// URL");
   auto opened = PostgresJobStore::open(config.queue, config.name, config.lease);
   if (!opened) return opened.error();
+  auto store_dir = (*opened)->shared_store(config.store_dir.string());
+  if (!store_dir) return store_dir.error();
+  config.store_dir = *store_dir;
   return std::unique_ptr<JobStore>(std::move(*opened));
 }
 
@@ -88,11 +95,10 @@ Expected<std::unique_ptr<Daemon>> Daemon::open(DaemonConfig config) {
   if (error) return make_error(ErrorKind::io, "creating the state directory " + config.state_dir.string() + ": " + error.message());
   // Only its owner may read the state (graphs, tensors) or reach the socket inside it.
   ::chmod(config.state_dir.c_str(), 0700);
-  if (config.store_dir.empty()) config.store_dir = config.state_dir / "store";
-  auto store = ContentStore::open(config.store_dir, true);
-  if (!store) return store.error();
   auto jobs = open_job_store(config);
   if (!jobs) return jobs.error();
+  auto store = ContentStore::open(config.store_dir, true);
+  if (!store) return store.error();
   // On a full disk the daemon starts all the same: status, list and results are reads.
   auto requeued = (*jobs)->requeue_interrupted();
   bool requeue_pending = !requeued && requeued.error().kind == ErrorKind::no_space;

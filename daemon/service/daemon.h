@@ -44,7 +44,8 @@ struct DaemonConfig {
   std::filesystem::path socket_path;
   // Where the jobs are: empty for STATE_DIR/jobs.sqlite, or the PostgreSQL URL of a shared queue.
   std::string queue;
-  std::filesystem::path store_dir;  // the content store (empty: STATE_DIR/store)
+  // The content store (empty: a shared queue's, else STATE_DIR/store).
+  std::filesystem::path store_dir;
   std::string name;  // this daemon's name in a shared queue, stable across its restarts
   // A shared queue's claims run out this long after their last renewal (renewed every third of it).
   std::chrono::milliseconds lease{30000};

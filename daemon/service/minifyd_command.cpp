@@ -86,8 +86,8 @@ int run_minifyd(int argc, char** argv) {
                  "a postgresql:// URL: the jobs in a queue that the minifyd of several hosts share (default: "
                  "STATE_DIR/jobs.sqlite, this daemon's alone)");
   app.add_option("--store", options.store,
-                 "the content store's directory, absolute; a shared queue's daemons all name one that every host "
-                 "mounts (default: STATE_DIR/store)");
+                 "the content store's directory, absolute; a shared queue's daemons share one that every host mounts, "
+                 "which the first daemon's --store names (default: the queue's, else STATE_DIR/store)");
   app.add_option("--name", options.name,
                  "this daemon's name in a shared queue, the same at every start (default: HOSTNAME:STATE_DIR)");
   app.add_option("--lease", options.lease_seconds,

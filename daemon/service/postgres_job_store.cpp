@@ -52,8 +52,8 @@ CREATE TABLE minifyd_job_events (
 );
 CREATE INDEX minifyd_job_events_job ON minifyd_job_events (job, id);
 )sql",
-    // 2 → 3: each daemon's heartbeat, for stats; a job's changes notified to the daemons that listen
-    // (QueueChanges), "STATE ID".
+    // 2 → 3: each daemon's heartbeat, for stats; the queue's settings (the shared store); a job's
+    // changes notified to the daemons that listen (QueueChanges), "STATE ID".
     R"sql(
 CREATE TABLE minifyd_hosts (
   name TEXT PRIMARY KEY,
@@ -63,6 +63,7 @@ CREATE TABLE minifyd_hosts (
   started_at DOUBLE PRECISION NOT NULL,
   heartbeat_at DOUBLE PRECISION NOT NULL
 );
+CREATE TABLE minifyd_settings (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE FUNCTION minifyd_notify_job_change() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   PERFORM pg_notify('minifyd_jobs', NEW.state || ' ' || NEW.id);
@@ -498,6 +499,26 @@ Expected<std::vector<HostRecord>> PostgresJobStore::hosts() const {
                                std::strtod(text(listed->get(), row, 4).c_str(), nullptr),
                                std::strtod(text(listed->get(), row, 5).c_str(), nullptr)});
   return hosts;
+}
+
+Expected<std::string> PostgresJobStore::shared_store(const std::string& proposed) {
+  std::lock_guard<std::mutex> lock(db_->mutex());
+  if (!proposed.empty()) {
+    auto recorded = db_->run("recording the queue's store",
+                             "INSERT INTO minifyd_settings (name, value) VALUES ('store', $1) ON CONFLICT DO NOTHING",
+                             {proposed});
+    if (!recorded) return recorded.error();
+  }
+  auto read = db_->run("reading the queue's store", "SELECT value FROM minifyd_settings WHERE name = 'store'", {});
+  if (!read) return read.error();
+  if (PQntuples(read->get()) == 0)
+    return make_error(ErrorKind::invalid_input, db_->description() +
+                                                    " names no store yet: give --store, a directory every host mounts");
+  std::string store = text(read->get(), 0, 0);
+  if (!proposed.empty() && proposed != store)
+    return make_error(ErrorKind::invalid_input, "--store " + proposed + ": " + db_->description() +
+                                                    " keeps its blobs in " + store + " (every daemon of a queue shares one store)");
+  return store;
 }
 
 Expected<std::unique_ptr<QueueChanges>> PostgresJobStore::listen() const {

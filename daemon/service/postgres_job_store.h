@@ -49,6 +49,10 @@ class PostgresJobStore final : public JobStore {
   // LISTEN on a second connection to the database: every insert into minifyd_jobs and every change of
   // a job's state, progress or cancel is notified (a trigger, schema 3).
   Expected<std::unique_ptr<QueueChanges>> listen() const override;
+  // The content store's directory that every daemon of the queue shares: the one the queue records,
+  // which `proposed` (absolute, or "" to take the queue's) must be, or `proposed` recorded by the first
+  // daemon that names one. Errors name both directories, or say that no daemon named one yet.
+  Expected<std::string> shared_store(const std::string& proposed);
 
  private:
   class Connection;

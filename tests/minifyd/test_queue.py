@@ -1,6 +1,7 @@
 # minifyd on a shared queue (label minifyd): three daemons ("hosts": state directories and worker
 # pools of their own) on one PostgreSQL queue, a real server this test starts (postgres_server.py),
-# and one content store. One ctest per scenario:
+# and one content store, which the first daemon names and the others take from the queue (a daemon
+# naming another is refused). One ctest per scenario:
 #   three_hosts  20 jobs submitted through one host; one host SIGKILLed while it runs a job, another
 #                stopped by SIGSTOP past its lease and continued: every job ends once, done, with
 #                `minify run`'s graph (exported through a surviving host from the shared store), no job
@@ -89,12 +90,18 @@ def scenario_three_hosts(tools, work):
     server = PostgresServer(bindir, os.path.join(work, "postgres"))
     url = server.create_database(DATABASE)
     store = os.path.join(work, "store")
-    hosts = {name: Daemon(tools, os.path.join(work, name), "--queue", url, "--store", store, "--name", name,
-                          "--lease", str(LEASE), "--workers", "1", "--max-running-jobs", "2")
+    # host-a names the store; the others take it from the queue.
+    hosts = {name: Daemon(tools, os.path.join(work, name), "--queue", url, *(["--store", store] if name == "host-a" else []),
+                          "--name", name, "--lease", str(LEASE), "--workers", "1", "--max-running-jobs", "2")
              for name in ("host-a", "host-b", "host-c")}
     try:
         for host in hosts.values():
             host.start()
+        elsewhere = Daemon(tools, os.path.join(work, "host-d"), "--queue", url, "--store", os.path.join(work, "other"))
+        refused = subprocess.run([tools.minifyd, "--state-dir", elsewhere.state_dir, *elsewhere.options],
+                                 capture_output=True, text=True, timeout=60)
+        expect(refused.returncode != 0 and f"keeps its blobs in {store}" in refused.stderr,
+               f"a daemon of the queue naming another store: exit {refused.returncode} {refused.stderr}")
         started = time.monotonic()
         submitted = submit_twenty(hosts["host-a"], tools, graphs)
         killed = wait_running_on(server, "host-b")

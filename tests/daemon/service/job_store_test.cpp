@@ -504,6 +504,23 @@ TEST_CASE("a daemon listening to a PostgreSQL queue hears of the jobs the others
   CHECK(*(*sqlite)->listen() == nullptr);
 }
 
+TEST_CASE("a PostgreSQL queue names the store its daemons share: the first daemon's, refusing another") {
+  Database database("postgresql");
+  auto a = PostgresJobStore::open(database.url(), "host-a", std::chrono::seconds(60));
+  auto b = PostgresJobStore::open(database.url(), "host-b", std::chrono::seconds(60));
+  REQUIRE((a.has_value() && b.has_value()));
+  auto none = (*b)->shared_store("");
+  REQUIRE_FALSE(none.has_value());
+  CHECK(none.error().message.find("names no store yet: give --store") != std::string::npos);
+  CHECK(*(*a)->shared_store("/mnt/minifyd/store") == "/mnt/minifyd/store");
+  CHECK(*(*b)->shared_store("") == "/mnt/minifyd/store");
+  CHECK(*(*b)->shared_store("/mnt/minifyd/store") == "/mnt/minifyd/store");
+  auto other = (*b)->shared_store("/srv/elsewhere");
+  REQUIRE_FALSE(other.has_value());
+  CHECK(other.error().message.find("--store /srv/elsewhere: ") == 0);
+  CHECK(other.error().message.find("keeps its blobs in /mnt/minifyd/store") != std::string::npos);
+}
+
 TEST_CASE("each daemon of a PostgreSQL queue records its heartbeat, which stats lists") {
   Database database("postgresql");
   auto a = database.open("host-a");
