@@ -44,6 +44,19 @@ def wait_running_on(server, host, timeout=300):
     raise AssertionError(f"{host} took no job within {timeout} s")
 
 
+def stop_holding_jobs(server, daemon, name):
+    """SIGSTOPs `daemon` (its process group), named `name` in the queue, while it holds running jobs;
+    the ids it holds, read once it is stopped (a job it was ending as the signal came is done, not held)."""
+    while True:
+        wait_running_on(server, name)
+        os.killpg(daemon.process.pid, signal.SIGSTOP)
+        time.sleep(0.2)  # a statement already sent commits meanwhile
+        held = running_on(server, name)
+        if held:
+            return held
+        os.killpg(daemon.process.pid, signal.SIGCONT)
+
+
 def wait_claimed_elsewhere(server, jobs, host, timeout=300):
     """Waits until another host than `host` claimed one of `jobs` (its lease ran out); returns it."""
     deadline = time.monotonic() + timeout
@@ -104,17 +117,16 @@ def scenario_three_hosts(tools, work):
                f"a daemon of the queue naming another store: exit {refused.returncode} {refused.stderr}")
         started = time.monotonic()
         submitted = submit_twenty(hosts["host-a"], tools, graphs)
-        killed = wait_running_on(server, "host-b")
+        killed = stop_holding_jobs(server, hosts["host-b"], "host-b")  # then killed holding them
         hosts["host-b"].kill()
         killed_at = time.time()  # the queue's clock is this machine's too
         print(f"host-b SIGKILLed running jobs {killed}")
-        stopped = wait_running_on(server, "host-c")
-        # Followed through host-a while host-c runs them: the queue's progress and end reach the watch.
+        stopped = stop_holding_jobs(server, hosts["host-c"], "host-c")
+        stopped_at = time.monotonic()
+        # Followed through host-a while host-c holds them: the queue's progress and end reach the watch.
         watches = {job: subprocess.Popen([tools.minify, "watch", str(job), "--state-dir", hosts["host-a"].state_dir,
                                           "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
                    for job in stopped}
-        os.killpg(hosts["host-c"].process.pid, signal.SIGSTOP)
-        stopped_at = time.monotonic()
         taken = wait_claimed_elsewhere(server, stopped, "host-c")
         os.killpg(hosts["host-c"].process.pid, signal.SIGCONT)
         print(f"host-c stopped running jobs {stopped}, continued {time.monotonic() - stopped_at:.1f} s later, once "
@@ -153,6 +165,8 @@ def scenario_three_hosts(tools, work):
     finally:
         for name, host in hosts.items():
             if name != "host-b":
+                if host.process is not None and host.process.poll() is None:
+                    os.killpg(host.process.pid, signal.SIGCONT)  # SIGTERM must reach a stopped host too
                 host.stop()
         server.stop()
 
