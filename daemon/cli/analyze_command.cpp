@@ -50,7 +50,7 @@ Expected<std::filesystem::path> scratch_store(const GraphDocument& original, con
   if (!store) return store.error();
   auto source = ContentStore::open(graph_dir / store_dir_name, false);
   if (!source) return source.error().with_context("reading " + graph_dir.string());
-  run::RunPlace place{std::move(*store), "analysis", {}, {}};
+  run::RunPlace place{std::move(*store), "analysis", {}, {}, {}};
   if (auto imported = run::import_original(original, *source, place); !imported)
     return imported.error().with_context("importing " + graph_dir.string());
   return scratch / store_dir_name;

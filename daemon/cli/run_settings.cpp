@@ -1,6 +1,8 @@
 // The settings of a minification in this process.
 #include "daemon/cli/run_settings.h"
 
+#include "daemon/pool/install_layout.h"
+
 namespace minifyd::cli {
 
 Expected<run::RunSettings> run_settings_of(const PoolOptions& pool, const EvaluationOptions& evaluation,
@@ -12,8 +14,7 @@ Expected<run::RunSettings> run_settings_of(const PoolOptions& pool, const Evalua
   settings.slots = std::move(*slots);
   settings.workers = evaluation.worker_programs();
   settings.sandbox = evaluation.sandbox;
-  std::error_code error;
-  settings.minify_executable = std::filesystem::read_symlink("/proc/self/exe", error).string();
+  settings.minify_executable = running_executable().string();
   return settings;
 }
 

@@ -7,8 +7,8 @@
 
 namespace minifyd {
 
-// $MINIFYD_WORKER if set; else minify-worker beside the running executable, or in ../worker/
-// (the build tree's layout). An error lists where it looked.
+// $MINIFYD_WORKER if set; else minify-worker beside the running executable, in ../worker/ (the
+// build tree's layout) or where the install puts it. An error lists where it looked.
 Expected<std::filesystem::path> default_worker_executable();
 
 }  // namespace minifyd

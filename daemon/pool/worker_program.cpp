@@ -13,6 +13,7 @@
 #include <boost/process/search_path.hpp>
 
 #include "daemon/pool/helper_process.h"
+#include "daemon/pool/install_layout.h"
 #include "daemon/pool/worker_executable.h"
 
 namespace minifyd {
@@ -106,6 +107,7 @@ double default_timeout_seconds(const std::string& backend) {
 
 std::string python_worker_script() {
   if (const char* configured = std::getenv("MINIFYD_PYTHON_WORKER")) return configured;
+  if (auto installed = installed_python_worker_script()) return installed->string();
   return MINIFYD_PYTHON_WORKER_SCRIPT;
 }
 

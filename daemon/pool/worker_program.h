@@ -45,7 +45,7 @@ Expected<WorkerPrograms> with_python_found(const std::string& backend, WorkerPro
 Expected<WorkerConfig> worker_config_for(const std::string& backend, const WorkerPrograms& programs,
                                          WorkerConfig base = {});
 
-// The Python worker's entry script: $MINIFYD_PYTHON_WORKER, else the source tree's.
+// The Python worker's entry script: $MINIFYD_PYTHON_WORKER, else the installed one, else the source tree's.
 std::string python_worker_script();
 
 // `requested` when given (checked when the worker says hello); otherwise the first of

@@ -22,7 +22,8 @@ namespace {
 RunPlace out_dir_place(ContentStore store, const std::filesystem::path& out_dir) {
   return RunPlace{std::move(store), "run",
                   [out_dir](const Checkpoint& checkpoint) { return write_checkpoint(checkpoint, out_dir); },
-                  [out_dir](const analysis::AnalysisFiles& files) { return analysis::write_rendered_analysis(out_dir, files); }};
+                  [out_dir](const analysis::AnalysisFiles& files) { return analysis::write_rendered_analysis(out_dir, files); },
+                  {}};
 }
 
 // A request running this long yields its slot to a queued one (it runs on, in its own child). Only

@@ -127,7 +127,7 @@ Daemon::Daemon(DaemonConfig config, ContentStore store, std::unique_ptr<JobStore
     : config_(std::move(config)),
       store_(std::move(store)),
       jobs_(std::move(jobs)),
-      pools_(io_, config_.pool, config_.python),
+      pools_(io_, config_.pool, config_.native_worker_missing, config_.python),
       server_(std::make_unique<transport::SocketServer>(io_, config_.socket_path, *this, transport::ServerLimits{})),
       signals_(io_, SIGTERM, SIGINT),
       room_timer_(io_),

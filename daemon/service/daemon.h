@@ -50,6 +50,8 @@ struct DaemonConfig {
   // A shared queue's claims run out this long after their last renewal (renewed every third of it).
   std::chrono::milliseconds lease{30000};
   PoolConfig pool;  // minify-worker and one slot per worker (per GPU and k with --gpus)
+  // Why pool.worker.executable is empty: a build without LibTorch serves the torch.compile backends only.
+  std::string native_worker_missing;
   std::string python;  // the Python worker's interpreter (--python; empty: found when first needed)
   std::size_t max_running_jobs = 2;
   std::string minify_executable;  // written into repro.py for plugin backends

@@ -51,7 +51,7 @@ Expected<std::int64_t> submit_job(const protocol::SubmitRequest& request, const 
   JobSpec spec{std::move(*run_spec), new_store_prefix()};
   auto lock = store.lock_shared();
   if (!lock) return lock.error();
-  run::RunPlace place{store, spec.store_prefix, {}, {}};
+  run::RunPlace place{store, spec.store_prefix, {}, {}, {}};
   if (auto imported = run::import_original(*document, *source, place); !imported)
     return imported.error().with_context("importing " + graph_dir->string());
   return jobs.submit(NewJob{encode(spec).dump(), encode_graph_document(*document).dump(), graph_dir->string(),
@@ -85,7 +85,7 @@ Expected<protocol::ResultReply> export_result(const JobRecord& job, const Conten
   if (!owner) return owner.error();
   auto target = ContentStore::open(out / store_dir_name, true);
   if (!target) return target.error();
-  run::RunPlace place{*target, "result", {}, {}};
+  run::RunPlace place{*target, "result", {}, {}, {}};
   if (auto copied = run::import_original(checkpoint->state.document, store, place); !copied)
     return copied.error().with_context("copying the result's blobs");
   if (auto written = run::write_outputs(*checkpoint, result->report, output); !written) return written.error();

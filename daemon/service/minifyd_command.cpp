@@ -12,6 +12,7 @@
 #include "daemon/cli/cli.h"
 #include "daemon/cli/evaluation_options.h"
 #include "daemon/cli/pool_options.h"
+#include "daemon/pool/install_layout.h"
 #include "daemon/pool/worker_executable.h"
 #include "daemon/service/daemon.h"
 #include "daemon/transport/daemon_location.h"
@@ -57,19 +58,18 @@ Expected<DaemonConfig> config_of(const Options& options) {
   if (!slots) return slots.error();
   config.pool.slots = std::move(*slots);
   if (options.worker.empty()) {
+    // Without one (a build without LibTorch) the daemon serves the torch.compile backends alone.
     auto found = default_worker_executable();
-    if (!found) return found.error();
-    config.pool.worker.executable = *found;
+    if (found) config.pool.worker.executable = *found;
+    else config.native_worker_missing = found.error().message;
   } else {
     config.pool.worker.executable = options.worker;
   }
   config.pool.worker.limits = options.sandbox;
   config.python = options.python;
   config.max_running_jobs = std::max<std::size_t>(options.max_running_jobs, 1);
-  std::error_code error;
   // repro.py of a plugin backend re-runs `minify query`, which lives beside minifyd.
-  config.minify_executable =
-      (std::filesystem::read_symlink("/proc/self/exe", error).parent_path() / "minify").string();
+  config.minify_executable = (running_executable().parent_path() / "minify").string();
   return config;
 }
 
@@ -104,8 +104,17 @@ int run_minifyd(int argc, char** argv) {
                  "needs it, as minify run finds it)");
   cli::add_sandbox_options(app, options.sandbox);
   app.add_option("--log-level", options.log_level, "debug, info, warn, error or off")->capture_default_str();
+  // A service's settings in a file (scripts/deploy/minifyd.conf, docs/deploy.md): `name = value` per
+  // option, the command line's own values winning; a name no option has is an error, not a silent no-op.
+  app.set_config("--config", "", "read options from FILE, one `option = value` per line (TOML)");
+  app.allow_config_extras(CLI::config_extras_mode::error);
   try {
     app.parse(argc, argv);
+  } catch (const CLI::ConfigError& e) {
+    // CLI11 says "INI was not able to parse NAME" of a name that is no option: say which file and what.
+    std::cerr << "minifyd: --config " << app.get_config_ptr()->as<std::string>() << ": " << e.what()
+              << " (each line sets an option of `minifyd --help`, named without its dashes)\n";
+    return cli::exit_usage;
   } catch (const CLI::ParseError& e) {
     int code = app.exit(e);
     return code == 0 ? cli::exit_ok : cli::exit_usage;

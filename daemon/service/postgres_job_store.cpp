@@ -141,8 +141,15 @@ JobRecord read_record(const PGresult* result, int row) {
 }
 
 // A connection to the database at `url`; errors in libpq's words, which name the host, never the password.
+// Over TCP, a server that stops answering (a partition, a host that died) fails the connection within
+// about half a minute (keepalives on an idle connection, tcp_user_timeout on unacknowledged statements)
+// instead of after the kernel's retries of many minutes, so that the daemon notices, fences its jobs
+// and reconnects. The URL's own parameters come last, so a URL that sets any of these wins.
 Expected<PGconn*> connect(const std::string& url) {
-  PGconn* raw = PQconnectdb(url.c_str());
+  const char* const keywords[] = {"connect_timeout",  "keepalives",       "keepalives_idle", "keepalives_interval",
+                                  "keepalives_count", "tcp_user_timeout", "dbname",          nullptr};
+  const char* const values[] = {"10", "1", "10", "5", "3", "30000", url.c_str(), nullptr};
+  PGconn* raw = PQconnectdbParams(keywords, values, /*expand_dbname=*/1);
   if (raw == nullptr) return make_error(ErrorKind::io, "connecting to the PostgreSQL job queue: out of memory");
   if (PQstatus(raw) != CONNECTION_OK) {
     std::string message = PQerrorMessage(raw);

@@ -8,12 +8,18 @@ namespace minifyd::service {
 ProgramPool::ProgramPool(boost::asio::io_context& io, PoolConfig config)
     : pool(io, std::move(config)), scheduler(io, pool), queries(scheduler.add_client()) {}
 
-ProgramPools::ProgramPools(boost::asio::io_context& io, PoolConfig native, std::string python)
-    : io_(io), native_config_(std::move(native)), python_requested_(std::move(python)) {
-  pools_[WorkerProgram::native] = std::make_unique<ProgramPool>(io_, native_config_);
+ProgramPools::ProgramPools(boost::asio::io_context& io, PoolConfig native, std::string native_missing,
+                           std::string python)
+    : io_(io),
+      native_config_(std::move(native)),
+      native_missing_(std::move(native_missing)),
+      python_requested_(std::move(python)) {
+  if (native_missing_.empty()) pools_[WorkerProgram::native] = std::make_unique<ProgramPool>(io_, native_config_);
 }
 
-void ProgramPools::start() { pools_[WorkerProgram::native]->pool.start(); }
+void ProgramPools::start() {
+  if (auto native = pools_.find(WorkerProgram::native); native != pools_.end()) native->second->pool.start();
+}
 
 Expected<std::string> ProgramPools::python() {
   std::lock_guard lock(python_mutex_);
@@ -27,6 +33,8 @@ Expected<std::string> ProgramPools::python() {
 Expected<void> ProgramPools::can_serve(const std::string& backend) {
   auto program = worker_program_for(backend);
   if (!program) return program.error();
+  if (*program == WorkerProgram::native && !native_missing_.empty())
+    return make_error(ErrorKind::unsupported, "backend '" + backend + "': " + native_missing_);
   if (*program == WorkerProgram::python)
     if (auto found = python(); !found) return found.error();
   return {};
@@ -36,6 +44,7 @@ Expected<ProgramPool*> ProgramPools::pool_for(const std::string& backend) {
   auto program = worker_program_for(backend);
   if (!program) return program.error();
   if (auto existing = pools_.find(*program); existing != pools_.end()) return existing->second.get();
+  if (auto servable = can_serve(backend); !servable) return servable.error();
   auto python = this->python();
   if (!python) return python.error();
   PoolConfig config = native_config_;
@@ -55,6 +64,8 @@ std::vector<const ProgramPool*> ProgramPools::started() const {
 }
 
 void ProgramPools::stop(std::function<void()> done) {
+  // A daemon without minify-worker that ran no torch.compile job yet has no pool to wait for.
+  if (pools_.empty()) return done();
   auto remaining = std::make_shared<std::size_t>(pools_.size());
   auto shared_done = std::make_shared<std::function<void()>>(std::move(done));
   for (auto& [program, pool] : pools_) {

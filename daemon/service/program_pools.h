@@ -33,10 +33,11 @@ struct ProgramPool {
 class ProgramPools {
  public:
   // `native`: slots, sandbox and minify-worker; the Python worker's pool gets the same slots and
-  // sandbox. `python`: --python (empty: find_python() when first needed).
-  ProgramPools(boost::asio::io_context& io, PoolConfig native, std::string python);
+  // sandbox. `native_missing`: why there is no minify-worker (then its backends are refused with
+  // it), empty when there is. `python`: --python (empty: find_python() when first needed).
+  ProgramPools(boost::asio::io_context& io, PoolConfig native, std::string native_missing, std::string python);
 
-  void start();  // minify-worker's pool
+  void start();  // minify-worker's pool, when there is a minify-worker
 
   // The python serving the torch.compile backends, found once (running candidates' --check: seconds).
   Expected<std::string> python();
@@ -52,6 +53,7 @@ class ProgramPools {
  private:
   boost::asio::io_context& io_;
   PoolConfig native_config_;
+  std::string native_missing_;
   std::map<WorkerProgram, std::unique_ptr<ProgramPool>> pools_;
   std::mutex python_mutex_;
   std::string python_requested_;
