@@ -155,7 +155,11 @@ class Replay:
             process, _ = self.daemons.pop(kind)
             if process.poll() is None:
                 process.send_signal(signal.SIGTERM)
-                process.wait(120)
+                try:
+                    process.wait(120)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    raise AssertionError(f"minifyd ({kind}) did not stop within 120 s of SIGTERM" + self.daemon_logs())
             expect(process.returncode == 0, f"minifyd ({kind}) stopped with {process.returncode}" + self.daemon_logs())
 
     def daemon_logs(self):
@@ -168,8 +172,16 @@ class Replay:
         return text
 
 
-def check_install(prefix):
-    """What a build without LibTorch installs: no minify-worker, no PyTorch linked."""
+def check_install(prefix, work):
+    """What a build without LibTorch installs: no minify-worker, no PyTorch linked; and its minifyd
+    refuses a configuration naming no option, naming the file and the name."""
+    typo = os.path.join(work, "typo.conf")
+    with open(typo, "w") as f:
+        f.write('workers = 2\nmax-runing-jobs = 3\n')
+    refused = subprocess.run([os.path.join(prefix, "bin", "minifyd"), "--config", typo, "--state-dir",
+                              os.path.join(work, "typo-state")], capture_output=True, text=True, timeout=60)
+    expect(refused.returncode == 2 and typo in refused.stderr and "max-runing-jobs" in refused.stderr,
+           f"minifyd --config with a misspelt option: {refused.returncode} {refused.stderr}")
     expect(not os.path.exists(os.path.join(prefix, "libexec", "minifyd", "minify-worker")),
            "a build without LibTorch installed minify-worker")
     for binary in ("minify", "minifyd"):
@@ -206,7 +218,7 @@ def main():
                 replay.run_console(number, text)
             else:
                 raise AssertionError(f"docs/deploy.md:{number}: a ```{language} block, neither sh nor console")
-        check_install(os.path.join(replay.root, "opt", "minifyd"))
+        check_install(os.path.join(replay.root, "opt", "minifyd"), work)
         for kind in list(replay.daemons):
             replay.stop(kind)
         states = server.query("minifyd", "SELECT state FROM minifyd_jobs")
