@@ -124,6 +124,10 @@ Expected<StoreLock> ContentStore::lock_exclusive() const {
 Expected<std::optional<StoreLock>> ContentStore::try_lock_exclusive() const { return lock(LOCK_EX | LOCK_NB); }
 
 Expected<std::string> ContentStore::put(const void* data, std::size_t size) const {
+  return put(data, size, FileSync::now);
+}
+
+Expected<std::string> ContentStore::put(const void* data, std::size_t size, FileSync sync) const {
   std::string hash = sha256_hex(data, size);
   fs::path path = blob_path(hash);
   struct stat existing {};
@@ -134,9 +138,22 @@ Expected<std::string> ContentStore::put(const void* data, std::size_t size) cons
   std::error_code ec;
   fs::create_directories(path.parent_path(), ec);
   if (ec) return make_error(ErrorKind::io, "creating " + path.parent_path().string() + ": " + ec.message());
-  auto written = write_file_atomic(path, std::string_view(static_cast<const char*>(data), size), root_ / "tmp");
+  auto written = write_file_atomic(path, std::string_view(static_cast<const char*>(data), size), root_ / "tmp", sync);
   if (!written) return written.error().with_context("storing blob " + hash);
   return hash;
+}
+
+Expected<std::string> BlobBatch::put(const void* data, std::size_t size) {
+  auto hash = store_.put(data, size, FileSync::later);
+  if (hash) hashes_.push_back(*hash);
+  return hash;
+}
+
+Expected<void> BlobBatch::sync() {
+  for (const std::string& hash : hashes_)
+    if (auto synced = sync_file(store_.blob_path(hash)); !synced) return synced.error().with_context("storing blob " + hash);
+  hashes_.clear();
+  return {};
 }
 
 bool ContentStore::contains(std::string_view hash) const {

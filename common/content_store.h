@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/expected.h"
+#include "common/file_util.h"
 
 namespace minifyd {
 
@@ -95,7 +96,26 @@ class ContentStore {
   // Every blob hash present, by listing blobs/.
   Expected<std::vector<std::string>> list_blobs() const;
 
+  friend class BlobBatch;
+  Expected<std::string> put(const void* data, std::size_t size, FileSync sync) const;
+
   std::filesystem::path root_;
+};
+
+// Blobs put together and made durable together, for many blobs at once (a propagation's hundreds
+// of intermediates, which spent most of their time in one fsync each). Write a root naming them
+// only after sync(): a root never names a blob the disk may not hold. sync() covers the blobs the
+// batch found already there too, which another writer's batch may not have synced yet.
+class BlobBatch {
+ public:
+  explicit BlobBatch(const ContentStore& store) : store_(store) {}
+
+  Expected<std::string> put(const void* data, std::size_t size);
+  Expected<void> sync();
+
+ private:
+  const ContentStore& store_;
+  std::vector<std::string> hashes_;
 };
 
 bool is_valid_root_name(std::string_view name);

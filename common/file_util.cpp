@@ -88,7 +88,7 @@ Expected<std::uint64_t> read_file_into(const std::filesystem::path& path, void* 
 }
 
 Expected<void> write_file_atomic(const std::filesystem::path& path, std::string_view data,
-                                 const std::filesystem::path& temp_dir) {
+                                 const std::filesystem::path& temp_dir, FileSync sync) {
   std::filesystem::path dir = temp_dir.empty() ? path.parent_path() : temp_dir;
   if (dir.empty()) dir = ".";
   std::string temp = (dir / ("." + path.filename().string() + ".XXXXXX")).string();
@@ -110,7 +110,7 @@ Expected<void> write_file_atomic(const std::filesystem::path& path, std::string_
     written += static_cast<std::size_t>(put);
   }
   if (::fchmod(fd, 0644) != 0) return fail("chmod " + temp);
-  if (::fsync(fd) != 0) return fail("fsync " + temp);
+  if (sync == FileSync::now && ::fsync(fd) != 0) return fail("fsync " + temp);
   if (::close(fd) != 0) {
     int saved = errno;
     ::unlink(temp.c_str());
@@ -121,6 +121,18 @@ Expected<void> write_file_atomic(const std::filesystem::path& path, std::string_
     ::unlink(temp.c_str());
     return errno_error("renaming " + temp + " to " + path.string(), saved);
   }
+  return {};
+}
+
+Expected<void> sync_file(const std::filesystem::path& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return errno_error("opening " + path.string() + " to sync it", errno);
+  if (::fsync(fd) != 0) {
+    int saved = errno;
+    ::close(fd);
+    return errno_error("fsync " + path.string(), saved);
+  }
+  ::close(fd);
   return {};
 }
 

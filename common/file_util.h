@@ -16,10 +16,18 @@ Expected<std::string> read_file(const std::filesystem::path& path);
 // read) when it is not `size`.
 Expected<std::uint64_t> read_file_into(const std::filesystem::path& path, void* destination, std::size_t size);
 
-// Writes data to a fresh temp file in temp_dir (default: the target's directory), fsyncs it, and
-// renames it onto path: readers see the old content or the new, never a part.
+// When a written file reaches the disk: before write_file_atomic returns, or when the caller
+// syncs it with sync_file (many files written at once, synced together: ext4's ordered mode
+// commits them all with the first fsync, where one each paid a journal commit apiece).
+enum class FileSync { now, later };
+
+// Writes data to a fresh temp file in temp_dir (default: the target's directory), fsyncs it (with
+// FileSync::now), and renames it onto path: readers see the old content or the new, never a part.
 Expected<void> write_file_atomic(const std::filesystem::path& path, std::string_view data,
-                                 const std::filesystem::path& temp_dir = {});
+                                 const std::filesystem::path& temp_dir = {}, FileSync sync = FileSync::now);
+
+// fsync of a file written with FileSync::later.
+Expected<void> sync_file(const std::filesystem::path& path);
 
 // A new directory parent/PREFIXxxxxxx (mkdtemp), readable by its owner only.
 Expected<std::filesystem::path> create_unique_directory(const std::filesystem::path& parent, const std::string& prefix);

@@ -188,6 +188,7 @@ protocol::WorkerReply RequestHandler::propagate(const protocol::PropagateRequest
   std::vector<c10::weak_intrusive_ptr<c10::StorageImpl>> seen_storages;
   std::unordered_set<const c10::StorageImpl*> seen;
   std::optional<Error> write_error;
+  BlobBatch blobs(*store);
   auto on_node = [&](const Node& node, const c10::IValue& value) {
     if (!value.isTensor() || write_error) return;
     const at::Tensor& tensor = value.toTensor();
@@ -196,7 +197,7 @@ protocol::WorkerReply RequestHandler::propagate(const protocol::PropagateRequest
     if (!seen.insert(storage.unsafeGetStorageImpl()).second && !request.for_analysis) return;
     seen_storages.push_back(storage.getWeakStorageImpl());
     if (node.op() != OpCode::call_function) return;
-    auto stored = store_tensor(*store, tensor);
+    auto stored = store_tensor(blobs, tensor);
     if (!stored) {
       // A dtype the format cannot name stays a computation; anything else is a failed write.
       if (stored.error().kind != ErrorKind::unsupported) write_error = stored.error().with_context("node '" + node.name() + "'");
@@ -212,6 +213,7 @@ protocol::WorkerReply RequestHandler::propagate(const protocol::PropagateRequest
     return protocol::ErrorReply{request.id, "eager run failed: " + result.failure->to_string()};
   if (result.failure) reply.eager_failure = exception_verdict(*result.failure);
   if (write_error) return error_reply(request.id, *write_error);
+  if (auto synced = blobs.sync(); !synced) return error_reply(request.id, synced.error());
   std::vector<std::string> hashes;
   for (const auto& value : reply.values) hashes.push_back(value.storage.hash);
   reply.root = "intermediates-" + canonical_hash(loaded->document).substr(0, 16);

@@ -15,7 +15,8 @@ struct StoredTensor {
   TensorMeta tensor;  // tensor.storage is 0: the caller places the storage in its own table
 };
 
-// A dtype the graph format cannot name (quantized types) is an unsupported error.
-Expected<StoredTensor> store_tensor(const ContentStore& store, const at::Tensor& tensor);
+// A dtype the graph format cannot name (quantized types) is an unsupported error. The bytes go into
+// `blobs`, durable at its sync(), which comes before any root names them.
+Expected<StoredTensor> store_tensor(BlobBatch& blobs, const at::Tensor& tensor);
 
 }  // namespace minifyd::worker

@@ -276,12 +276,14 @@ Expected<void> import_original(const GraphDocument& original, const ContentStore
   auto lock = store.lock_shared();
   if (!lock) return lock.error();
   std::vector<std::string> hashes = original.blob_hashes();
+  BlobBatch blobs(store);
   for (const std::string& hash : hashes) {
     if (store.contains(hash)) continue;
     auto bytes = source.get(hash);
     if (!bytes) return bytes.error();
-    if (auto put = store.put(bytes->data(), bytes->size()); !put) return put.error();
+    if (auto put = blobs.put(bytes->data(), bytes->size()); !put) return put.error();
   }
+  if (auto synced = blobs.sync(); !synced) return synced.error();
   return store.write_root(place.original_root(), hashes);
 }
 

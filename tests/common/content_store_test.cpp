@@ -52,6 +52,30 @@ TEST_CASE("put names a blob by the SHA-256 of its bytes and get returns them", "
   CHECK(put(store, "") == minifyd::sha256_hex("", 0));
 }
 
+TEST_CASE("a batch's blobs are the store's at once; its sync names a blob that vanished before it", "[store]") {
+  TempDir dir;
+  ContentStore store = make_store(dir);
+  std::string existing = put(store, "already there");
+  minifyd::BlobBatch batch(store);
+  auto fresh = batch.put("fresh", 5);
+  auto found = batch.put("already there", 13);
+  REQUIRE(fresh.has_value());
+  REQUIRE(found.has_value());
+  CHECK(*found == existing);
+  auto content = store.get(*fresh);
+  REQUIRE(content.has_value());
+  CHECK(*content == "fresh");
+  CHECK(batch.sync().has_value());
+  CHECK(store.write_root("batch", {*fresh, existing}).has_value());
+
+  auto gone = batch.put("removed by a gc", 15);
+  REQUIRE(gone.has_value());
+  std::filesystem::remove(store.blob_path(*gone));
+  auto synced = batch.sync();
+  REQUIRE_FALSE(synced.has_value());
+  CHECK(synced.error().message.find(*gone) != std::string::npos);
+}
+
 TEST_CASE("a corrupted or truncated blob is an error naming the hash", "[store]") {
   TempDir dir;
   ContentStore store = make_store(dir);

@@ -49,10 +49,11 @@ int main(int argc, char** argv) {
   auto out_store = ContentStore::open(std::filesystem::path(out_dir) / store_dir_name, true);
   if (!out_store) return fail(out_store.error().message);
   GraphDocument outputs;
+  BlobBatch blobs(*out_store);
   ListValue returned{{}, true};
   for (std::size_t i = 0; i < leaves.size(); ++i) {
     if (!leaves[i].isTensor()) return fail("output " + std::to_string(i) + " is a " + leaves[i].tagKind() + ", not a tensor");
-    auto stored = worker::store_tensor(*out_store, leaves[i].toTensor());
+    auto stored = worker::store_tensor(blobs, leaves[i].toTensor());
     if (!stored) return fail(stored.error().message);
     stored->tensor.storage = outputs.storages.size();
     outputs.storages.push_back(stored->storage);
@@ -62,6 +63,7 @@ int main(int argc, char** argv) {
   std::vector<Value> output_args;
   output_args.emplace_back(std::move(returned));
   (void)outputs.graph.create_node(OpCode::output, "output", "", std::move(output_args));
+  if (auto synced = blobs.sync(); !synced) return fail(synced.error().message);
   if (auto written = write_graph_json(outputs, out_dir); !written) return fail(written.error().message);
   if (auto rooted = out_store->write_root("graph", outputs.blob_hashes()); !rooted) return fail(rooted.error().message);
   std::cout << leaves.size() << " outputs written to " << out_dir << "\n";
