@@ -156,7 +156,9 @@ void Daemon::serve() {
 
 void Daemon::start_jobs() {
   while (!stopping_ && runners_.size() < config_.max_running_jobs) {
-    auto claimed = jobs_->claim_next();
+    std::vector<std::int64_t> running_here;
+    for (const auto& [id, runner] : runners_) running_here.push_back(id);
+    auto claimed = jobs_->claim_next(running_here);
     if (!claimed) {
       log::error("claiming the next job: " + claimed.error().message);
       if (claimed.error().kind == ErrorKind::no_space) start_jobs_when_room();

@@ -121,8 +121,11 @@ class JobStore {
   virtual Expected<JobCounts> counts() const = 0;
 
   // The next queued job (highest priority, then lowest id), now running: sessions + 1, started_at
-  // set. nullopt when none is queued. No job is claimed twice.
-  virtual Expected<std::optional<JobRecord>> claim_next() = 0;
+  // set. nullopt when none is queued. No job is claimed twice. Never one of `running_here`, the jobs
+  // this daemon still runs: a shared queue's job whose lease ran out while its daemon was stopped
+  // stays its runner's (whose renewal extends it) unless another daemon takes it; claimed again by
+  // its own daemon, a second runner of it would replace the first one mid-run.
+  virtual Expected<std::optional<JobRecord>> claim_next(const std::vector<std::int64_t>& running_here) = 0;
   // Only while the job runs under `claim`.
   virtual Expected<void> save_checkpoint(const JobClaim& claim, const std::string& checkpoint_json) = 0;
   virtual Expected<void> save_analysis(const JobClaim& claim, const std::string& analysis_json) = 0;

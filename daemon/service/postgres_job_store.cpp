@@ -340,21 +340,25 @@ Expected<JobCounts> PostgresJobStore::counts() const {
   return counts;
 }
 
-Expected<std::optional<JobRecord>> PostgresJobStore::claim_next() {
+Expected<std::optional<JobRecord>> PostgresJobStore::claim_next(const std::vector<std::int64_t>& running_here) {
   std::lock_guard<std::mutex> lock(db_->mutex());
   // One statement: the row lock taken by the subquery holds until the update and its event commit,
   // and rows other daemons hold are skipped, not waited for.
   std::string sql =
       std::string("WITH claimed AS (UPDATE minifyd_jobs SET state = 'running', sessions = sessions + 1, started_at = "
                   MINIFYD_PG_NOW ", owner = $1, lease_expires_at = " MINIFYD_PG_NOW " + $2::double precision "
-                  "WHERE id = (SELECT id FROM minifyd_jobs WHERE state = 'queued' OR (state = 'running' AND "
-                  "lease_expires_at < " MINIFYD_PG_NOW ") ORDER BY priority DESC, id LIMIT 1 FOR UPDATE SKIP LOCKED) "
+                  "WHERE id = (SELECT id FROM minifyd_jobs WHERE (state = 'queued' OR (state = 'running' AND "
+                  "lease_expires_at < " MINIFYD_PG_NOW ")) AND NOT (id = ANY($3::bigint[])) "
+                  "ORDER BY priority DESC, id LIMIT 1 FOR UPDATE SKIP LOCKED) "
                   "RETURNING *), "
                   "logged AS (INSERT INTO minifyd_job_events (job, at, event, owner, session, lease_expires_at) "
                   "SELECT id, " MINIFYD_PG_NOW ", 'claimed', owner, sessions, lease_expires_at FROM claimed) "
                   "SELECT ") +
       record_columns + " FROM claimed";
-  auto claimed = db_->run("claiming the next job", sql.c_str(), {db_->owner(), db_->lease_seconds()});
+  std::string excluded = "{";
+  for (std::int64_t id : running_here) excluded += (excluded.size() > 1 ? "," : "") + std::to_string(id);
+  excluded += "}";
+  auto claimed = db_->run("claiming the next job", sql.c_str(), {db_->owner(), db_->lease_seconds(), excluded});
   if (!claimed) return claimed.error();
   if (PQntuples(claimed->get()) == 0) return std::optional<JobRecord>();
   return std::optional<JobRecord>(read_record(claimed->get(), 0));

@@ -33,7 +33,7 @@ class PostgresJobStore final : public JobStore {
   Expected<JobCounts> counts() const override;
   // A queued job, or a running one whose lease ran out, claimed for this store's owner under FOR
   // UPDATE SKIP LOCKED: daemons claiming at once take different jobs without waiting for each other.
-  Expected<std::optional<JobRecord>> claim_next() override;
+  Expected<std::optional<JobRecord>> claim_next(const std::vector<std::int64_t>& running_here) override;
   Expected<void> save_checkpoint(const JobClaim& claim, const std::string& checkpoint_json) override;
   Expected<void> save_analysis(const JobClaim& claim, const std::string& analysis_json) override;
   Expected<void> save_progress(const JobClaim& claim, const std::string& progress_json) override;

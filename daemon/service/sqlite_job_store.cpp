@@ -8,6 +8,8 @@
 #include <iterator>
 #include <mutex>
 
+#include <nlohmann/json.hpp>
+
 namespace minifyd::service {
 namespace {
 
@@ -264,15 +266,16 @@ Expected<JobCounts> SqliteJobStore::counts() const {
   return counts;
 }
 
-Expected<std::optional<JobRecord>> SqliteJobStore::claim_next() {
+Expected<std::optional<JobRecord>> SqliteJobStore::claim_next(const std::vector<std::int64_t>& running_here) {
   std::int64_t id = 0;
   {
     std::lock_guard<std::mutex> lock(db_->mutex);
     // One statement: the choice and the state change are atomic, so no job is claimed twice.
     Statement claim(db_->db,
                     "UPDATE jobs SET state = 'running', sessions = sessions + 1, started_at = ? WHERE id = "
-                    "(SELECT id FROM jobs WHERE state = 'queued' ORDER BY priority DESC, id LIMIT 1) RETURNING id");
-    claim.bind(1, unix_now());
+                    "(SELECT id FROM jobs WHERE state = 'queued' AND id NOT IN (SELECT value FROM json_each(?)) "
+                    "ORDER BY priority DESC, id LIMIT 1) RETURNING id");
+    claim.bind(1, unix_now()).bind(2, nlohmann::json(running_here).dump());
     int status = claim.prepared() ? claim.step() : SQLITE_ERROR;
     if (status == SQLITE_DONE) return std::optional<JobRecord>();
     if (status != SQLITE_ROW) return db_->error("claiming the next job");

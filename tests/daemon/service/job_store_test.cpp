@@ -73,7 +73,7 @@ void execute_sql(const std::string& url, const std::string& sql) {
 }
 
 JobClaim claim(JobStore& store) {
-  auto claimed = store.claim_next();
+  auto claimed = store.claim_next({});
   REQUIRE(claimed.has_value());
   REQUIRE(claimed->has_value());
   return (*claimed)->claim();
@@ -119,11 +119,17 @@ TEST_CASE("claims take the highest priority first, then the oldest") {
   std::int64_t high = *store->submit(job(5));
   std::int64_t low_later = *store->submit(job(0));
   std::int64_t high_later = *store->submit(job(5));
+  auto passed_over = store->claim_next({high, high_later});  // jobs this daemon runs are never claimed again
+  REQUIRE(passed_over.has_value());
+  REQUIRE(passed_over->has_value());
+  CHECK((*passed_over)->summary.id == low);
+  low = low_later;
+  low_later = *store->submit(job(0));
   CHECK(claim_id(*store) == high);
   CHECK(claim_id(*store) == high_later);
   CHECK(claim_id(*store) == low);
   CHECK(claim_id(*store) == low_later);
-  auto none = store->claim_next();
+  auto none = store->claim_next({});
   REQUIRE(none.has_value());
   CHECK_FALSE(none->has_value());
   auto running = store->summary(low);
@@ -144,7 +150,7 @@ TEST_CASE("threads claiming at once never get the same job") {
   for (int t = 0; t < 4; ++t)
     threads.emplace_back([&] {
       while (true) {
-        auto next = store->claim_next();
+        auto next = store->claim_next({});
         if (!next || !next->has_value()) return;
         std::lock_guard<std::mutex> lock(mutex);
         claimed.insert((*next)->summary.id);
@@ -172,7 +178,7 @@ TEST_CASE("a job left running by a dead daemon resumes from its checkpoint") {
   auto requeued = store->requeue_interrupted();
   REQUIRE(requeued.has_value());
   CHECK(*requeued == 1);
-  auto claimed = store->claim_next();
+  auto claimed = store->claim_next({});
   REQUIRE((claimed.has_value() && claimed->has_value()));
   CHECK((*claimed)->summary.sessions == 2);
   CHECK((*claimed)->checkpoint_json == std::optional<std::string>(R"({"step":2})"));
@@ -297,7 +303,7 @@ TEST_CASE("a writer SIGKILLed mid-write leaves a sound database with every ackno
       auto id = store.submit(job(i % 3));
       if (!id) ::_exit(3);
       if (::write(ids[1], &*id, sizeof *id) != sizeof *id) ::_exit(4);
-      if (auto claimed = store.claim_next(); claimed && claimed->has_value())
+      if (auto claimed = store.claim_next({}); claimed && claimed->has_value())
         (void)store.save_checkpoint((*claimed)->claim(), checkpoint);
     }
   }
@@ -342,7 +348,7 @@ TEST_CASE("daemons sharing a PostgreSQL queue claim different jobs, and a restar
   for (std::size_t d = 0; d < daemons.size(); ++d)
     threads.emplace_back([&, d] {
       while (true) {
-        auto next = daemons[d]->claim_next();
+        auto next = daemons[d]->claim_next({});
         if (!next || !next->has_value()) return;
         std::lock_guard<std::mutex> lock(mutex);
         claimed.insert((*next)->summary.id);
@@ -397,13 +403,15 @@ TEST_CASE("a job whose lease ran out moves to another daemon, and the first one'
   auto b = database.open("host-b", std::chrono::milliseconds(600));
   std::int64_t id = *a->submit(job());
   JobClaim held_by_a = claim(*a);
-  CHECK_FALSE(b->claim_next()->has_value());  // a's lease holds
+  CHECK_FALSE(b->claim_next({})->has_value());  // a's lease holds
   std::this_thread::sleep_for(std::chrono::milliseconds(400));
   CHECK(a->renew({held_by_a})->lost.empty());
   std::this_thread::sleep_for(std::chrono::milliseconds(400));
-  CHECK_FALSE(b->claim_next()->has_value());  // renewed 400 ms ago, for 600 ms
+  CHECK_FALSE(b->claim_next({})->has_value());  // renewed 400 ms ago, for 600 ms
   std::this_thread::sleep_for(std::chrono::milliseconds(400));  // a stops renewing
 
+  // Its lease ran out, but a still runs it: a's own claim passes it over, as the daemon does.
+  CHECK_FALSE(a->claim_next({id})->has_value());
   JobClaim held_by_b = claim(*b);
   CHECK(held_by_b.id == id);
   CHECK(held_by_b.session == held_by_a.session + 1);
