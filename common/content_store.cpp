@@ -150,6 +150,9 @@ Expected<std::string> BlobBatch::put(const void* data, std::size_t size) {
 }
 
 Expected<void> BlobBatch::sync() {
+  // Storages of equal bytes (a propagation's) put one blob several times: it is synced once.
+  std::sort(hashes_.begin(), hashes_.end());
+  hashes_.erase(std::unique(hashes_.begin(), hashes_.end()), hashes_.end());
   for (const std::string& hash : hashes_)
     if (auto synced = sync_file(store_.blob_path(hash)); !synced) return synced.error().with_context("storing blob " + hash);
   hashes_.clear();

@@ -444,7 +444,7 @@ class StoreWriter:
         if not re.fullmatch(r"[A-Za-z0-9._-]+", name) or name in (".", ".."):
             raise FormatError(f"root name {name!r} must match [A-Za-z0-9._-]+")
         self._hold_lock()
-        for blob in self._unsynced:
+        for blob in dict.fromkeys(self._unsynced):  # a blob put several times is synced once
             sync_file(blob)
         self._unsynced.clear()
         record = {"format": ROOT_FORMAT, "version": ROOT_VERSION, "blobs": list(digests)}
