@@ -30,6 +30,13 @@ Error blob_error(ErrorKind kind, std::string_view hash, const std::string& what)
   return make_error(kind, "blob " + std::string(hash) + ": " + what);
 }
 
+// A blob's bytes against its name.
+Expected<void> verify_bytes(std::string_view hash, const void* data, std::size_t size) {
+  if (sha256_hex(data, size) != hash)
+    return blob_error(ErrorKind::corrupt, hash, "corrupted: its " + std::to_string(size) + " bytes hash to something else");
+  return {};
+}
+
 // Lists a directory's entries, treating a missing directory as empty.
 Expected<std::vector<fs::directory_entry>> list_dir(const fs::path& dir) {
   std::error_code ec;
@@ -164,17 +171,17 @@ bool ContentStore::contains(std::string_view hash) const {
   return is_sha256_hex(hash) && fs::is_regular_file(blob_path(hash), ec);
 }
 
+Error ContentStore::read_error(const Error& error, std::string_view hash) const {
+  if (error.kind == ErrorKind::not_found)
+    return blob_error(ErrorKind::not_found, hash, "missing from the store at " + root_.string());
+  return error.with_context("blob " + std::string(hash));
+}
+
 Expected<std::string> ContentStore::get(std::string_view hash) const {
   if (!is_sha256_hex(hash)) return blob_error(ErrorKind::invalid_input, hash, "not a SHA-256 digest");
   auto content = read_file(blob_path(hash));
-  if (!content) {
-    if (content.error().kind == ErrorKind::not_found)
-      return blob_error(ErrorKind::not_found, hash, "missing from the store at " + root_.string());
-    return content.error().with_context("blob " + std::string(hash));
-  }
-  if (sha256_hex(content->data(), content->size()) != hash)
-    return blob_error(ErrorKind::corrupt, hash, "corrupted: its " + std::to_string(content->size()) +
-                                                    " bytes hash to something else");
+  if (!content) return read_error(content.error(), hash);
+  if (auto verified = verify_bytes(hash, content->data(), content->size()); !verified) return verified.error();
   return content;
 }
 
@@ -182,16 +189,18 @@ Expected<void> ContentStore::read_into(std::string_view hash, void* destination,
   if (!is_sha256_hex(hash)) return blob_error(ErrorKind::invalid_input, hash, "not a SHA-256 digest");
   // Straight into the destination: a store's weights are tens of megabytes, read by every fresh worker.
   auto read = read_file_into(blob_path(hash), destination, size);
-  if (!read) {
-    if (read.error().kind == ErrorKind::not_found)
-      return blob_error(ErrorKind::not_found, hash, "missing from the store at " + root_.string());
-    return read.error().with_context("blob " + std::string(hash));
-  }
+  if (!read) return read_error(read.error(), hash);
   if (*read != size)
     return blob_error(ErrorKind::corrupt, hash, "holds " + std::to_string(*read) + " bytes, expected " + std::to_string(size));
-  if (sha256_hex(destination, size) != std::string_view(hash))
-    return blob_error(ErrorKind::corrupt, hash, "corrupted: its " + std::to_string(size) + " bytes hash to something else");
-  return {};
+  return verify_bytes(hash, destination, size);
+}
+
+Expected<MappedFile> ContentStore::map(std::string_view hash, std::size_t size) const {
+  if (!is_sha256_hex(hash)) return blob_error(ErrorKind::invalid_input, hash, "not a SHA-256 digest");
+  auto mapped = MappedFile::map(blob_path(hash), size);
+  if (!mapped) return read_error(mapped.error(), hash);
+  if (auto verified = verify_bytes(hash, mapped->data(), size); !verified) return verified.error();
+  return mapped;
 }
 
 Expected<void> ContentStore::write_root(std::string_view name, const std::vector<std::string>& hashes) const {

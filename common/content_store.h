@@ -11,6 +11,7 @@
 
 #include "common/expected.h"
 #include "common/file_util.h"
+#include "common/mapped_file.h"
 
 namespace minifyd {
 
@@ -71,6 +72,9 @@ class ContentStore {
   Expected<std::string> get(std::string_view hash) const;
   // Reads and verifies a blob of exactly `size` bytes into `destination`.
   Expected<void> read_into(std::string_view hash, void* destination, std::size_t size) const;
+  // Maps and verifies a blob of exactly `size` (> 0) bytes, copy-on-write: no copy of its bytes is
+  // made, which for a model's tens of megabytes of weights is most of the cost of a read.
+  Expected<MappedFile> map(std::string_view hash, std::size_t size) const;
 
   Expected<void> write_root(std::string_view name, const std::vector<std::string>& hashes) const;
   Expected<std::vector<std::string>> read_root(std::string_view name) const;
@@ -93,6 +97,8 @@ class ContentStore {
   Expected<std::optional<StoreLock>> lock(int operation) const;
   Expected<GcReport> collect(const StoreLock& held) const;
   std::filesystem::path root_path(std::string_view name) const;
+  // A failed read of a blob as an error naming it; a missing one also names the store.
+  Error read_error(const Error& error, std::string_view hash) const;
   // Every blob hash present, by listing blobs/.
   Expected<std::vector<std::string>> list_blobs() const;
 

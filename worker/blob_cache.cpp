@@ -1,6 +1,8 @@
 // LRU cache of verified blobs, per device.
 #include "worker/blob_cache.h"
 
+#include "worker/blob_bytes.h"
+
 namespace minifyd::worker {
 
 Expected<at::Tensor> BlobCache::read(const ContentStore& store, const std::string& hash, std::uint64_t nbytes,
@@ -10,10 +12,9 @@ Expected<at::Tensor> BlobCache::read(const ContentStore& store, const std::strin
     order_.splice(order_.begin(), order_, found->second);
     return found->second->bytes;
   }
-  at::Tensor bytes = at::empty({static_cast<std::int64_t>(nbytes)}, at::TensorOptions(at::kByte));
-  auto loaded = store.read_into(hash, bytes.data_ptr(), nbytes);
+  auto loaded = read_blob_bytes(store, hash, nbytes);
   if (!loaded) return loaded.error();
-  if (device != bytes.device()) bytes = bytes.to(device);
+  at::Tensor bytes = device == loaded->device() ? std::move(*loaded) : loaded->to(device);
   if (nbytes <= budget_) {
     while (used_ + nbytes > budget_ && !order_.empty()) {
       used_ -= static_cast<std::uint64_t>(order_.back().bytes.numel());

@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "common/graph_codec.h"
+#include "worker/blob_bytes.h"
 #include "worker/tensor_loader.h"
 
 namespace minifyd::worker {
@@ -24,9 +25,7 @@ class AliasingCopier {
       const c10::Storage& storage = tensor.storage();
       auto found = storages_.find(storage.unsafeGetStorageImpl());
       if (found == storages_.end()) {
-        auto nbytes = static_cast<std::int64_t>(storage.nbytes());
-        at::Tensor bytes = at::empty({0}, tensor.options().dtype(at::kByte)).set_(storage, 0, {nbytes}, {1}).clone();
-        found = storages_.emplace(storage.unsafeGetStorageImpl(), bytes.storage()).first;
+        found = storages_.emplace(storage.unsafeGetStorageImpl(), copy_storage(storage)).first;
       }
       copied = at::empty({0}, tensor.options()).set_(found->second, tensor.storage_offset(), tensor.sizes(), tensor.strides());
     }

@@ -1,6 +1,7 @@
 // Storage blobs become flat byte tensors; each tensor is a typed view set onto one of them.
 #include "worker/tensor_loader.h"
 
+#include "worker/blob_bytes.h"
 #include "worker/storage_fill.h"
 #include "worker/torch_compat.h"
 
@@ -24,12 +25,12 @@ Expected<at::Tensor> TensorLoader::storage_bytes(std::size_t index) {
     bytes = std::move(*cached);
     // Two storages of the same bytes (two zero biases) are two storages still: a run's copies of
     // them must not alias (fresh_arguments copies each storage once).
-    if (!cached_storages_.insert(bytes.storage().unsafeGetStorageImpl()).second) bytes = bytes.clone();
+    if (!cached_storages_.insert(bytes.storage().unsafeGetStorageImpl()).second)
+      bytes = at::empty({0}, bytes.options()).set_(copy_storage(bytes.storage()), 0, bytes.sizes(), bytes.strides());
   } else {
-    bytes = at::empty({static_cast<std::int64_t>(storage.nbytes)}, at::TensorOptions(at::kByte));
-    auto read = store_.read_into(storage.hash, bytes.data_ptr(), storage.nbytes);
+    auto read = read_blob_bytes(store_, storage.hash, storage.nbytes);
     if (!read) return read.error().with_context("storage " + std::to_string(index));
-    if (on_cuda) bytes = bytes.to(device);
+    bytes = on_cuda ? read->to(device) : std::move(*read);
   }
   storages_.emplace(index, bytes);
   return bytes;

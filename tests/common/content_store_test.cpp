@@ -121,6 +121,50 @@ TEST_CASE("a corrupted or truncated blob is an error naming the hash", "[store]"
   CHECK(missing.error().message.find("blob " + absent + ": missing") == 0);
 }
 
+// A mapping is a copy-on-write view of the blob's file: verified when made, written privately, and
+// mapped again only while the path still names the file it was made from.
+TEST_CASE("a mapped blob is verified, private to its mapping, and mapped again only from its own file", "[store]") {
+  TempDir dir;
+  ContentStore store = make_store(dir);
+  std::string bytes(100000, 'm');
+  std::string hash = put(store, bytes);
+
+  auto mapped = store.map(hash, bytes.size());
+  REQUIRE(mapped.has_value());
+  CHECK(std::string(static_cast<const char*>(mapped->data()), mapped->size()) == bytes);
+  auto again = mapped->remap();
+  REQUIRE(again.has_value());
+  static_cast<char*>(again->data())[0] = 'w';
+  CHECK(static_cast<const char*>(mapped->data())[0] == 'm');
+  CHECK(store.get(hash).value() == bytes);  // the file never sees a mapping's write
+
+  auto wrong_size = store.map(hash, bytes.size() + 1);
+  REQUIRE_FALSE(wrong_size.has_value());
+  CHECK(wrong_size.error().kind == ErrorKind::corrupt);
+  CHECK(wrong_size.error().message.find("blob " + hash + ": ") == 0);
+  CHECK(wrong_size.error().message.find("holds 100000 bytes, expected 100001") != std::string::npos);
+  auto unknown = store.map(std::string(64, 'f'), 10);
+  REQUIRE_FALSE(unknown.has_value());
+  CHECK(unknown.error().kind == ErrorKind::not_found);
+
+  // Replaced by another file (as a put after a gc would): a new mapping would not hold the bytes
+  // verified, so there is none.
+  std::filesystem::path replacement = dir / "replacement";
+  std::ofstream(replacement, std::ios::binary) << bytes;
+  std::filesystem::rename(replacement, store.blob_path(hash));
+  CHECK_FALSE(mapped->remap().has_value());
+  std::filesystem::remove(store.blob_path(hash));
+  CHECK_FALSE(mapped->remap().has_value());
+  CHECK(std::string(static_cast<const char*>(mapped->data()), 10) == std::string(10, 'm'));  // the mapping outlives its file
+
+  std::string other = put(store, std::string(100000, 'o'));
+  overwrite(store.blob_path(other), std::string(99999, 'o') + "p");
+  auto corrupted = store.map(other, 100000);
+  REQUIRE_FALSE(corrupted.has_value());
+  CHECK(corrupted.error().kind == ErrorKind::corrupt);
+  CHECK(corrupted.error().message.find("blob " + other + ": corrupted") == 0);
+}
+
 TEST_CASE("a directory that is not a store, or of another version, is refused", "[store]") {
   TempDir dir;
   auto absent = ContentStore::open(dir / "nothing", false);

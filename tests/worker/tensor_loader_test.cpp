@@ -1,6 +1,7 @@
 // Loading tensors from the store: values, views of one storage kept as views, corruption refused.
 #include "common/content_store.h"
 #include "tests/support/temp_dir.h"
+#include "worker/blob_bytes.h"
 #include "worker/loaded_graph.h"
 #include "worker/tensor_loader.h"
 
@@ -134,6 +135,49 @@ TEST_CASE("with a blob cache, loads share its bytes, storages of the same bytes 
   CHECK(second.inputs[0].toTensor().storage().data() == a.storage().data());  // the cache's bytes, not a copy
   CHECK(at::equal(second.inputs[0].toTensor(), at::tensor({7, -8, 9}, at::TensorOptions(at::kLong))));
   CHECK(cache.cached_bytes() == 24);
+}
+
+// Blobs of min_mapped_blob_bytes or more are mapped, not read: a run's copies are mappings of their
+// own, which its writes do not reach beyond; a resize (as aten::resize_ on an input) works as on a
+// tensor of PyTorch's own; a blob whose file is gone since is copied from the mapping instead.
+TEST_CASE("large blobs load mapped; a run's copies of them are mappings of their own", "[tensor_loader]") {
+  Fixture fixture;
+  std::vector<float> weights(worker::min_mapped_blob_bytes / sizeof(float) + 7);
+  for (std::size_t i = 0; i < weights.size(); ++i) weights[i] = static_cast<float>(i);
+  std::uint64_t nbytes = weights.size() * sizeof(float);
+  auto hash = fixture.store.put(weights.data(), nbytes);
+  REQUIRE(hash.has_value());
+  GraphDocument& document = fixture.document;
+  document.storages = {{*hash, nbytes, "cpu", std::nullopt}, {*hash, nbytes, "cpu", std::nullopt}};
+  auto length = static_cast<std::int64_t>(weights.size());
+  document.inputs = {TensorMeta{0, DType::float32, {length}, {1}, 0, false},
+                     TensorMeta{1, DType::float32, {length - 1}, {1}, 1, false}};
+  worker::BlobCache cache(1 << 24);
+  worker::TensorLoader loader(document, fixture.store, std::nullopt, &cache);
+  auto inputs = loader.load_inputs();
+  REQUIRE(inputs.has_value());
+  worker::LoadedGraph loaded{{}, std::move(*inputs), {}};
+  at::Tensor first = loaded.inputs[0].toTensor();
+  at::Tensor second = loaded.inputs[1].toTensor();
+  CHECK(first.storage().data() != second.storage().data());  // two storages of one blob, as exported
+  CHECK(second[0].item<float>() == 1.0f);
+
+  worker::RunArguments run = worker::fresh_arguments(loaded);
+  at::Tensor written = run.inputs[0].toTensor();
+  written.fill_(-1);
+  CHECK(first[5].item<float>() == 5.0f);
+  CHECK(run.inputs[1].toTensor()[0].item<float>() == 1.0f);
+  CHECK(worker::fresh_arguments(loaded).inputs[0].toTensor()[5].item<float>() == 5.0f);
+  CHECK(fixture.store.get(*hash)->size() == nbytes);
+  CHECK(worker::fresh_arguments(loaded).inputs[0].toTensor().storage().data() != first.storage().data());
+
+  at::Tensor resized = worker::fresh_arguments(loaded).inputs[0].toTensor();
+  resized.resize_({length * 2});
+  CHECK(resized[length - 1].item<float>() == static_cast<float>(length - 1));
+
+  std::filesystem::remove(fixture.store.blob_path(*hash));
+  at::Tensor copied = worker::fresh_arguments(loaded).inputs[0].toTensor();
+  CHECK(copied[length - 1].item<float>() == static_cast<float>(length - 1));
 }
 
 // The values graph_format.py's fill_storage draws for the same fills (tests/roundtrip/test_store_py.py

@@ -1,0 +1,45 @@
+// A file's bytes mapped copy-on-write (MAP_PRIVATE): reads come straight from the page cache, with
+// no copy into fresh pages, and a write stays private to the mapping, never reaching the file.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <filesystem>
+
+#include "common/expected.h"
+
+namespace minifyd {
+
+class MappedFile {
+ public:
+  // Maps the whole of a file that must hold `size` (> 0) bytes; corrupt when it holds another size.
+  static Expected<MappedFile> map(const std::filesystem::path& path, std::size_t size);
+
+  MappedFile(MappedFile&& other) noexcept;
+  MappedFile& operator=(MappedFile&& other) noexcept;
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  ~MappedFile();
+
+  void* data() const { return data_; }
+  std::size_t size() const { return size_; }
+  const std::filesystem::path& path() const { return path_; }
+
+  // A second mapping of the same file, private to itself: writes to either are not seen by the
+  // other. An error when the path no longer names the file mapped here (removed, or replaced by
+  // another), so the new mapping holds exactly the bytes this one was mapped from.
+  Expected<MappedFile> remap() const;
+
+ private:
+  MappedFile(std::filesystem::path path, void* data, std::size_t size, dev_t device, ino_t inode)
+      : path_(std::move(path)), data_(data), size_(size), device_(device), inode_(inode) {}
+
+  std::filesystem::path path_;
+  void* data_ = nullptr;
+  std::size_t size_ = 0;
+  dev_t device_ = 0;
+  ino_t inode_ = 0;
+};
+
+}  // namespace minifyd
