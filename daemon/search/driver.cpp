@@ -152,7 +152,9 @@ SearchOutcome search_after(SearchRunner& runner, const SearchOptions& options, S
 SearchOutcome search_on(SearchRunner& runner, const SearchOptions& options, SearchState state) {
   SearchState best = Driver(runner, options).run(std::move(state));
   std::optional<Error> final_error;
-  if (!runner.stopped()) {
+  // The final check, unless the graph was the last one checked afresh (the re-verification of the
+  // step that made it, or the sanity check when no step was accepted) and failed then.
+  if (!runner.stopped() && !runner.failed_when_last_checked(best)) {
     std::optional<bool> still_fails = runner.check(best);
     if (still_fails && !*still_fails)
       final_error = make_error(ErrorKind::invalid_input, "the final graph no longer fails");

@@ -12,7 +12,8 @@
 namespace minifyd::search {
 
 // Searches from `state` (known to fail) until no strategy makes progress or the runner stops, then
-// checks the result once more: one that no longer fails ends the search with an error. Runs on the
+// checks the result once more, unless the runner's latest fresh evaluation was of the result and
+// failed (its re-verification): one that no longer fails ends the search with an error. Runs on the
 // runner's thread: the search's own, or a lineage's.
 SearchOutcome search_on(SearchRunner& runner, const SearchOptions& options, SearchState state);
 

@@ -27,7 +27,7 @@ struct SearchResult {
 };
 
 // Minimises `original` (a valid document with its eager values) until no strategy makes progress,
-// then checks the result once more. An original that does not fail ends it at once, with stop
+// then checks the result once more (unless it was the graph last re-verified). An original that does not fail ends it at once, with stop
 // original_passes. Errors: invalid options or original, or an evaluator error while checking it.
 // Later evaluator errors and spent budgets end the search with the best state so far. Runs on the
 // calling thread; see CandidateEvaluator.

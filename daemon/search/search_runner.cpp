@@ -285,7 +285,12 @@ std::optional<bool> SearchRunner::evaluate_fresh(const SearchState& state, bool 
     return std::nullopt;
   }
   cache_.store(slot->hash, **result);
+  last_fresh_failing_ = **result ? std::optional<std::string>(slot->hash) : std::nullopt;
   return **result;
+}
+
+bool SearchRunner::failed_when_last_checked(const SearchState& state) const {
+  return last_fresh_failing_ && *last_fresh_failing_ == canonical_hash(state.document);
 }
 
 std::optional<bool> SearchRunner::check(const SearchState& state) { return evaluate_fresh(state, false, false); }

@@ -53,6 +53,9 @@ class SearchRunner {
   // A fresh evaluation of `state`, whatever the cache says (the final check); the verdict is
   // cached. nullopt when the runner is or becomes stopped.
   std::optional<bool> check(const SearchState& state);
+  // Whether the runner's latest fresh evaluation (a check, or a re-verification) was of `state`'s
+  // very graph and found it failing: a final check of it now would ask the same question again.
+  bool failed_when_last_checked(const SearchState& state) const;
   // check() of a state the search goes on from when it fails (the sanity check): the runner's front
   // while pending, unless `ahead` is false (what follows depends on more than whether it fails).
   // When it fails and work went ahead of it, that work's result is the search's (handed_over()).
@@ -144,6 +147,7 @@ class SearchRunner {
   std::optional<StopReason> stop_;
   std::optional<Error> error_;
   std::optional<SearchState> handed_over_best_;
+  std::optional<std::string> last_fresh_failing_;  // canonical hash
 };
 
 }  // namespace minifyd::search

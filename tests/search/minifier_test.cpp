@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "common/canonical_hash.h"
 #include "common/graph_codec.h"
 #include "tests/support/run_search.h"
 #include "tests/support/search_case.h"
@@ -138,6 +139,37 @@ TEST_CASE("no candidate is evaluated twice except to re-verify it", "[search]") 
   CHECK(std::adjacent_find(searched.begin(), searched.end()) == searched.end());
   CHECK(result.counters.cache_hits == 2);  // delta debugging proposes mul's load again at G 2 and 1
   CHECK(result.counters.queries == evaluated.size());
+}
+
+// The final check asks whether the result still fails afresh: its re-verification, when it was the
+// last graph asked, has just answered that, and is not asked again.
+TEST_CASE("the final check is the result's re-verification when that was the last fresh question", "[search]") {
+  auto times_evaluated = [](const PredicateEvaluator& evaluator, const SearchState& state) {
+    const std::vector<std::string>& evaluated = evaluator.evaluated();
+    return std::count(evaluated.begin(), evaluated.end(), canonical_hash(state.document));
+  };
+  PredicateEvaluator reverified(holds_target("aten::mul.Tensor"));
+  SearchResult result = run_search(has_mul_case(), reverified);
+  CHECK(result.best.document.graph.size() == 4);
+  CHECK(times_evaluated(reverified, result.best) == 2);  // the candidate, its re-verification
+
+  SearchOptions unverified;
+  unverified.runner.reverify = false;
+  PredicateEvaluator checked(holds_target("aten::mul.Tensor"));
+  SearchResult reference = run_search(has_mul_case(), checked, {}, unverified);
+  CHECK(times_evaluated(checked, reference.best) == 2);  // the candidate, the final check
+  CHECK(checked.evaluated().back() == canonical_hash(reference.best.document));
+
+  // Without re-verification, a result that passes when checked at the end is an error, not a result.
+  std::size_t queries = 0;
+  Predicate fails_until_the_end = [&, holds_mul = holds_target("aten::mul.Tensor")](const GraphDocument& document) {
+    return ++queries < reference.counters.queries && holds_mul(document);
+  };
+  PredicateEvaluator flaky(fails_until_the_end);
+  SearchResult refuted = run_search(has_mul_case(), flaky, {}, unverified);
+  CHECK(refuted.stop == StopReason::error);
+  REQUIRE(refuted.error.has_value());
+  CHECK(refuted.error->message == "the final graph no longer fails");
 }
 
 TEST_CASE("a spent query budget ends the search with the best graph so far", "[search]") {
