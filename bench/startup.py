@@ -8,6 +8,7 @@
 # under: a minify-worker's own start (exec to hello), alone and several at once, and the start PyTorch's
 # minifier pays in a fresh interpreter before its first query (its isolated mode pays it for every query).
 #   bench/startup.py [--build build] [--repeat 10] [--cases chain1000_segfault,resnet18_segfault,...]
+#                    [--python /usr/bin/python3]   (the python with torch, for the cases and fx_minifier)
 import argparse
 import json
 import os
@@ -18,7 +19,7 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PYTHON = "/usr/bin/python3"
+PYTHON = "/usr/bin/python3"  # --python replaces it
 
 
 def graph_of(case, work, faulty):
@@ -88,11 +89,14 @@ def spread_ms(samples):
 
 
 def main():
+    global PYTHON
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--build", default="build")
     parser.add_argument("--repeat", type=int, default=10)
     parser.add_argument("--cases", default="chain1000_segfault,resnet18_segfault,mobilenet_v2_segfault")
+    parser.add_argument("--python", default=PYTHON, help="the python with torch (the GPU machine's python3)")
     args = parser.parse_args()
+    PYTHON = args.python
     build = os.path.abspath(os.path.join(ROOT, args.build))
     minify = os.path.join(build, "daemon", "minify")
     worker = os.path.join(build, "worker", "minify-worker")
