@@ -363,7 +363,7 @@ Expected<RunResult> continue_run(Checkpoint checkpoint, const RunPlace& place, c
   std::optional<PropagationInFlight> propagation;
   if (checkpoint.state.eager == nullptr) {
     propagation.emplace(pool, checkpoint.state.document, place.store, place.intermediates_root(),
-                        std::max(spec.evaluation.timeout, propagation_floor));
+                        std::max(spec.evaluation.timeout, propagation_floor), [&evaluator] { evaluator.wake(); });
     checkpoint.state.eager = propagation->values();
   }
   PlainConfirmation own_confirmation;

@@ -54,6 +54,8 @@ class PoolEvaluator::Shared final : public search::CandidateEvaluator {
     return mailbox_->deliver_until(deadline);
   }
 
+  void wake() override { mailbox_->wake(); }
+
   void cancel_pending() override {
     std::vector<std::uint64_t> ids = mailbox_->forget_all();
     if (ids.empty()) return;
@@ -233,6 +235,12 @@ bool PoolEvaluator::wait_until(std::chrono::steady_clock::time_point deadline) {
     return reported_;
   }
   return true;
+}
+
+void PoolEvaluator::wake() {
+  boost::asio::post(io_, [this, alive = std::weak_ptr<bool>(alive_)] {
+    if (!alive.expired()) reported_ = true;
+  });
 }
 
 void PoolEvaluator::cancel_pending() {

@@ -51,6 +51,7 @@ class PoolEvaluator final : public search::CandidateEvaluator {
   void evaluate(std::vector<search::Candidate> batch, ResultCallback on_result) override;
   void wait() override;
   bool wait_until(std::chrono::steady_clock::time_point deadline) override;
+  void wake() override;
   void cancel_pending() override;
   std::shared_ptr<search::CandidateEvaluator> share_with_thread() override;
   // Measured from submission to the worker's passing verdict, whoever submitted it.

@@ -54,6 +54,7 @@ struct PropagationInFlight::Answer {
   std::shared_ptr<search::EagerValues> values = search::EagerValues::awaited();
   std::optional<Error> error;
   std::optional<StoreLock> lock;
+  std::function<void()> on_answer;  // dropped with the PropagationInFlight: a cancel is answered later
 
   void fail(Error why) {
     error = std::move(why);
@@ -62,8 +63,10 @@ struct PropagationInFlight::Answer {
 };
 
 PropagationInFlight::PropagationInFlight(const PoolAccess& pool, const GraphDocument& document,
-                                         const ContentStore& store, std::string root, std::chrono::milliseconds timeout)
+                                         const ContentStore& store, std::string root, std::chrono::milliseconds timeout,
+                                         std::function<void()> on_answer)
     : pool_(pool), answer_(std::make_shared<Answer>()) {
+  answer_->on_answer = std::move(on_answer);
   auto lock = store.lock_shared();
   if (!lock) {
     answer_->fail(lock.error().with_context("locking the store for the values"));
@@ -78,10 +81,12 @@ PropagationInFlight::PropagationInFlight(const PoolAccess& pool, const GraphDocu
                                  answer->values->arrive(std::move(*values));
                                else
                                  answer->fail(values.error());
+                               if (answer->on_answer) answer->on_answer();
                              });
 }
 
 PropagationInFlight::~PropagationInFlight() {
+  answer_->on_answer = nullptr;
   if (answer_->values->pending()) pool_.pool.cancel(ticket_);
 }
 

@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -29,8 +30,10 @@ Expected<protocol::PropagateReply> propagate(const PoolAccess& pool, const Graph
 // of the store away from them. Dropped unanswered, the request is cancelled.
 class PropagationInFlight {
  public:
+  // `on_answer` runs on the pool's thread once values() is no longer pending (to wake a search
+  // awaiting them).
   PropagationInFlight(const PoolAccess& pool, const GraphDocument& document, const ContentStore& store,
-                      std::string root, std::chrono::milliseconds timeout);
+                      std::string root, std::chrono::milliseconds timeout, std::function<void()> on_answer);
   ~PropagationInFlight();
   PropagationInFlight(const PropagationInFlight&) = delete;
   PropagationInFlight& operator=(const PropagationInFlight&) = delete;

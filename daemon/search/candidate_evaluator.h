@@ -46,6 +46,10 @@ class CandidateEvaluator {
     wait();
     return true;
   }
+  // From any thread: a wait_until() under way returns true at once, or else the next one does. For
+  // what the search waits on besides verdicts (a lineage's end, the original's eager values), which
+  // would otherwise be noticed only at the wait's deadline.
+  virtual void wake() {}
   // How long a verdict may take before it counts as slow (for speculation); zero when unknown.
   virtual std::chrono::steady_clock::duration slow_beyond() const { return {}; }
   // An evaluator for another thread (a speculative lineage of the search) on the same workers,

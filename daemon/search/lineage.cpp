@@ -31,8 +31,8 @@ void EventRelay::forward_to(EventQueue& parent) {
   parent_ = &parent;
 }
 
-Lineage::Lineage(Body body)
-    : thread_([this, body = std::move(body)] {
+Lineage::Lineage(Body body, std::function<void()> on_done)
+    : thread_([this, body = std::move(body), on_done = std::move(on_done)] {
         try {
           outcome_ = body(stop_, events_);
         } catch (const std::exception& e) {  // bad_alloc, most likely: an error for the parent, not an abort
@@ -41,6 +41,7 @@ Lineage::Lineage(Body body)
           outcome_->error = make_error(ErrorKind::io, std::string("speculative search: ") + e.what());
         }
         done_ = true;
+        if (on_done) on_done();
       }) {}
 
 Lineage::~Lineage() {

@@ -45,7 +45,8 @@ class Lineage {
  public:
   using Body = std::function<SearchOutcome(const std::atomic<bool>& stop, EventRelay& events)>;
 
-  explicit Lineage(Body body);
+  // `on_done` runs on the lineage's thread once done() holds (to wake a parent waiting for it).
+  Lineage(Body body, std::function<void()> on_done);
   ~Lineage();  // stops and joins
   Lineage(const Lineage&) = delete;
   Lineage& operator=(const Lineage&) = delete;

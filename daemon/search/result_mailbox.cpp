@@ -16,14 +16,21 @@ void ResultMailbox::put(std::uint64_t id, EvaluationResult result) {
   ready_.notify_one();
 }
 
+void ResultMailbox::wake() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  woken_ = true;
+  ready_.notify_one();
+}
+
 bool ResultMailbox::deliver_until(std::chrono::steady_clock::time_point deadline) {
   std::vector<std::pair<std::uint64_t, EvaluationResult>> arrived;
+  bool delivered = false;
   {
     std::unique_lock<std::mutex> lock(mutex_);
-    ready_.wait_until(lock, deadline, [&] { return !arrived_.empty(); });
+    ready_.wait_until(lock, deadline, [&] { return !arrived_.empty() || woken_; });
     arrived.swap(arrived_);
+    delivered = std::exchange(woken_, false);
   }
-  bool delivered = false;
   for (auto& [id, result] : arrived) {
     auto it = expected_.find(id);
     if (it == expected_.end()) continue;  // forgotten since

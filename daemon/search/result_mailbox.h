@@ -22,8 +22,10 @@ class ResultMailbox {
   // Any thread.
   void put(std::uint64_t id, EvaluationResult result);
   // The evaluator's thread: waits for results until `deadline`, then runs the callbacks of those
-  // still expected. True when one ran.
+  // still expected. True when one ran, or when woken.
   bool deliver_until(std::chrono::steady_clock::time_point deadline);
+  // Any thread: the deliver_until() under way returns at once, else the next one.
+  void wake();
   // The evaluator's thread: expects nothing more (their results are dropped); returns the ids.
   std::vector<std::uint64_t> forget_all();
 
@@ -36,6 +38,7 @@ class ResultMailbox {
   std::mutex mutex_;
   std::condition_variable ready_;
   std::vector<std::pair<std::uint64_t, EvaluationResult>> arrived_;  // guarded by mutex_
+  bool woken_ = false;                                               // guarded by mutex_
   std::map<std::uint64_t, Waiting> expected_;                        // the evaluator's thread only
   std::uint64_t next_id_ = 1;
 };

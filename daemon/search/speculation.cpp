@@ -87,7 +87,9 @@ void Speculation::front_pending(const SearchRunner& runner, const Front& front) 
         Speculation lookahead(search, *evaluator);
         lineage_runner.look_ahead_with(lookahead);
         return search_ahead(lineage_runner, search->options, std::move(*state), accepted, original, accepted_by);
-      });
+      },
+      // front_failed() waits for it on this evaluator.
+      [&parent = evaluator_] { parent.wake(); });
 }
 
 SearchCounters Speculation::front_passed() {

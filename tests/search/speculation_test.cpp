@@ -195,3 +195,23 @@ TEST_CASE("an evaluator that cannot be shared searches sequentially", "[search]"
   CHECK(run.result.counters.lineages == 0);
   CHECK(run.result.counters.queries == reference.result.counters.queries);
 }
+
+// A parent waiting for its lineage (or a search for the original's eager values) is woken when it
+// ends, not at the wait's next deadline; a wake with no wait under way ends the next one at once.
+TEST_CASE("a wake ends a mailbox's wait at once, from another thread or before the wait", "[search]") {
+  ResultMailbox mailbox;
+  auto returns_at_once = [&] {
+    auto started = std::chrono::steady_clock::now();
+    bool woken = mailbox.deliver_until(started + 20s);
+    return woken && std::chrono::steady_clock::now() - started < 10s;
+  };
+  mailbox.wake();
+  CHECK(returns_at_once());
+  CHECK_FALSE(mailbox.deliver_until(std::chrono::steady_clock::now() + 20ms));  // one wake, one wait
+  std::thread waker([&] {
+    std::this_thread::sleep_for(50ms);
+    mailbox.wake();
+  });
+  CHECK(returns_at_once());
+  waker.join();
+}

@@ -42,6 +42,7 @@ class DelayedEvaluator final : public CandidateEvaluator {
   }
 
   bool wait_until(std::chrono::steady_clock::time_point deadline) override { return mailbox_->deliver_until(deadline); }
+  void wake() override { mailbox_->wake(); }
 
   void cancel_pending() override { mailbox_->forget_all(); }
 
