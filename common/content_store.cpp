@@ -195,12 +195,20 @@ Expected<void> ContentStore::read_into(std::string_view hash, void* destination,
   return verify_bytes(hash, destination, size);
 }
 
-Expected<MappedFile> ContentStore::map(std::string_view hash, std::size_t size) const {
+Expected<MappedFile> ContentStore::map(std::string_view hash, std::size_t size, const FileIdentity* vouched) const {
   if (!is_sha256_hex(hash)) return blob_error(ErrorKind::invalid_input, hash, "not a SHA-256 digest");
   auto mapped = MappedFile::map(blob_path(hash), size);
   if (!mapped) return read_error(mapped.error(), hash);
+  if (vouched != nullptr && *vouched == mapped->identity()) return mapped;
   if (auto verified = verify_bytes(hash, mapped->data(), size); !verified) return verified.error();
   return mapped;
+}
+
+Expected<FileIdentity> ContentStore::identity(std::string_view hash) const {
+  if (!is_sha256_hex(hash)) return blob_error(ErrorKind::invalid_input, hash, "not a SHA-256 digest");
+  auto found = identity_of(blob_path(hash));
+  if (!found) return read_error(found.error(), hash);
+  return found;
 }
 
 Expected<void> ContentStore::write_root(std::string_view name, const std::vector<std::string>& hashes) const {

@@ -73,8 +73,12 @@ class ContentStore {
   // Reads and verifies a blob of exactly `size` bytes into `destination`.
   Expected<void> read_into(std::string_view hash, void* destination, std::size_t size) const;
   // Maps and verifies a blob of exactly `size` (> 0) bytes, copy-on-write: no copy of its bytes is
-  // made, which for a model's tens of megabytes of weights is most of the cost of a read.
-  Expected<MappedFile> map(std::string_view hash, std::size_t size) const;
+  // made, which for a model's tens of megabytes of weights is most of the cost of a read. Its
+  // SHA-256 is not computed again when the file is still `vouched` (the identity it had when a
+  // trusted process hashed it: the coordinator that wrote it).
+  Expected<MappedFile> map(std::string_view hash, std::size_t size, const FileIdentity* vouched = nullptr) const;
+  // The blob's file's identity now, for vouching for a blob this process wrote or verified.
+  Expected<FileIdentity> identity(std::string_view hash) const;
 
   Expected<void> write_root(std::string_view name, const std::vector<std::string>& hashes) const;
   Expected<std::vector<std::string>> read_root(std::string_view name) const;

@@ -35,15 +35,14 @@ Expected<MappedFile> MappedFile::map(const std::filesystem::path& path, std::siz
   // Writable though the file is open read-only: MAP_PRIVATE's writes go to private copies of pages.
   void* data = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, file.fd, 0);
   if (data == MAP_FAILED) return errno_error("mapping " + path.string(), errno);
-  return MappedFile(path, data, size, info.st_dev, info.st_ino);
+  return MappedFile(path, data, size, identity_of(info));
 }
 
 MappedFile::MappedFile(MappedFile&& other) noexcept
     : path_(std::move(other.path_)),
       data_(std::exchange(other.data_, nullptr)),
       size_(std::exchange(other.size_, 0)),
-      device_(other.device_),
-      inode_(other.inode_) {}
+      identity_(other.identity_) {}
 
 MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
   if (this != &other) {
@@ -51,8 +50,7 @@ MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
     path_ = std::move(other.path_);
     data_ = std::exchange(other.data_, nullptr);
     size_ = std::exchange(other.size_, 0);
-    device_ = other.device_;
-    inode_ = other.inode_;
+    identity_ = other.identity_;
   }
   return *this;
 }
@@ -64,8 +62,8 @@ MappedFile::~MappedFile() {
 Expected<MappedFile> MappedFile::remap() const {
   auto mapped = map(path_, size_);
   if (!mapped) return mapped.error();
-  if (mapped->device_ != device_ || mapped->inode_ != inode_)
-    return make_error(ErrorKind::not_found, path_.string() + ": replaced since it was first mapped");
+  if (mapped->identity_ != identity_)
+    return make_error(ErrorKind::not_found, path_.string() + ": written or replaced since it was first mapped");
   return mapped;
 }
 

@@ -2,12 +2,11 @@
 // no copy into fresh pages, and a write stays private to the mapping, never reaching the file.
 #pragma once
 
-#include <sys/types.h>
-
 #include <cstddef>
 #include <filesystem>
 
 #include "common/expected.h"
+#include "common/file_identity.h"
 
 namespace minifyd {
 
@@ -25,21 +24,22 @@ class MappedFile {
   void* data() const { return data_; }
   std::size_t size() const { return size_; }
   const std::filesystem::path& path() const { return path_; }
+  // The file's, as it was when mapped.
+  const FileIdentity& identity() const { return identity_; }
 
   // A second mapping of the same file, private to itself: writes to either are not seen by the
-  // other. An error when the path no longer names the file mapped here (removed, or replaced by
-  // another), so the new mapping holds exactly the bytes this one was mapped from.
+  // other. An error when the path no longer names the file mapped here, unchanged (removed, written
+  // since, or replaced by another), so the new mapping holds exactly the bytes this one was mapped from.
   Expected<MappedFile> remap() const;
 
  private:
-  MappedFile(std::filesystem::path path, void* data, std::size_t size, dev_t device, ino_t inode)
-      : path_(std::move(path)), data_(data), size_(size), device_(device), inode_(inode) {}
+  MappedFile(std::filesystem::path path, void* data, std::size_t size, FileIdentity identity)
+      : path_(std::move(path)), data_(data), size_(size), identity_(identity) {}
 
   std::filesystem::path path_;
   void* data_ = nullptr;
   std::size_t size_ = 0;
-  dev_t device_ = 0;
-  ino_t inode_ = 0;
+  FileIdentity identity_;
 };
 
 }  // namespace minifyd

@@ -44,7 +44,34 @@ Expected<json> read_graph(const JsonView& view) {
   return graph->raw();
 }
 
-// The fields every graph-carrying request has: id, graph and store.
+// "vouched": {"HASH": [device, inode, size, ctime_ns]}, absent when empty.
+Expected<void> decode_vouched(const JsonView& view, VouchedBlobs& vouched) {
+  auto member = view.optional_field("vouched");
+  if (!member) return member.error();
+  if (!*member) return {};
+  auto object = (*member)->as_object();
+  if (!object) return object.error();
+  for (const auto& [hash, identity] : **object) {
+    const nlohmann::json& fields = identity;
+    if (!fields.is_array() || fields.size() != 4 || !fields[0].is_number_unsigned() ||
+        !fields[1].is_number_unsigned() || !fields[2].is_number_unsigned() || !fields[3].is_number_integer())
+      return view.error("vouched." + hash + ": expected [device, inode, size, ctime_ns]");
+    vouched[hash] = FileIdentity{fields[0].get<std::uint64_t>(), fields[1].get<std::uint64_t>(),
+                                 fields[2].get<std::uint64_t>(), fields[3].get<std::int64_t>()};
+  }
+  return {};
+}
+
+// The request's members every graph request carries, vouched blobs when there are any.
+json graph_request_message(std::string_view type, std::uint64_t id, const json& graph, const std::string& store,
+                           const VouchedBlobs& vouched) {
+  json message{{"type", type}, {"id", id}, {"graph", graph}, {"store", store}};
+  for (const auto& [hash, identity] : vouched)
+    message["vouched"][hash] = json::array({identity.device, identity.inode, identity.size, identity.ctime_ns});
+  return message;
+}
+
+// The fields every graph-carrying request has: id, graph, store and the vouched blobs.
 template <class Request>
 Expected<Request> decode_graph_request(const JsonView& view) {
   Request request;
@@ -55,6 +82,7 @@ Expected<Request> decode_graph_request(const JsonView& view) {
   if (!graph) return graph.error();
   request.graph = std::move(*graph);
   if (auto read = view.read("store", request.store); !read) return read.error();
+  if (auto read = decode_vouched(view, request.vouched); !read) return read.error();
   return request;
 }
 
@@ -203,25 +231,39 @@ bool serves(const std::vector<std::string>& backends, const std::string& backend
   return std::find(backends.begin(), backends.end(), family) != backends.end();
 }
 
+VouchedBlobs vouched_for(const VouchedBlobs& vouched, const GraphDocument& document) {
+  VouchedBlobs named;
+  if (vouched.empty()) return named;
+  for (const std::string& hash : document.blob_hashes())
+    if (auto found = vouched.find(hash); found != vouched.end()) named.insert(*found);
+  return named;
+}
+
 json encode(const WorkerRequest& request) {
   return std::visit(
       [](const auto& r) -> json {
         using T = std::decay_t<decltype(r)>;
         if constexpr (std::is_same_v<T, EvaluateRequest>) {
-          json message{{"type", "evaluate"}, {"id", r.id},           {"graph", r.graph},
-                       {"store", r.store},   {"backend", r.backend}, {"backend_options", r.backend_options},
-                       {"accuracy", to_string(r.accuracy)}, {"nan_check", r.nan_check}};
+          json message = graph_request_message("evaluate", r.id, r.graph, r.store, r.vouched);
+          message["backend"] = r.backend;
+          message["backend_options"] = r.backend_options;
+          message["accuracy"] = to_string(r.accuracy);
+          message["nan_check"] = r.nan_check;
           if (r.bisect) message["bisect"] = encode(*r.bisect);
           if (r.output_code) message["output_code"] = *r.output_code;
           if (r.compile_threads > 1) message["compile_threads"] = r.compile_threads;
           return message;
-        } else if constexpr (std::is_same_v<T, PropagateRequest>)
-          return {{"type", "propagate"}, {"id", r.id}, {"graph", r.graph}, {"store", r.store}, {"for_analysis", r.for_analysis}};
-        else if constexpr (std::is_same_v<T, AnalyzeRequest>)
-          return {{"type", "analyze"}, {"id", r.id},           {"graph", r.graph},
-                  {"store", r.store},  {"backend", r.backend}, {"backend_options", r.backend_options},
-                  {"nodes", r.nodes}};
-        else if constexpr (std::is_same_v<T, ShutdownRequest>)
+        } else if constexpr (std::is_same_v<T, PropagateRequest>) {
+          json message = graph_request_message("propagate", r.id, r.graph, r.store, r.vouched);
+          message["for_analysis"] = r.for_analysis;
+          return message;
+        } else if constexpr (std::is_same_v<T, AnalyzeRequest>) {
+          json message = graph_request_message("analyze", r.id, r.graph, r.store, r.vouched);
+          message["backend"] = r.backend;
+          message["backend_options"] = r.backend_options;
+          message["nodes"] = r.nodes;
+          return message;
+        } else if constexpr (std::is_same_v<T, ShutdownRequest>)
           return {{"type", "shutdown"}, {"id", r.id}};
         else
           return {{"type", "cancel"}, {"id", r.id}};

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/expected.h"
+#include "common/file_identity.h"
 #include "common/graph_document.h"
 #include "common/json_view.h"
 #include "protocol/bisect_messages.h"
@@ -66,6 +67,13 @@ struct WorkerHello {
 };
 
 // Run a candidate with a backend and judge it against eager (and fp64 for accuracy modes).
+// Blobs of the request's store that the coordinator wrote and hashed itself, by hash, with their
+// files' identity then: a worker need not hash one again while its file still has that identity.
+using VouchedBlobs = std::map<std::string, FileIdentity>;
+
+// The entries of `vouched` that name blobs of `document`: what a request for it carries.
+VouchedBlobs vouched_for(const VouchedBlobs& vouched, const GraphDocument& document);
+
 struct EvaluateRequest {
   std::uint64_t id = 0;
   nlohmann::json graph;  // a graph document (docs/graph-format.md), validated again by the worker
@@ -83,6 +91,7 @@ struct EvaluateRequest {
   // (Inductor's compile_threads), as the coordinator asks for the sanity check, which the other workers
   // wait for. The verdict is the serial compile's: a compile that fails in the pool is compiled again serially.
   std::uint64_t compile_threads = 1;
+  VouchedBlobs vouched{};
 };
 
 // Run eagerly and write every intermediate tensor into the store (fx_minifier's ConcreteProp).
@@ -94,6 +103,7 @@ struct PropagateRequest {
   // copy of its own: analysis feeds each node alone, where aliasing no longer matters); and when
   // a node fails, the values before it and the failure instead of an error.
   bool for_analysis = false;
+  VouchedBlobs vouched{};
 };
 
 // Measure the values of `nodes` (call_function nodes, in graph order): the graph compiled once with
@@ -107,6 +117,7 @@ struct AnalyzeRequest {
   std::string backend;
   std::map<std::string, std::string> backend_options;
   std::vector<std::string> nodes;
+  VouchedBlobs vouched{};
 };
 
 struct ShutdownRequest {

@@ -27,9 +27,10 @@ at::Tensor bytes_of(const c10::Storage& storage) {
 
 }  // namespace
 
-Expected<at::Tensor> read_blob_bytes(const ContentStore& store, const std::string& hash, std::uint64_t nbytes) {
+Expected<at::Tensor> read_blob_bytes(const ContentStore& store, const std::string& hash, std::uint64_t nbytes,
+                                     const FileIdentity* vouched) {
   if (nbytes >= min_mapped_blob_bytes) {
-    auto mapped = store.map(hash, nbytes);
+    auto mapped = store.map(hash, nbytes, vouched);
     if (!mapped) return mapped.error();
     return bytes_of(mapped_storage(std::move(*mapped)));
   }

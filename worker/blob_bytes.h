@@ -18,8 +18,10 @@ namespace minifyd::worker {
 constexpr std::uint64_t min_mapped_blob_bytes = 64 * 1024;
 
 // The verified bytes of blob `hash`, which must hold `nbytes` bytes, on the CPU. The storage is
-// resizable, as a tensor of PyTorch's own is.
-Expected<at::Tensor> read_blob_bytes(const ContentStore& store, const std::string& hash, std::uint64_t nbytes);
+// resizable, as a tensor of PyTorch's own is. A mapped blob whose file still has the `vouched`
+// identity is not hashed again (ContentStore::map).
+Expected<at::Tensor> read_blob_bytes(const ContentStore& store, const std::string& hash, std::uint64_t nbytes,
+                                     const FileIdentity* vouched = nullptr);
 
 // A storage of its own holding `storage`'s bytes: a new mapping of the same blob when `storage`
 // is one (and the blob's file is still the one mapped), else a copy.

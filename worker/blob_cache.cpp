@@ -6,13 +6,13 @@
 namespace minifyd::worker {
 
 Expected<at::Tensor> BlobCache::read(const ContentStore& store, const std::string& hash, std::uint64_t nbytes,
-                                     at::Device device) {
+                                     at::Device device, const FileIdentity* vouched) {
   std::string key = hash + "@" + device.str();
   if (auto found = index_.find(key); found != index_.end()) {
     order_.splice(order_.begin(), order_, found->second);
     return found->second->bytes;
   }
-  auto loaded = read_blob_bytes(store, hash, nbytes);
+  auto loaded = read_blob_bytes(store, hash, nbytes, vouched);
   if (!loaded) return loaded.error();
   at::Tensor bytes = device == loaded->device() ? std::move(*loaded) : loaded->to(device);
   if (nbytes <= budget_) {

@@ -24,8 +24,9 @@ class BlobCache {
 
   // A uint8 tensor on `device` holding the blob's nbytes bytes: the cache's own (never to be
   // written), or a fresh one when the blob is over the budget.
+  // `vouched`: the identity of the blob's file when the coordinator hashed it (read_blob_bytes).
   Expected<at::Tensor> read(const ContentStore& store, const std::string& hash, std::uint64_t nbytes,
-                            at::Device device);
+                            at::Device device, const FileIdentity* vouched = nullptr);
 
   std::uint64_t cached_bytes() const { return used_; }
 

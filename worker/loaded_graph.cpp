@@ -41,11 +41,12 @@ class AliasingCopier {
 }  // namespace
 
 Expected<LoadedGraph> load_graph(const nlohmann::json& graph, const ContentStore& store,
-                                 std::optional<at::Device> cuda_device, BlobCache* cache) {
+                                 std::optional<at::Device> cuda_device, BlobCache* cache,
+                                 const protocol::VouchedBlobs& vouched) {
   auto document = decode_graph_document(graph);
   if (!document) return document.error().with_context("graph");
   LoadedGraph loaded{std::move(*document), {}, {}};
-  TensorLoader loader(loaded.document, store, cuda_device, cache);
+  TensorLoader loader(loaded.document, store, cuda_device, cache, &vouched);
   auto inputs = loader.load_inputs();
   if (!inputs) return inputs.error();
   auto constants = loader.load_constants();

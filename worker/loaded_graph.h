@@ -12,6 +12,7 @@
 #include "common/content_store.h"
 #include "common/expected.h"
 #include "common/graph_document.h"
+#include "protocol/worker_messages.h"
 #include "worker/blob_cache.h"
 #include "worker/eager_interpreter.h"
 
@@ -24,9 +25,11 @@ struct LoadedGraph {
   ConstantMap constants;
 };
 
-// Errors name what is wrong: the document's field, or the blob's hash.
+// Errors name what is wrong: the document's field, or the blob's hash. `vouched`: blobs not to hash
+// again while their files keep the identity the coordinator gives (the request's).
 Expected<LoadedGraph> load_graph(const nlohmann::json& graph, const ContentStore& store,
-                                 std::optional<at::Device> cuda_device, BlobCache* cache);
+                                 std::optional<at::Device> cuda_device, BlobCache* cache,
+                                 const protocol::VouchedBlobs& vouched = {});
 
 // The inputs and constants of one run.
 struct RunArguments {

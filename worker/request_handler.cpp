@@ -112,7 +112,7 @@ template <class Request>
 Expected<RequestHandler::Prepared> RequestHandler::prepare(const Request& request) {
   auto store = open_store(request.store);
   if (!store) return store.error();
-  auto loaded = load_graph(request.graph, *store, cuda_device_, &cache_);
+  auto loaded = load_graph(request.graph, *store, cuda_device_, &cache_, request.vouched);
   if (!loaded) return loaded.error();
   auto chosen = backend(request.backend, request.backend_options);
   if (!chosen) return chosen.error();
@@ -173,7 +173,7 @@ protocol::WorkerReply RequestHandler::evaluate(const protocol::EvaluateRequest& 
 protocol::WorkerReply RequestHandler::propagate(const protocol::PropagateRequest& request) {
   auto store = open_store(request.store);
   if (!store) return error_reply(request.id, store.error());
-  auto loaded = load_graph(request.graph, *store, cuda_device_, &cache_);
+  auto loaded = load_graph(request.graph, *store, cuda_device_, &cache_, request.vouched);
   if (!loaded) return error_reply(request.id, loaded.error());
   auto lock = store->lock_shared();  // keeps gc away until the root below names the blobs
   if (!lock) return error_reply(request.id, lock.error());

@@ -15,12 +15,15 @@ Expected<at::Tensor> TensorLoader::storage_bytes(std::size_t index) {
     return make_error(ErrorKind::unsupported, "storage " + std::to_string(index) + " is on " + storage.device +
                                                   " but this worker sees no GPU");
   at::Device device = on_cuda ? *cuda_device_ : at::Device(at::kCPU);
+  const FileIdentity* vouched = nullptr;
+  if (vouched_ != nullptr)
+    if (auto found = vouched_->find(storage.hash); found != vouched_->end()) vouched = &found->second;
   at::Tensor bytes;
   if (storage.fill) {
     bytes = filled_storage_bytes(*storage.fill, storage.nbytes);
     if (on_cuda) bytes = bytes.to(device);
   } else if (cache_) {
-    auto cached = cache_->read(store_, storage.hash, storage.nbytes, device);
+    auto cached = cache_->read(store_, storage.hash, storage.nbytes, device, vouched);
     if (!cached) return cached.error().with_context("storage " + std::to_string(index));
     bytes = std::move(*cached);
     // Two storages of the same bytes (two zero biases) are two storages still: a run's copies of
@@ -28,7 +31,7 @@ Expected<at::Tensor> TensorLoader::storage_bytes(std::size_t index) {
     if (!cached_storages_.insert(bytes.storage().unsafeGetStorageImpl()).second)
       bytes = at::empty({0}, bytes.options()).set_(copy_storage(bytes.storage()), 0, bytes.sizes(), bytes.strides());
   } else {
-    auto read = read_blob_bytes(store_, storage.hash, storage.nbytes);
+    auto read = read_blob_bytes(store_, storage.hash, storage.nbytes, vouched);
     if (!read) return read.error().with_context("storage " + std::to_string(index));
     bytes = on_cuda ? read->to(device) : std::move(*read);
   }

@@ -13,6 +13,7 @@
 #include "common/content_store.h"
 #include "common/expected.h"
 #include "common/graph_document.h"
+#include "protocol/worker_messages.h"
 #include "worker/blob_cache.h"
 
 namespace minifyd::worker {
@@ -23,9 +24,10 @@ class TensorLoader {
   // cuda_device: where "cuda" storages go; unset means this worker has no GPU (an error for them).
   // cache, when given, serves blobs already read and verified by earlier requests; the tensors
   // loaded then view the cache's bytes, which only copies of them may write (fresh_arguments).
+  // vouched, when given, names blobs not to hash again while their files keep the identity given.
   TensorLoader(const GraphDocument& document, const ContentStore& store, std::optional<at::Device> cuda_device,
-               BlobCache* cache = nullptr)
-      : document_(document), store_(store), cuda_device_(cuda_device), cache_(cache) {}
+               BlobCache* cache = nullptr, const protocol::VouchedBlobs* vouched = nullptr)
+      : document_(document), store_(store), cuda_device_(cuda_device), cache_(cache), vouched_(vouched) {}
 
   // One tensor; its storage is read (and verified) once and shared by every later view of it.
   Expected<at::Tensor> load(const TensorMeta& tensor);
@@ -41,6 +43,7 @@ class TensorLoader {
   const ContentStore& store_;
   std::optional<at::Device> cuda_device_;
   BlobCache* cache_;
+  const protocol::VouchedBlobs* vouched_;
   std::unordered_map<std::size_t, at::Tensor> storages_;  // storage index -> flat uint8 tensor
   std::unordered_set<const c10::StorageImpl*> cached_storages_;  // the cache's, each given to one storage index
 };

@@ -277,13 +277,20 @@ Expected<void> import_original(const GraphDocument& original, const ContentStore
   if (!lock) return lock.error();
   std::vector<std::string> hashes = original.blob_hashes();
   BlobBatch blobs(store);
+  std::vector<std::string> written;
   for (const std::string& hash : hashes) {
     if (store.contains(hash)) continue;
     auto bytes = source.get(hash);
     if (!bytes) return bytes.error();
     if (auto put = blobs.put(bytes->data(), bytes->size()); !put) return put.error();
+    written.push_back(hash);
   }
   if (auto synced = blobs.sync(); !synced) return synced.error();
+  for (const std::string& hash : written) {
+    auto identity = store.identity(hash);
+    if (!identity) return identity.error();
+    (*place.vouched)[hash] = *identity;
+  }
   return store.write_root(place.original_root(), hashes);
 }
 
@@ -354,7 +361,7 @@ Expected<RunResult> continue_run(Checkpoint checkpoint, const RunPlace& place, c
   options.speculation.regardless_of_passes = is_torch_compile_backend(spec.evaluation.backend);
 
   PoolEvaluator evaluator(pool, spec.evaluation, place.store.root(), judge, checkpoint.original_hash,
-                          spec.timeout_follows_original);
+                          spec.timeout_follows_original, place.vouched);
   if (spec.failing_kernel_first && generates_code(spec.evaluation) && !options.skip_sanity) {
     evaluator.locate_failing_kernel();
     options.failing_kernel_nodes = [&evaluator] { return evaluator.failing_kernel_nodes(); };
@@ -362,7 +369,7 @@ Expected<RunResult> continue_run(Checkpoint checkpoint, const RunPlace& place, c
   // The state's eager values, unless an earlier session saved them, come while the search runs.
   std::optional<PropagationInFlight> propagation;
   if (checkpoint.state.eager == nullptr) {
-    propagation.emplace(pool, checkpoint.state.document, place.store, place.intermediates_root(),
+    propagation.emplace(pool, checkpoint.state.document, place.store, *place.vouched, place.intermediates_root(),
                         std::max(spec.evaluation.timeout, propagation_floor), [&evaluator] { evaluator.wake(); });
     checkpoint.state.eager = propagation->values();
   }

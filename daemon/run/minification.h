@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -41,6 +42,9 @@ struct RunPlace {
   // Whether the run, once finished, drops every root but its result's and collects the store; a
   // daemon's job leaves that to the session whose end the job store recorded.
   bool drops_roots = true;
+  // The original's blobs import_original() wrote into the store, hashing them, by their files'
+  // identity: the run's requests vouch for them, so that its workers do not hash them again.
+  std::shared_ptr<protocol::VouchedBlobs> vouched = std::make_shared<protocol::VouchedBlobs>();
 
   std::string original_root() const { return root_prefix + "-original"; }
   std::string intermediates_root() const { return root_prefix + "-intermediates" + session_suffix; }

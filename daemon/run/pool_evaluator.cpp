@@ -84,12 +84,14 @@ class PoolEvaluator::Shared final : public search::CandidateEvaluator {
 };
 
 PoolEvaluator::PoolEvaluator(const PoolAccess& access, EvaluationSpec spec, std::filesystem::path store,
-                             FailureJudge& judge, std::string original_hash, bool timeout_follows_original)
+                             FailureJudge& judge, std::string original_hash, bool timeout_follows_original,
+                             std::shared_ptr<const protocol::VouchedBlobs> vouched)
     : io_(access.io),
       pool_(access.pool),
       parallelism_(std::max<std::size_t>(access.parallelism, 1)),
       spec_(std::move(spec)),
       store_(std::move(store)),
+      vouched_(std::move(vouched)),
       judge_(judge),
       original_hash_(std::move(original_hash)),
       timeout_follows_original_(timeout_follows_original),
@@ -107,6 +109,7 @@ RequestPool::Ticket PoolEvaluator::submit(const search::Candidate& candidate, De
   auto ticket = std::make_shared<RequestPool::Ticket>();
   // submit() never calls the handler before returning, so *ticket is set by the time it runs.
   protocol::EvaluateRequest request = evaluate_request(spec_, *candidate.document, store_);
+  if (vouched_) request.vouched = protocol::vouched_for(*vouched_, *candidate.document);
   bool locating = locate_failing_kernel_ && candidate.hash == original_hash_ && !locating_;
   if (locating) request.output_code = protocol::output_code_run;
   // The original's evaluation is the sanity check, which the search waits for with the other slots idle:

@@ -42,9 +42,11 @@ class PoolEvaluator final : public search::CandidateEvaluator {
   // `store` holds every blob a candidate names. The verdict on the candidate whose hash is
   // `original_hash` sets the judge's expected signature if none is set yet (the sanity check), and
   // with `timeout_follows_original` the time limit of the candidates submitted after it
-  // (candidate_timeout.h); spec.timeout is the limit until then, and the ceiling.
+  // (candidate_timeout.h); spec.timeout is the limit until then, and the ceiling. Each request
+  // vouches for the blobs of `vouched` its graph names.
   PoolEvaluator(const PoolAccess& access, EvaluationSpec spec, std::filesystem::path store, FailureJudge& judge,
-                std::string original_hash, bool timeout_follows_original);
+                std::string original_hash, bool timeout_follows_original,
+                std::shared_ptr<const protocol::VouchedBlobs> vouched = nullptr);
   ~PoolEvaluator() override;
 
   std::size_t parallelism() const override { return parallelism_; }
@@ -97,6 +99,7 @@ class PoolEvaluator final : public search::CandidateEvaluator {
   std::size_t parallelism_;
   EvaluationSpec spec_;
   std::filesystem::path store_;
+  std::shared_ptr<const protocol::VouchedBlobs> vouched_;  // the store's blobs the requests vouch for
   FailureJudge& judge_;
   std::string original_hash_;
   bool timeout_follows_original_;

@@ -63,7 +63,8 @@ struct PropagationInFlight::Answer {
 };
 
 PropagationInFlight::PropagationInFlight(const PoolAccess& pool, const GraphDocument& document,
-                                         const ContentStore& store, std::string root, std::chrono::milliseconds timeout,
+                                         const ContentStore& store, const protocol::VouchedBlobs& vouched,
+                                         std::string root, std::chrono::milliseconds timeout,
                                          std::function<void()> on_answer)
     : pool_(pool), answer_(std::make_shared<Answer>()) {
   answer_->on_answer = std::move(on_answer);
@@ -73,7 +74,9 @@ PropagationInFlight::PropagationInFlight(const PoolAccess& pool, const GraphDocu
     return;
   }
   answer_->lock.emplace(std::move(*lock));
-  ticket_ = pool.pool.submit(propagate_request(document, store.root(), false), timeout,
+  protocol::PropagateRequest request = propagate_request(document, store.root(), false);
+  request.vouched = protocol::vouched_for(vouched, document);
+  ticket_ = pool.pool.submit(std::move(request), timeout,
                              [answer = answer_, store, root = std::move(root)](WorkerOutcome outcome) {
                                auto values = rooted_values(reply_of(outcome), store, root);
                                answer->lock.reset();

@@ -33,7 +33,8 @@ class PropagationInFlight {
   // `on_answer` runs on the pool's thread once values() is no longer pending (to wake a search
   // awaiting them).
   PropagationInFlight(const PoolAccess& pool, const GraphDocument& document, const ContentStore& store,
-                      std::string root, std::chrono::milliseconds timeout, std::function<void()> on_answer);
+                      const protocol::VouchedBlobs& vouched, std::string root, std::chrono::milliseconds timeout,
+                      std::function<void()> on_answer);
   ~PropagationInFlight();
   PropagationInFlight(const PropagationInFlight&) = delete;
   PropagationInFlight& operator=(const PropagationInFlight&) = delete;

@@ -165,6 +165,29 @@ TEST_CASE("a mapped blob is verified, private to its mapping, and mapped again o
   CHECK(corrupted.error().message.find("blob " + other + ": corrupted") == 0);
 }
 
+// A vouched blob is not hashed while its file keeps the identity vouched for; once written since,
+// it is hashed again whatever was vouched.
+TEST_CASE("a blob vouched for is mapped without its hash while its file is the one vouched for", "[store]") {
+  TempDir dir;
+  ContentStore store = make_store(dir);
+  std::string hash = put(store, std::string(100000, 'v'));
+  auto before = store.identity(hash);
+  REQUIRE(before.has_value());
+  CHECK(before->size == 100000);
+  REQUIRE(store.map(hash, 100000, &*before).has_value());
+
+  overwrite(store.blob_path(hash), std::string(99999, 'v') + "w");
+  auto stale = store.map(hash, 100000, &*before);  // written since it was vouched for: hashed
+  REQUIRE_FALSE(stale.has_value());
+  CHECK(stale.error().message.find("blob " + hash + ": corrupted") == 0);
+  auto after = store.identity(hash);
+  REQUIRE(after.has_value());
+  CHECK(*after != *before);
+  CHECK(store.map(hash, 100000, &*after).has_value());  // vouched for as it is now: taken at its word
+  CHECK_FALSE(store.map(hash, 100000).has_value());
+  CHECK(store.identity(std::string(64, 'f')).error().kind == ErrorKind::not_found);
+}
+
 TEST_CASE("a directory that is not a store, or of another version, is refused", "[store]") {
   TempDir dir;
   auto absent = ContentStore::open(dir / "nothing", false);

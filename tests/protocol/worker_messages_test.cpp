@@ -8,6 +8,10 @@
 
 using namespace minifyd::protocol;
 using nlohmann::json;
+using minifyd::DType;
+using minifyd::FileIdentity;
+using minifyd::GraphDocument;
+using minifyd::TensorMeta;
 
 namespace {
 
@@ -437,6 +441,54 @@ TEST_CASE("a compile pool is asked for only beyond one process, and never for no
   CHECK(refusal_of_request(encoded) == "compile_threads: expected 1 or more processes");
   encoded["compile_threads"] = -2;
   CHECK_FALSE(refusal_of_request(encoded).empty());
+}
+
+// The blobs a coordinator vouches for ride on every graph request, as [device, inode, size, ctime_ns].
+TEST_CASE("vouched blobs ride on evaluate, propagate and analyze requests; a malformed one is refused", "[worker_messages]") {
+  const std::string hash(64, 'a');
+  VouchedBlobs vouched{{hash, FileIdentity{2049, 1234567, 1 << 20, -5}}};
+  EvaluateRequest evaluate;
+  evaluate.graph = json::object();
+  evaluate.backend = "eager";
+  CHECK_FALSE(encode(WorkerRequest(evaluate)).contains("vouched"));
+  evaluate.vouched = vouched;
+  PropagateRequest propagate;
+  propagate.graph = json::object();
+  propagate.vouched = vouched;
+  AnalyzeRequest analyze;
+  analyze.graph = json::object();
+  analyze.backend = "eager";
+  analyze.vouched = vouched;
+  auto round_trip = [&](const WorkerRequest& request) {
+    json encoded = encode(request);
+    CHECK(encoded.at("vouched").at(hash) == json::array({2049, 1234567, 1 << 20, -5}));
+    auto decoded = decode_request(encoded);
+    REQUIRE(decoded.has_value());
+    return *decoded;
+  };
+  CHECK(std::get<EvaluateRequest>(round_trip(evaluate)).vouched == vouched);
+  CHECK(std::get<PropagateRequest>(round_trip(propagate)).vouched == vouched);
+  CHECK(std::get<AnalyzeRequest>(round_trip(analyze)).vouched == vouched);
+  json encoded = encode(WorkerRequest(evaluate));
+  encoded["vouched"][hash] = json::array({1, 2, 3});
+  CHECK(refusal_of_request(encoded).find("vouched." + hash + ": expected [device, inode, size, ctime_ns]") !=
+        std::string::npos);
+  encoded["vouched"] = "all of them";
+  CHECK_FALSE(refusal_of_request(encoded).empty());
+
+  // docs/protocol.md's example, its graph (elided there) empty.
+  auto documented = decode_request(json::parse(
+      R"({"type":"evaluate","id":3,"graph":{},"store":"/tmp/small/store","backend":"eager","vouched":{"307c00da40197e000c1ff6efc1715503ee86860b0c5b47dd2c7b2c87f62ca2ec":[2049,1835017,8,1764345600123456789]}})"));
+  REQUIRE(documented.has_value());
+  CHECK(std::get<EvaluateRequest>(*documented).vouched.begin()->second ==
+        FileIdentity{2049, 1835017, 8, 1764345600123456789});
+
+  GraphDocument document;
+  document.storages = {{hash, 4, "cpu", std::nullopt}, {std::string(64, 'b'), 4, "cpu", std::nullopt}};
+  document.inputs = {TensorMeta{0, DType::float32, {1}, {1}, 0, false}, TensorMeta{1, DType::float32, {1}, {1}, 0, false}};
+  VouchedBlobs more = vouched;
+  more[std::string(64, 'c')] = FileIdentity{1, 2, 3, 4};
+  CHECK(vouched_for(more, document) == vouched);
 }
 
 TEST_CASE("output code is asked for, reported, and a crash's last marked kernel read from stderr", "[worker_messages]") {
