@@ -20,6 +20,10 @@ void close_descriptors_on_exec() {
   for (rlim_t fd = 3; fd < files.rlim_cur; ++fd) ::fcntl(static_cast<int>(fd), F_SETFD, FD_CLOEXEC);
 }
 
+OpenFile::~OpenFile() {
+  if (fd >= 0) ::close(fd);
+}
+
 Error errno_error(const std::string& what, int error_number) {
   if (error_number == ENOSPC || error_number == EDQUOT)
     return make_error(ErrorKind::no_space, what + ": " + std::strerror(error_number) + " (the disk is full)");
@@ -43,12 +47,6 @@ Expected<std::size_t> read_up_to(int fd, char* destination, std::size_t size, co
   }
   return done;
 }
-
-// An open file's descriptor, closed on every way out.
-struct OpenFile {
-  int fd;
-  ~OpenFile() { ::close(fd); }
-};
 
 Expected<std::uint64_t> size_of(int fd, const std::filesystem::path& path) {
   struct stat info {};

@@ -10,6 +10,16 @@
 
 namespace minifyd {
 
+// An open file's descriptor (or -1), closed on every way out.
+struct OpenFile {
+  explicit OpenFile(int descriptor) : fd(descriptor) {}
+  OpenFile(const OpenFile&) = delete;
+  OpenFile& operator=(const OpenFile&) = delete;
+  ~OpenFile();
+
+  int fd;
+};
+
 Expected<std::string> read_file(const std::filesystem::path& path);
 // Reads a file of `size` bytes into `destination` without a copy between; returns the bytes read,
 // which are fewer than `size` for a file that shrank meanwhile, or the file's own size (nothing

@@ -22,8 +22,7 @@ class MappedFile {
   ~MappedFile();
 
   void* data() const { return data_; }
-  std::size_t size() const { return size_; }
-  const std::filesystem::path& path() const { return path_; }
+  std::size_t size() const { return static_cast<std::size_t>(identity_.size); }
   // The file's, as it was when mapped.
   const FileIdentity& identity() const { return identity_; }
 
@@ -33,13 +32,12 @@ class MappedFile {
   Expected<MappedFile> remap() const;
 
  private:
-  MappedFile(std::filesystem::path path, void* data, std::size_t size, FileIdentity identity)
-      : path_(std::move(path)), data_(data), size_(size), identity_(identity) {}
+  MappedFile(std::filesystem::path path, void* data, FileIdentity identity)
+      : path_(std::move(path)), data_(data), identity_(identity) {}
 
   std::filesystem::path path_;
   void* data_ = nullptr;
-  std::size_t size_ = 0;
-  FileIdentity identity_;
+  FileIdentity identity_;  // its size is the mapping's
 };
 
 }  // namespace minifyd
