@@ -156,6 +156,19 @@ Expected<std::string> BlobBatch::put(const void* data, std::size_t size) {
   return hash;
 }
 
+Expected<void> BlobBatch::put_from(const ContentStore& source, std::string_view hash) {
+  auto linked = store_.link_from(source, hash);
+  if (!linked) return linked.error();
+  if (!*linked) {
+    auto bytes = source.get(hash);
+    if (!bytes) return bytes.error();
+    auto put = store_.put(bytes->data(), bytes->size(), FileSync::later);
+    if (!put) return put.error();
+  }
+  hashes_.emplace_back(hash);
+  return {};
+}
+
 Expected<void> BlobBatch::sync() {
   // Storages of equal bytes (a propagation's) put one blob several times: it is synced once.
   std::sort(hashes_.begin(), hashes_.end());
@@ -164,6 +177,36 @@ Expected<void> BlobBatch::sync() {
     if (auto synced = sync_file(store_.blob_path(hash)); !synced) return synced.error().with_context("storing blob " + hash);
   hashes_.clear();
   return {};
+}
+
+Expected<bool> ContentStore::link_from(const ContentStore& source, std::string_view hash) const {
+  if (!is_sha256_hex(hash)) return blob_error(ErrorKind::invalid_input, hash, "not a SHA-256 digest");
+  fs::path from = source.blob_path(hash);
+  fs::path to = blob_path(hash);
+  std::error_code ec;
+  fs::create_directories(to.parent_path(), ec);
+  if (ec) return make_error(ErrorKind::io, "creating " + to.parent_path().string() + ": " + ec.message());
+  if (::link(from.c_str(), to.c_str()) != 0) {
+    int saved = errno;
+    if (saved == ENOENT) return source.read_error(errno_error(from.string(), saved), hash);
+    if (saved == EEXIST && contains(hash)) return true;  // another writer put it meanwhile
+    // Another file system, hard links refused (protected_hardlinks, a file system without them).
+    return false;
+  }
+  // Checked as linked, not as named before: the name may have been given to another file meanwhile.
+  // A file another user may write could change under the store's name: that one is copied.
+  struct stat file {};
+  bool own = ::lstat(to.c_str(), &file) == 0 && S_ISREG(file.st_mode) && file.st_uid == ::geteuid() &&
+             (file.st_mode & (S_IWGRP | S_IWOTH)) == 0 && file.st_size > 0;
+  Expected<void> verified = make_error(ErrorKind::io, "not linked");
+  if (own) {
+    auto mapped = MappedFile::map(to, static_cast<std::size_t>(file.st_size));
+    verified = mapped ? verify_bytes(hash, mapped->data(), mapped->size()) : Expected<void>(mapped.error());
+  }
+  if (own && verified) return true;
+  if (::unlink(to.c_str()) != 0 && errno != ENOENT) return errno_error("unlinking " + to.string(), errno);
+  if (!own) return false;
+  return source.read_error(verified.error(), hash);
 }
 
 bool ContentStore::contains(std::string_view hash) const {

@@ -108,6 +108,9 @@ class ContentStore {
 
   friend class BlobBatch;
   Expected<std::string> put(const void* data, std::size_t size, FileSync sync) const;
+  // Links `source`'s blob `hash` in as BlobBatch::put_from() describes: false (nothing done) where
+  // it must be copied instead.
+  Expected<bool> link_from(const ContentStore& source, std::string_view hash) const;
 
   std::filesystem::path root_;
 };
@@ -121,6 +124,10 @@ class BlobBatch {
   explicit BlobBatch(const ContentStore& store) : store_(store) {}
 
   Expected<std::string> put(const void* data, std::size_t size);
+  // Puts `source`'s blob `hash` here, verified. When both stores are on one file system and the file
+  // is this user's alone to write, as a second link to it (git's local clone): nothing is copied,
+  // and dropping it later frees no page the source still holds. Otherwise copied, as put() would.
+  Expected<void> put_from(const ContentStore& source, std::string_view hash);
   Expected<void> sync();
 
  private:

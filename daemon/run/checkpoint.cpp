@@ -123,9 +123,9 @@ GraphShape shape_of(const search::SearchState& state) {
 }
 
 nlohmann::json encode(const Checkpoint& checkpoint) {
-  nlohmann::json eager;  // null until they came
+  nlohmann::json eager;  // null until those of the state came
   const search::EagerValues* values = checkpoint.state.eager.get();
-  if (values != nullptr && !values->pending() && !values->failed()) {
+  if (values != nullptr && values->cover(checkpoint.state.document.graph)) {
     eager = nlohmann::json::array();
     for (const auto& [node, value] : values->all())
       eager.push_back(protocol::encode(protocol::PropagatedValue{node, value.storage, value.tensor}));

@@ -280,9 +280,7 @@ Expected<void> import_original(const GraphDocument& original, const ContentStore
   std::vector<std::string> written;
   for (const std::string& hash : hashes) {
     if (store.contains(hash)) continue;
-    auto bytes = source.get(hash);
-    if (!bytes) return bytes.error();
-    if (auto put = blobs.put(bytes->data(), bytes->size()); !put) return put.error();
+    if (auto put = blobs.put_from(source, hash); !put) return put.error();
     written.push_back(hash);
   }
   if (auto synced = blobs.sync(); !synced) return synced.error();
@@ -366,10 +364,11 @@ Expected<RunResult> continue_run(Checkpoint checkpoint, const RunPlace& place, c
     evaluator.locate_failing_kernel();
     options.failing_kernel_nodes = [&evaluator] { return evaluator.failing_kernel_nodes(); };
   }
-  // The state's eager values, unless an earlier session saved them, come while the search runs.
-  std::optional<PropagationInFlight> propagation;
+  // The state's eager values, unless an earlier session saved them, come while the search runs, as it
+  // asks for them.
+  std::optional<RunPropagations> propagation;
   if (checkpoint.state.eager == nullptr) {
-    propagation.emplace(pool, checkpoint.state.document, place.store, *place.vouched, place.intermediates_root(),
+    propagation.emplace(pool, place.store, *place.vouched, place.intermediates_root(),
                         std::max(spec.evaluation.timeout, propagation_floor), [&evaluator] { evaluator.wake(); });
     checkpoint.state.eager = propagation->values();
   }
@@ -386,9 +385,10 @@ Expected<RunResult> continue_run(Checkpoint checkpoint, const RunPlace& place, c
   std::optional<TimelinePhase> searching(std::in_place, hooks.timeline, "search");
   auto searched = search::minify(search::clone_state(checkpoint.state), evaluator, cache, clock, options, &session);
   searching.reset();
-  // A search that ended before it needed them still waits for them: a run whose state does not run
-  // in eager fails with that, whatever the search found. An interrupted one drops them (the
-  // request is cancelled; its checkpoint then has none, and a resume propagates again).
+  // A search that ended before the values it asked for came still waits for them: a run whose state
+  // asked for does not run in eager fails with that, whatever the search found. An interrupted one
+  // drops them (the requests are cancelled; its checkpoint then has none, and a resume propagates
+  // again).
   if (searched && searched->stop == search::StopReason::interrupted) propagation.reset();
   if (propagation)
     if (auto answered = propagation->finish(); !answered) {

@@ -1,9 +1,13 @@
-// One propagate request, answered or not; waited for at once, or while a search runs.
+// One propagate request, waited for at once; or those a search asks for while it runs.
 #include "daemon/run/propagation.h"
 
+#include <atomic>
 #include <optional>
+#include <set>
 #include <utility>
 #include <vector>
+
+#include <boost/asio/post.hpp>
 
 #include "common/graph_codec.h"
 
@@ -30,17 +34,6 @@ Expected<protocol::PropagateReply> reply_of(const WorkerOutcome& outcome) {
   return *propagated;
 }
 
-// The reply's values rooted as `root`, the worker's root dropped.
-Expected<search::EagerValueMap> rooted_values(Expected<protocol::PropagateReply> reply, const ContentStore& store,
-                                              const std::string& root) {
-  if (!reply) return reply.error();
-  std::vector<std::string> hashes;
-  for (const auto& value : reply->values) hashes.push_back(value.storage.hash);
-  if (auto rooted = store.write_root(root, hashes); !rooted) return rooted.error();
-  if (auto removed = store.remove_root(reply->root); !removed) return removed.error();
-  return search::eager_values_from(reply->values);
-}
-
 }  // namespace
 
 Expected<protocol::PropagateReply> propagate(const PoolAccess& pool, const GraphDocument& document,
@@ -49,58 +42,102 @@ Expected<protocol::PropagateReply> propagate(const PoolAccess& pool, const Graph
   return reply_of(request_and_wait(pool, propagate_request(document, store, for_analysis), timeout));
 }
 
-// The values (pending until the answer) and, when none came, why.
-struct PropagationInFlight::Answer {
-  std::shared_ptr<search::EagerValues> values = search::EagerValues::awaited();
-  std::optional<Error> error;
-  std::optional<StoreLock> lock;
-  std::function<void()> on_answer;  // dropped with the PropagationInFlight: a cancel is answered later
+// What the asks, posted from any thread, and the answers, on the pool's, share.
+struct RunPropagations::Shared {
+  Shared(const PoolAccess& pool, const ContentStore& store, const protocol::VouchedBlobs& vouched, std::string root,
+         std::chrono::milliseconds timeout, std::function<void()> on_answer)
+      : pool(pool), store(store), vouched(vouched), root(std::move(root)), timeout(timeout),
+        on_answer(std::move(on_answer)) {}
 
-  void fail(Error why) {
-    error = std::move(why);
-    values->fail();
+  // On the pool's thread: `document` propagated as the values' ask `ask`.
+  void submit(std::size_t ask, const GraphDocument& document) {
+    auto lock = store.lock_shared();
+    if (!lock) return answer_failed(lock.error().with_context("locking the store for the values"));
+    protocol::PropagateRequest request = propagate_request(document, store.root(), false);
+    request.vouched = protocol::vouched_for(vouched, document);
+    auto held = std::make_shared<std::optional<StoreLock>>(std::move(*lock));
+    auto ticket = std::make_shared<RequestPool::Ticket>();
+    *ticket = pool.pool.submit(std::move(request), timeout,
+                               [alive = self, ask, held, ticket](WorkerOutcome outcome) {
+                                 auto shared = alive.lock();
+                                 if (!shared) return;
+                                 shared->tickets.erase(*ticket);
+                                 auto values = shared->rooted(reply_of(outcome));
+                                 held->reset();
+                                 if (values)
+                                   shared->answer(ask, *values);
+                                 else
+                                   shared->answer_failed(values.error());
+                               });
+    tickets.insert(*ticket);
   }
+
+  // The reply's values rooted, with every earlier answer's, as `root`, the worker's root dropped.
+  Expected<search::EagerValueMap> rooted(Expected<protocol::PropagateReply> reply) {
+    if (!reply) return reply.error();
+    for (const auto& value : reply->values) rooted_hashes.push_back(value.storage.hash);
+    if (auto written = store.write_root(root, rooted_hashes); !written) return written.error();
+    if (auto removed = store.remove_root(reply->root); !removed) return removed.error();
+    return search::eager_values_from(reply->values);
+  }
+
+  void answer(std::size_t ask, const search::EagerValueMap& arrived) {
+    values->arrive(ask, arrived);
+    --unanswered;
+    if (on_answer) on_answer();
+  }
+
+  void answer_failed(Error why) {
+    if (!error) error = std::move(why);
+    values->fail();
+    --unanswered;
+    if (on_answer) on_answer();
+  }
+
+  const PoolAccess& pool;
+  ContentStore store;
+  protocol::VouchedBlobs vouched;
+  std::string root;
+  std::chrono::milliseconds timeout;
+  std::function<void()> on_answer;  // dropped with the RunPropagations: a cancel is answered later
+  std::weak_ptr<Shared> self;
+  std::shared_ptr<search::EagerValues> values;
+  std::atomic<std::size_t> unanswered{0};  // asks made (on any thread) and not answered
+  std::set<RequestPool::Ticket> tickets;   // submitted and not answered
+  std::vector<std::string> rooted_hashes;
+  std::optional<Error> error;
 };
 
-PropagationInFlight::PropagationInFlight(const PoolAccess& pool, const GraphDocument& document,
-                                         const ContentStore& store, const protocol::VouchedBlobs& vouched,
-                                         std::string root, std::chrono::milliseconds timeout,
-                                         std::function<void()> on_answer)
-    : pool_(pool), answer_(std::make_shared<Answer>()) {
-  answer_->on_answer = std::move(on_answer);
-  auto lock = store.lock_shared();
-  if (!lock) {
-    answer_->fail(lock.error().with_context("locking the store for the values"));
-    return;
-  }
-  answer_->lock.emplace(std::move(*lock));
-  protocol::PropagateRequest request = propagate_request(document, store.root(), false);
-  request.vouched = protocol::vouched_for(vouched, document);
-  ticket_ = pool.pool.submit(std::move(request), timeout,
-                             [answer = answer_, store, root = std::move(root)](WorkerOutcome outcome) {
-                               auto values = rooted_values(reply_of(outcome), store, root);
-                               answer->lock.reset();
-                               if (values)
-                                 answer->values->arrive(std::move(*values));
-                               else
-                                 answer->fail(values.error());
-                               if (answer->on_answer) answer->on_answer();
-                             });
+RunPropagations::RunPropagations(const PoolAccess& pool, const ContentStore& store,
+                                 const protocol::VouchedBlobs& vouched, std::string root,
+                                 std::chrono::milliseconds timeout, std::function<void()> on_answer)
+    : pool_(pool),
+      shared_(std::make_shared<Shared>(pool, store, vouched, std::move(root), timeout, std::move(on_answer))) {
+  shared_->self = shared_;
+  shared_->values = search::EagerValues::asked_through(
+      [&io = pool.io, alive = std::weak_ptr<Shared>(shared_)](std::size_t ask, GraphDocument document) {
+        auto shared = alive.lock();
+        if (!shared) return;
+        ++shared->unanswered;
+        boost::asio::post(io, [alive, ask, document = std::move(document)] {
+          if (auto shared = alive.lock()) shared->submit(ask, document);
+        });
+      });
 }
 
-PropagationInFlight::~PropagationInFlight() {
-  answer_->on_answer = nullptr;
-  if (answer_->values->pending()) pool_.pool.cancel(ticket_);
+RunPropagations::~RunPropagations() {
+  shared_->on_answer = nullptr;
+  for (RequestPool::Ticket ticket : std::set<RequestPool::Ticket>(shared_->tickets)) pool_.pool.cancel(ticket);
 }
 
-std::shared_ptr<const search::EagerValues> PropagationInFlight::values() const { return answer_->values; }
+std::shared_ptr<const search::EagerValues> RunPropagations::values() const { return shared_->values; }
 
-Expected<void> PropagationInFlight::finish() {
-  while (answer_->values->pending() && pool_.io.run_one() != 0) {
+Expected<void> RunPropagations::finish() {
+  while (shared_->unanswered.load() != 0 && pool_.io.run_one() != 0) {
   }
-  if (answer_->values->pending())
+  if (shared_->unanswered.load() != 0)
     return make_error(ErrorKind::io, "the worker pool stopped before the propagation was answered");
-  if (answer_->error) return *answer_->error;
+  if (shared_->error) return *shared_->error;
   return {};
 }
 

@@ -23,32 +23,29 @@ Expected<protocol::PropagateReply> propagate(const PoolAccess& pool, const Graph
                                             const std::filesystem::path& store, std::chrono::milliseconds timeout,
                                             bool for_analysis = false);
 
-// A run's propagate, answered while its search turns the pool: the original's eager values come
-// beside the sanity check and the prefix bisection, which need none (the search awaits them before
-// any step that may need them, search/search_state.h). The answer's values are rooted in `store`
-// as `root` (the worker's own root dropped) before they arrive; until then a shared lock keeps a gc
-// of the store away from them. Dropped unanswered, the request is cancelled.
-class PropagationInFlight {
+// A run's propagations, answered while its search turns the pool: each document the search asks
+// eager values of (search::EagerValues: the original beside the sanity check, or only the failing
+// prefix the bisection found) is propagated by a worker. The answers' values are rooted in `store` as
+// `root` (each worker's own root dropped) before they arrive; until then a shared lock keeps a gc of
+// the store away from them. Asks may come from any thread: they are posted to the pool's. Dropped,
+// the unanswered requests are cancelled.
+class RunPropagations {
  public:
-  // `on_answer` runs on the pool's thread once values() is no longer pending (to wake a search
-  // awaiting them).
-  PropagationInFlight(const PoolAccess& pool, const GraphDocument& document, const ContentStore& store,
-                      const protocol::VouchedBlobs& vouched, std::string root, std::chrono::milliseconds timeout,
-                      std::function<void()> on_answer);
-  ~PropagationInFlight();
-  PropagationInFlight(const PropagationInFlight&) = delete;
-  PropagationInFlight& operator=(const PropagationInFlight&) = delete;
+  // `on_answer` runs on the pool's thread after each answer (to wake a search awaiting them).
+  RunPropagations(const PoolAccess& pool, const ContentStore& store, const protocol::VouchedBlobs& vouched,
+                  std::string root, std::chrono::milliseconds timeout, std::function<void()> on_answer);
+  ~RunPropagations();
+  RunPropagations(const RunPropagations&) = delete;
+  RunPropagations& operator=(const RunPropagations&) = delete;
 
-  // Pending until the answer; failed when it brought no values.
   std::shared_ptr<const search::EagerValues> values() const;
-  // Turns the pool until the answer came: why no values came, if none did.
+  // Turns the pool until every ask so far is answered: why values did not come, if an ask failed.
   Expected<void> finish();
 
  private:
-  struct Answer;
+  struct Shared;
   const PoolAccess& pool_;
-  RequestPool::Ticket ticket_ = 0;
-  std::shared_ptr<Answer> answer_;
+  std::shared_ptr<Shared> shared_;
 };
 
 }  // namespace minifyd::run

@@ -139,6 +139,11 @@ SearchOutcome search_from_original(SearchRunner& runner, const SearchOptions& op
   return search_from(runner, options, std::move(original), FirstTry::first_divergence, false);
 }
 
+bool reads_values_before_bisecting(const SearchOptions& options, std::size_t parallelism) {
+  return !options.bisect_prefix || options.first_try_end || options.failing_kernel_nodes ||
+         parallelism >= min_parallelism_to_split;
+}
+
 SearchOutcome search_after(SearchRunner& runner, const SearchOptions& options, SearchState accepted,
                            std::string_view step) {
   if (step == first_divergence_step)

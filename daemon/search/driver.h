@@ -2,6 +2,7 @@
 // order by role) over a SearchRunner, then the final check.
 #pragma once
 
+#include <cstddef>
 #include <string_view>
 
 #include "daemon/search/search_options.h"
@@ -21,6 +22,12 @@ SearchOutcome search_on(SearchRunner& runner, const SearchOptions& options, Sear
 // (SearchOptions::first_try_end, failing_kernel_nodes, then bisect_prefix): the search's own start, and that of a
 // lineage that went ahead of the sanity check.
 SearchOutcome search_from_original(SearchRunner& runner, const SearchOptions& options, SearchState original);
+
+// Whether search_from_original() may read eager values before the prefix bisection has narrowed the
+// search to its failing prefix (no bisection, a first try, or segments): the original's values are
+// then asked for at the search's start, to come beside the sanity check; otherwise the bisection asks
+// for the failing prefix's alone, all the search reads from there on.
+bool reads_values_before_bisecting(const SearchOptions& options, std::size_t parallelism);
 
 // The search from a candidate that `step` accepted: after one of the first tries (first_divergence_step,
 // failing_kernel_step, failing_segment_step), the tries search_from_original() makes after it, then

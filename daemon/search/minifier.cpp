@@ -34,6 +34,7 @@ Expected<SearchResult> minify(SearchState original, CandidateEvaluator& evaluato
   log::info("started off with " + std::to_string(result.start_nodes) + " nodes");
   SearchOutcome outcome;
   std::optional<bool> fails = true;
+  if (reads_values_before_bisecting(options, runner.parallelism())) original.eager->ask(original.document);
   // The failing kernel's nodes come with the sanity check's verdict: nothing goes ahead of it.
   if (!options.skip_sanity) fails = runner.check_to_continue(original, !options.failing_kernel_nodes);
   if (!fails && runner.error()) return runner.error()->with_context("checking the original graph");

@@ -21,10 +21,12 @@ std::vector<std::size_t> probe_indices(std::size_t lo, std::size_t hi, std::size
   return probes;
 }
 
-// `node` of `state` alone on loads of its inputs, as the step failing_node_step, when accepted.
-std::optional<SearchState> try_node_alone(SearchRunner& runner, const SearchState& state, const Node& node) {
+// `node` of `state` alone on loads of its inputs (the values of `reading`'s nodes, when given), as the
+// step failing_node_step, when accepted.
+std::optional<SearchState> try_node_alone(SearchRunner& runner, const SearchState& state, const Node& node,
+                                          const SearchState* reading = nullptr) {
   if (node.op() != OpCode::call_function) return std::nullopt;
-  return first_failing_computation(runner, state, {node.name()});
+  return first_failing_computation(runner, state, {node.name()}, reading);
 }
 
 }  // namespace
@@ -65,10 +67,13 @@ SearchState bisect_failing_prefix(SearchRunner& runner, SearchState original) {
     shortest = std::move(*failed);
   }
   if (!shortest) return try_last_node_alone(runner, std::move(original));
-  if (auto alone = try_node_alone(runner, original, *nodes[cuts[hi]])) return std::move(*alone);
+  // Both steps from here read the failing prefix's values alone (the node's inputs; the prefix none):
+  // a run that has not propagated its original yet propagates the prefix only.
+  SearchState prefix = clone_state(*shortest);
+  if (auto alone = try_node_alone(runner, original, *nodes[cuts[hi]], &prefix)) return std::move(*alone);
   if (runner.stopped()) return original;
-  auto kept = runner.run_proposals(failing_prefix_step, original, 1,
-                                   [&](const CandidateSink& offer) { offer(std::move(*shortest)); });
+  auto kept = runner.run_proposals(
+      failing_prefix_step, original, 1, [&](const CandidateSink& offer) { offer(std::move(*shortest)); }, &prefix);
   return kept ? std::move(*kept) : std::move(original);
 }
 

@@ -24,7 +24,8 @@ inline constexpr std::size_t min_cut_points_to_bisect = 16;
 // each round narrowing the range between the longest cut known to pass and the shortest known to
 // fail; a probe's failure is only a bound and is not re-verified. Then, as one step, that node alone
 // on loads of its inputs (failing_node_step), else the cut (failing_prefix_step), the one accepted
-// re-verified as any step's. When no cut fails, try_last_node_alone(); the original when nothing is
+// re-verified as any step's; both read the prefix's eager values alone, so a search that asked for
+// none before asks for those only (reads_values_before_bisecting). When no cut fails, try_last_node_alone(); the original when nothing is
 // accepted or it has fewer than min_cut_points_to_bisect cut points. Whatever the predicate's shape (a
 // failure that needs two nodes apart, one that comes and goes with the cut), the result fails: only
 // a failing candidate is kept.

@@ -326,8 +326,9 @@ std::optional<SearchState> SearchRunner::run_step(const Strategy& strategy, cons
 
 std::optional<SearchState> SearchRunner::run_proposals(std::string_view name, const SearchState& state,
                                                        std::size_t granularity,
-                                                       const std::function<void(const CandidateSink&)>& propose) {
-  if (stopped() || !await_eager(state)) return std::nullopt;
+                                                       const std::function<void(const CandidateSink&)>& propose,
+                                                  const SearchState* reading) {
+  if (stopped() || !await_eager(reading != nullptr ? *reading : state)) return std::nullopt;
   Acceptance acceptance{name, granularity, state.document.graph.size()};
   std::optional<SearchState> accepted = first_failing_of(acceptance, state, propose, true);
   if (!accepted) {
@@ -341,7 +342,8 @@ std::optional<SearchState> SearchRunner::run_proposals(std::string_view name, co
 }
 
 bool SearchRunner::await_eager(const SearchState& state) {
-  while (state.eager->pending()) {
+  state.eager->ask(state.document);
+  while (!state.eager->answered(state.document.graph)) {
     if (!may_query(0)) return false;
     evaluator_.wait_until(std::chrono::steady_clock::now() + lookahead_interval);
   }

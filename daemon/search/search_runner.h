@@ -69,17 +69,20 @@ class SearchRunner {
   std::optional<SearchState> run_step(const Strategy& strategy, const SearchState& state,
                                       std::size_t granularity);
   // run_step() of the candidates `propose` offers, as a step named `name` (one that is no
-  // strategy's, as the first try at an analysis's first divergence).
+  // strategy's, as the first try at an analysis's first divergence). `reading`: the state whose
+  // eager values `propose` reads, when not `state` (the bisection's steps from the original, which
+  // read its failing prefix's alone).
   std::optional<SearchState> run_proposals(std::string_view name, const SearchState& state, std::size_t granularity,
-                                           const std::function<void(const CandidateSink&)>& propose);
+                                           const std::function<void(const CandidateSink&)>& propose,
+                                           const SearchState* reading = nullptr);
   // The candidates `propose` offers, evaluated as run_proposals() evaluates a step's (the verdict
   // cache, up to parallelism() in flight, the budgets), but none accepted: the first that fails once
   // every one before it is known to pass, as it is (not re-verified), or nullopt. No work goes ahead
   // of them: they are probes (a bisection's), whose failing one is only a bound.
   std::optional<SearchState> first_failing(std::string_view name, const SearchState& state, std::size_t granularity,
                                            const std::function<void(const CandidateSink&)>& propose);
-  // Turns the evaluator until `state`'s eager values have arrived (search_state.h), so that a step
-  // may turn nodes into loads: true once they are there; false when none will come (the runner
+  // Asks for `state`'s eager values and turns the evaluator until they have arrived (search_state.h),
+  // so that a step may turn nodes into loads: true once they are there; false when none will come (the runner
   // stops with an error) or the runner stopped meanwhile. run_proposals() awaits them itself.
   bool await_eager(const SearchState& state);
   // Candidates the evaluator runs at once.

@@ -6,6 +6,10 @@
 namespace minifyd::search {
 namespace {
 
+// The nodes an eager value may be asked of: all but placeholders and the output (a get_attr's or a
+// tuple's is asked for, and comes as none stored).
+bool has_value(const Node& node) { return node.op() != OpCode::placeholder && node.op() != OpCode::output; }
+
 std::size_t leaves(const Value& value) {
   if (value.is<NoneValue>()) return 0;
   if (!value.is<ListValue>()) return 1;
@@ -24,26 +28,80 @@ EagerValueMap eager_values_from(const std::vector<protocol::PropagatedValue>& pr
 
 EagerValues::EagerValues(EagerValueMap values) : values_(std::move(values)) {}
 
-std::shared_ptr<EagerValues> EagerValues::awaited() {
+std::shared_ptr<EagerValues> EagerValues::asked_through(Asker asker) {
   auto values = std::make_shared<EagerValues>();
-  values->state_.store(State::pending, std::memory_order_relaxed);
+  values->asker_ = std::move(asker);
   return values;
 }
 
-void EagerValues::arrive(EagerValueMap values) {
-  values_ = std::move(values);
-  state_.store(State::known, std::memory_order_release);
+void EagerValues::ask(const GraphDocument& document) const {
+  if (!asker_) return;
+  std::size_t ask = 0;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::vector<std::string> wanted;
+    for (const Node* node : document.graph.nodes())
+      if (has_value(*node) && asked_.count(node->name()) == 0) wanted.push_back(node->name());
+    if (wanted.empty()) return;
+    asked_.insert(wanted.begin(), wanted.end());
+    ask = asks_.size();
+    asks_.push_back(std::move(wanted));
+  }
+  asker_(ask, clone_document(document));
 }
 
-void EagerValues::fail() { state_.store(State::failed, std::memory_order_release); }
+bool EagerValues::known(std::string_view node) const { return !asker_ || arrived_.count(node) != 0; }
+
+bool EagerValues::answered(const Graph& graph) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (failed_) return true;
+  for (const Node* node : graph.nodes())
+    if (has_value(*node) && !known(node->name())) return false;
+  return true;
+}
+
+bool EagerValues::cover(const Graph& graph) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (failed_) return false;
+  for (const Node* node : graph.nodes())
+    if (has_value(*node) && !known(node->name())) return false;
+  return true;
+}
+
+void EagerValues::arrive(std::size_t ask, const EagerValueMap& values) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (ask >= asks_.size()) throw std::logic_error("eager values arrived for an ask never made");
+  // std::map keeps the addresses find() handed out as values are added.
+  for (const auto& [node, value] : values) values_.emplace(node, value);
+  arrived_.insert(asks_[ask].begin(), asks_[ask].end());
+  ++answers_;
+}
+
+void EagerValues::fail() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  failed_ = true;
+  ++answers_;
+}
+
+bool EagerValues::failed() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return failed_;
+}
+
+bool EagerValues::pending() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return answers_ < asks_.size();
+}
 
 const EagerValue* EagerValues::find(std::string_view node) const {
-  auto found = all().find(node);
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!known(node)) throw std::logic_error("the eager value of '" + std::string(node) + "' was read before it arrived");
+  auto found = values_.find(node);
   return found == values_.end() ? nullptr : &found->second;
 }
 
-const EagerValueMap& EagerValues::all() const {
-  if (pending()) throw std::logic_error("eager values were read before they arrived");
+EagerValueMap EagerValues::all() const {
+  std::lock_guard<std::mutex> lock(mutex_);
   return values_;
 }
 

@@ -2,10 +2,11 @@
 // fed from the store, and which placeholders still stand for fx_minifier's load_tensor nodes.
 #pragma once
 
-#include <atomic>
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <string>
 #include <string_view>
@@ -29,31 +30,51 @@ using EagerValueMap = std::map<std::string, EagerValue, std::less<>>;
 EagerValueMap eager_values_from(const std::vector<protocol::PropagatedValue>& propagated);
 
 // The eager values of a search's nodes, shared by every state of one search. Known from the start
-// (a resumed run, an analysis), or awaited: a run propagates its original beside the sanity check
-// and the prefix bisection, which need none, and the search awaits them (SearchRunner::await_eager)
-// before any step that may turn nodes into loads. Arrival happens once, on the search's thread;
-// readers may be on any thread.
+// for every node (a resumed run, an analysis), or asked for: a run propagates the documents its search
+// asks values of (SearchRunner::await_eager asks for a state's nodes before a step may turn them
+// into loads). The original is asked for beside the sanity check, unless the search bisects its
+// prefix before it reads any value: then only the failing prefix is, which is all it reads from there
+// on. Asks and reads may come from any thread (lineages); answers arrive on the search's.
 class EagerValues {
  public:
-  EagerValues() = default;  // known: none
-  explicit EagerValues(EagerValueMap values);
-  // Values that arrive() or fail() later.
-  static std::shared_ptr<EagerValues> awaited();
+  // Hands an asked document to the propagation that answers it as `ask` (arrive or fail); called on
+  // the asking thread, without locks held.
+  using Asker = std::function<void(std::size_t ask, GraphDocument document)>;
 
-  void arrive(EagerValueMap values);
-  // None will come (the propagation failed): a search stops where it would need them.
+  EagerValues() = default;  // known: none, for every node
+  explicit EagerValues(EagerValueMap values);
+  static std::shared_ptr<EagerValues> asked_through(Asker asker);
+
+  // Asks for the values of `document`'s nodes (all but placeholders and the output) that were not
+  // asked for yet (none when known from the start).
+  void ask(const GraphDocument& document) const;
+  // Whether every such node of `graph` has its answer, or an ask failed.
+  bool answered(const Graph& graph) const;
+  // Whether every such node of `graph` has its value known (stored or not), no ask having failed:
+  // a state of `graph` may be saved with them.
+  bool cover(const Graph& graph) const;
+  void arrive(std::size_t ask, const EagerValueMap& values);
+  // An ask brought none (its propagation failed): a search stops where it would need them.
   void fail();
-  bool pending() const { return state_.load(std::memory_order_acquire) == State::pending; }
-  bool failed() const { return state_.load(std::memory_order_acquire) == State::failed; }
-  // `node`'s stored value, nullptr when it has none. Reading while they are pending is a bug of the
+  bool failed() const;
+  // Whether an ask is unanswered.
+  bool pending() const;
+  // `node`'s stored value, nullptr when it has none. Reading a node not answered yet is a bug of the
   // search (a step that did not await them): std::logic_error.
   const EagerValue* find(std::string_view node) const;
-  // Every stored value, as find() reads them.
-  const EagerValueMap& all() const;
+  // Every stored value known.
+  EagerValueMap all() const;
 
  private:
-  enum class State { pending, known, failed };
-  std::atomic<State> state_{State::known};
+  bool known(std::string_view node) const;  // with mutex_ held
+
+  Asker asker_;  // empty: known from the start, for every node
+  mutable std::mutex mutex_;
+  mutable std::vector<std::vector<std::string>> asks_;  // the nodes each ask asked for
+  mutable std::set<std::string, std::less<>> asked_;
+  std::set<std::string, std::less<>> arrived_;
+  std::size_t answers_ = 0;
+  bool failed_ = false;
   EagerValueMap values_;
 };
 

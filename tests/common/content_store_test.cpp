@@ -1,6 +1,7 @@
 // The content store: verified reads, atomic concurrent writes from several processes, exact gc.
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -74,6 +75,54 @@ TEST_CASE("a batch's blobs are the store's at once; its sync names a blob that v
   auto synced = batch.sync();
   REQUIRE_FALSE(synced.has_value());
   CHECK(synced.error().message.find(*gone) != std::string::npos);
+}
+
+TEST_CASE("a blob put from another store is linked when it is this user's alone, else copied; verified either way",
+          "[store]") {
+  TempDir dir;
+  auto opened = ContentStore::open(dir / "source", true);
+  REQUIRE(opened.has_value());
+  ContentStore source = std::move(*opened);
+  ContentStore store = make_store(dir);
+  auto inode = [](const std::filesystem::path& path) {
+    struct stat file {};
+    REQUIRE(::stat(path.c_str(), &file) == 0);
+    return file.st_ino;
+  };
+
+  std::string weights(100000, 'w');
+  std::string linked = put(source, weights);
+  minifyd::BlobBatch batch(store);
+  REQUIRE(batch.put_from(source, linked).has_value());
+  CHECK(inode(store.blob_path(linked)) == inode(source.blob_path(linked)));
+  CHECK(batch.sync().has_value());
+  auto content = store.get(linked);
+  REQUIRE(content.has_value());
+  CHECK(*content == weights);
+
+  // Writable by the group: another user could change it under the store's name, so it is copied.
+  std::string shared = put(source, "shared with the group");
+  std::filesystem::permissions(source.blob_path(shared), std::filesystem::perms::group_write,
+                               std::filesystem::perm_options::add);
+  REQUIRE(batch.put_from(source, shared).has_value());
+  CHECK(inode(store.blob_path(shared)) != inode(source.blob_path(shared)));
+  CHECK(store.get(shared).has_value());
+
+  // Corrupt in the source: an error naming the hash, and nothing of it left in the store.
+  std::string corrupt = put(source, "will be corrupted");
+  overwrite(source.blob_path(corrupt), "was corrupted!!!!");
+  auto refused = batch.put_from(source, corrupt);
+  REQUIRE_FALSE(refused.has_value());
+  CHECK(refused.error().kind == ErrorKind::corrupt);
+  CHECK(refused.error().message.find(corrupt) != std::string::npos);
+  CHECK_FALSE(store.contains(corrupt));
+
+  // Missing from the source: not found, naming the hash and the source.
+  std::string absent(64, 'a');
+  auto missing = batch.put_from(source, absent);
+  REQUIRE_FALSE(missing.has_value());
+  CHECK(missing.error().kind == ErrorKind::not_found);
+  CHECK(missing.error().message.find((dir / "source").string()) != std::string::npos);
 }
 
 TEST_CASE("a corrupted or truncated blob is an error naming the hash", "[store]") {

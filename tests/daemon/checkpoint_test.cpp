@@ -6,6 +6,7 @@
 #include "common/graph_codec.h"
 #include "daemon/analysis/analysis_files.h"
 #include "daemon/run/checkpoint.h"
+#include "daemon/search/strategies/truncate_suffix.h"
 #include "tests/support/sample_documents.h"
 #include "tests/support/temp_dir.h"
 
@@ -120,8 +121,12 @@ TEST_CASE("checkpoints and specs from before analyses and plain checks read as w
   CHECK_FALSE(read->spec.analyze_first);
 }
 
-TEST_CASE("a checkpoint saved before its eager values came has none, and is read back without them", "[checkpoint]") {
-  for (auto values : {search::EagerValues::awaited(), std::shared_ptr<search::EagerValues>()}) {
+TEST_CASE("a checkpoint saved before its state's eager values came has none, and is read back without them",
+          "[checkpoint]") {
+  Checkpoint sample = sample_checkpoint();
+  auto asked = search::EagerValues::asked_through([](std::size_t, GraphDocument) {});
+  asked->ask(sample.state.document);
+  for (auto values : {std::shared_ptr<const search::EagerValues>(asked), std::shared_ptr<const search::EagerValues>()}) {
     Checkpoint checkpoint = sample_checkpoint();
     checkpoint.state.eager = values;
     nlohmann::json json = encode(checkpoint);
@@ -130,9 +135,26 @@ TEST_CASE("a checkpoint saved before its eager values came has none, and is read
     if (!read) FAIL(read.error().message);
     CHECK(read->state.eager == nullptr);
   }
-  auto failed = search::EagerValues::awaited();
-  failed->fail();
+
+  // Those of a prefix of the state (the bisection's) do not cover it: a resume propagates the state.
+  std::size_t asks = 0;
+  auto prefix_only = search::EagerValues::asked_through([&](std::size_t, GraphDocument) { ++asks; });
+  search::SearchState prefix = search::truncated_at(sample.state, 3);  // through mm
+  REQUIRE(prefix.document.graph.size() < sample.state.document.graph.size());
+  prefix_only->ask(prefix.document);
+  prefix_only->arrive(0, sample.state.eager->all());
   Checkpoint checkpoint = sample_checkpoint();
+  checkpoint.state.eager = prefix_only;
+  CHECK(encode(checkpoint)["eager"].is_null());
+  // Asked for the whole state too, and arrived: saved.
+  prefix_only->ask(sample.state.document);
+  CHECK(asks == 2);
+  prefix_only->arrive(1, {});
+  CHECK(encode(checkpoint)["eager"].size() == 1);
+
+  auto failed = search::EagerValues::asked_through([](std::size_t, GraphDocument) {});
+  failed->ask(sample.state.document);
+  failed->fail();
   checkpoint.state.eager = failed;
   CHECK(encode(checkpoint)["eager"].is_null());
 }

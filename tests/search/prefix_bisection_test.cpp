@@ -3,6 +3,7 @@
 // their result is the schedule's, or no larger.
 #include <algorithm>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "common/graph_codec.h"
 #include "daemon/search/failing_segment.h"
 #include "daemon/search/prefix_bisection.h"
+#include "daemon/search/strategies/truncate_suffix.h"
 #include "tests/support/run_search.h"
 #include "tests/support/search_case.h"
 
@@ -250,32 +252,41 @@ TEST_CASE("a small failing kernel's computations are tried alone, last first, be
 
 namespace {
 
-// Answers in evaluate() as PredicateEvaluator does; the eager values arrive (or fail) at the search's
-// first wait for them, as a pool's answer arrives while the search turns the pool.
+// Answers in evaluate() as PredicateEvaluator does; the eager values it is asked for arrive (or fail)
+// at the search's next wait, as a pool's answer arrives while the search turns the pool.
 class ValuesOnWait final : public PredicateEvaluator {
  public:
-  ValuesOnWait(Predicate predicate, std::shared_ptr<EagerValues> values, std::optional<EagerValueMap> arriving)
-      : PredicateEvaluator(std::move(predicate)), values_(std::move(values)), arriving_(std::move(arriving)) {}
+  ValuesOnWait(Predicate predicate, std::optional<EagerValueMap> arriving)
+      : PredicateEvaluator(std::move(predicate)),
+        values(EagerValues::asked_through([this](std::size_t ask, GraphDocument document) {
+          asked.push_back(Ask{ask, document.graph.size(), evaluated().size()});
+        })),
+        arriving_(std::move(arriving)) {}
 
   bool wait_until(std::chrono::steady_clock::time_point) override {
-    if (values_->pending()) {
-      judged_before = evaluated().size();
-      if (arriving_) values_->arrive(*arriving_);
-      else values_->fail();
+    for (; answered_ < asked.size(); ++answered_) {
+      if (arriving_) values->arrive(asked[answered_].ask, *arriving_);
+      else values->fail();
     }
     return false;
   }
 
-  std::optional<std::size_t> judged_before;  // candidates judged before the values came
+  struct Ask {
+    std::size_t ask;
+    std::size_t nodes;           // of the document asked for
+    std::size_t judged_before;  // candidates judged before it was asked
+  };
+  std::shared_ptr<EagerValues> values;
+  std::vector<Ask> asked;
 
  private:
-  std::shared_ptr<EagerValues> values_;
   std::optional<EagerValueMap> arriving_;
+  std::size_t answered_ = 0;
 };
 
 }  // namespace
 
-TEST_CASE("values that arrive during the search: the sanity check and the bisection go on without them", "[search]") {
+TEST_CASE("values asked for by the bisection: only the failing prefix's, once it is found", "[search]") {
   SearchState original = chain_case(200, {{120, "aten::relu"}});
   PredicateEvaluator known(holds_target("aten::relu"));
   Searched expected = minified(original, known, true);
@@ -287,25 +298,26 @@ TEST_CASE("values that arrive during the search: the sanity check and the bisect
     input_alone.push_back(placeholders.size() == 1 && placeholders.front()->name() == "x_1");
     return relu(document);
   };
+  ValuesOnWait late(recording, original.eager->all());
   SearchState awaiting = clone_state(original);
-  auto arriving = EagerValues::awaited();
-  awaiting.eager = arriving;
-  ValuesOnWait late(recording, arriving, original.eager->all());
+  awaiting.eager = late.values;
   Searched result = minified(awaiting, late, true);
   CHECK(encoded(result.result) == encoded(expected.result));
   CHECK(result.accepted == expected.accepted);
   CHECK(result.result.counters.queries == expected.result.counters.queries);
-  // The sanity check and log2(200) probes, each on the input alone; then the relu on a load.
-  REQUIRE(late.judged_before.has_value());
-  CHECK(*late.judged_before >= 8);
-  CHECK(std::all_of(input_alone.begin(), input_alone.begin() + static_cast<std::ptrdiff_t>(*late.judged_before),
+  // One ask, after the sanity check and log2(200) probes, each on the input alone: the prefix through
+  // the relu (the input, 121 operators, the output). Then the relu on a load.
+  REQUIRE(late.asked.size() == 1);
+  CHECK(late.asked[0].nodes == 123);
+  CHECK(late.asked[0].judged_before >= 8);
+  CHECK(std::all_of(input_alone.begin(), input_alone.begin() + static_cast<std::ptrdiff_t>(late.asked[0].judged_before),
                     [](bool alone) { return alone; }));
   CHECK_FALSE(input_alone.back());
 
   // None come: the search stops where it needs them, with an error, having judged nothing more.
-  awaiting.eager = EagerValues::awaited();
   input_alone.clear();
-  ValuesOnWait never(recording, std::const_pointer_cast<EagerValues>(awaiting.eager), std::nullopt);
+  ValuesOnWait never(recording, std::nullopt);
+  awaiting.eager = never.values;
   SearchOptions options;
   options.strategies = *select_strategies({});
   options.bisect_prefix = true;
@@ -316,6 +328,46 @@ TEST_CASE("values that arrive during the search: the sanity check and the bisect
   CHECK(stopped->stop == StopReason::error);
   REQUIRE(stopped->error.has_value());
   CHECK(stopped->error->message.find("eager values") != std::string::npos);
-  REQUIRE(never.judged_before.has_value());
-  CHECK(input_alone.size() == *never.judged_before);
+  REQUIRE(never.asked.size() == 1);
+  CHECK(input_alone.size() == never.asked[0].judged_before);
+}
+
+TEST_CASE("values asked for at the search's start where it reads them before bisecting", "[search]") {
+  SearchState original = chain_case(200, {{120, "aten::relu"}});
+  PredicateEvaluator known(holds_target("aten::relu"));
+  Searched expected = minified(original, known, false);
+  ValuesOnWait late(holds_target("aten::relu"), original.eager->all());
+  SearchState awaiting = clone_state(original);
+  awaiting.eager = late.values;
+  Searched result = minified(awaiting, late, false);
+  CHECK(encoded(result.result) == encoded(expected.result));
+  REQUIRE(late.asked.size() == 1);
+  CHECK(late.asked[0].nodes == original.document.graph.size());
+  CHECK(late.asked[0].judged_before == 0);
+}
+
+TEST_CASE("a state beyond the values asked for asks for the rest", "[search]") {
+  SearchState original = chain_case(40, {});
+  std::vector<std::size_t> asked;
+  auto values = EagerValues::asked_through([&](std::size_t, GraphDocument document) {
+    asked.push_back(document.graph.size());
+  });
+  SearchState prefix = truncated_at(original, 10);
+  values->ask(prefix.document);
+  values->ask(prefix.document);  // nothing new
+  CHECK_FALSE(values->answered(prefix.document.graph));
+  CHECK(values->pending());
+  values->arrive(0, original.eager->all());
+  CHECK(values->answered(prefix.document.graph));
+  CHECK(values->find("op_8") != nullptr);
+  CHECK_THROWS_AS(values->find("op_20"), std::logic_error);
+  CHECK_FALSE(values->cover(original.document.graph));
+  values->ask(original.document);
+  REQUIRE(asked.size() == 2);
+  CHECK(asked[1] == original.document.graph.size());
+  CHECK_FALSE(values->answered(original.document.graph));
+  values->arrive(1, original.eager->all());
+  CHECK(values->cover(original.document.graph));
+  CHECK(values->find("op_20") != nullptr);
+  CHECK_FALSE(values->pending());
 }
