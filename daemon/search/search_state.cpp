@@ -52,20 +52,20 @@ void EagerValues::ask(const GraphDocument& document) const {
 
 bool EagerValues::known(std::string_view node) const { return !asker_ || arrived_.count(node) != 0; }
 
-bool EagerValues::answered(const Graph& graph) const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (failed_) return true;
+bool EagerValues::all_known(const Graph& graph) const {
   for (const Node* node : graph.nodes())
     if (has_value(*node) && !known(node->name())) return false;
   return true;
 }
 
+bool EagerValues::answered(const Graph& graph) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return failed_ || all_known(graph);
+}
+
 bool EagerValues::cover(const Graph& graph) const {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (failed_) return false;
-  for (const Node* node : graph.nodes())
-    if (has_value(*node) && !known(node->name())) return false;
-  return true;
+  return !failed_ && all_known(graph);
 }
 
 void EagerValues::arrive(std::size_t ask, const EagerValueMap& values) {
@@ -74,23 +74,16 @@ void EagerValues::arrive(std::size_t ask, const EagerValueMap& values) {
   // std::map keeps the addresses find() handed out as values are added.
   for (const auto& [node, value] : values) values_.emplace(node, value);
   arrived_.insert(asks_[ask].begin(), asks_[ask].end());
-  ++answers_;
 }
 
 void EagerValues::fail() {
   std::lock_guard<std::mutex> lock(mutex_);
   failed_ = true;
-  ++answers_;
 }
 
 bool EagerValues::failed() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return failed_;
-}
-
-bool EagerValues::pending() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return answers_ < asks_.size();
 }
 
 const EagerValue* EagerValues::find(std::string_view node) const {

@@ -57,8 +57,6 @@ class EagerValues {
   // An ask brought none (its propagation failed): a search stops where it would need them.
   void fail();
   bool failed() const;
-  // Whether an ask is unanswered.
-  bool pending() const;
   // `node`'s stored value, nullptr when it has none. Reading a node not answered yet is a bug of the
   // search (a step that did not await them): std::logic_error.
   const EagerValue* find(std::string_view node) const;
@@ -66,14 +64,15 @@ class EagerValues {
   EagerValueMap all() const;
 
  private:
-  bool known(std::string_view node) const;  // with mutex_ held
+  // With mutex_ held.
+  bool known(std::string_view node) const;
+  bool all_known(const Graph& graph) const;
 
   Asker asker_;  // empty: known from the start, for every node
   mutable std::mutex mutex_;
   mutable std::vector<std::vector<std::string>> asks_;  // the nodes each ask asked for
   mutable std::set<std::string, std::less<>> asked_;
   std::set<std::string, std::less<>> arrived_;
-  std::size_t answers_ = 0;
   bool failed_ = false;
   EagerValueMap values_;
 };
