@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <optional>
 #include <set>
 #include <system_error>
 
@@ -198,15 +199,15 @@ Expected<bool> ContentStore::link_from(const ContentStore& source, std::string_v
   struct stat file {};
   bool own = ::lstat(to.c_str(), &file) == 0 && S_ISREG(file.st_mode) && file.st_uid == ::geteuid() &&
              (file.st_mode & (S_IWGRP | S_IWOTH)) == 0 && file.st_size > 0;
-  Expected<void> verified = make_error(ErrorKind::io, "not linked");
+  std::optional<Error> refused;
   if (own) {
-    auto mapped = MappedFile::map(to, static_cast<std::size_t>(file.st_size));
-    verified = mapped ? verify_bytes(hash, mapped->data(), mapped->size()) : Expected<void>(mapped.error());
+    auto verified = map(hash, static_cast<std::size_t>(file.st_size));
+    if (verified) return true;
+    refused = verified.error();
   }
-  if (own && verified) return true;
   if (::unlink(to.c_str()) != 0 && errno != ENOENT) return errno_error("unlinking " + to.string(), errno);
-  if (!own) return false;
-  return source.read_error(verified.error(), hash);
+  if (refused) return *refused;
+  return false;
 }
 
 bool ContentStore::contains(std::string_view hash) const {

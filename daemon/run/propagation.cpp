@@ -43,7 +43,7 @@ Expected<protocol::PropagateReply> propagate(const PoolAccess& pool, const Graph
 }
 
 // What the asks, posted from any thread, and the answers, on the pool's, share.
-struct RunPropagations::Shared {
+struct RunPropagations::Shared : std::enable_shared_from_this<Shared> {
   Shared(const PoolAccess& pool, const ContentStore& store, const protocol::VouchedBlobs& vouched, std::string root,
          std::chrono::milliseconds timeout, std::function<void()> on_answer)
       : pool(pool), store(store), vouched(vouched), root(std::move(root)), timeout(timeout),
@@ -58,7 +58,7 @@ struct RunPropagations::Shared {
     auto held = std::make_shared<std::optional<StoreLock>>(std::move(*lock));
     auto ticket = std::make_shared<RequestPool::Ticket>();
     *ticket = pool.pool.submit(std::move(request), timeout,
-                               [alive = self, ask, held, ticket](WorkerOutcome outcome) {
+                               [alive = weak_from_this(), ask, held, ticket](WorkerOutcome outcome) {
                                  auto shared = alive.lock();
                                  if (!shared) return;
                                  shared->tickets.erase(*ticket);
@@ -100,7 +100,6 @@ struct RunPropagations::Shared {
   std::string root;
   std::chrono::milliseconds timeout;
   std::function<void()> on_answer;  // dropped with the RunPropagations: a cancel is answered later
-  std::weak_ptr<Shared> self;
   std::shared_ptr<search::EagerValues> values;
   std::atomic<std::size_t> unanswered{0};  // asks made (on any thread) and not answered
   std::set<RequestPool::Ticket> tickets;   // submitted and not answered
@@ -113,7 +112,6 @@ RunPropagations::RunPropagations(const PoolAccess& pool, const ContentStore& sto
                                  std::chrono::milliseconds timeout, std::function<void()> on_answer)
     : pool_(pool),
       shared_(std::make_shared<Shared>(pool, store, vouched, std::move(root), timeout, std::move(on_answer))) {
-  shared_->self = shared_;
   shared_->values = search::EagerValues::asked_through(
       [&io = pool.io, alive = std::weak_ptr<Shared>(shared_)](std::size_t ask, GraphDocument document) {
         auto shared = alive.lock();

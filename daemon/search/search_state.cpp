@@ -39,18 +39,21 @@ void EagerValues::ask(const GraphDocument& document) const {
   std::size_t ask = 0;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    std::vector<std::string> wanted;
+    ask = arrived_.size();
+    bool wanted = false;
     for (const Node* node : document.graph.nodes())
-      if (has_value(*node) && asked_.count(node->name()) == 0) wanted.push_back(node->name());
-    if (wanted.empty()) return;
-    asked_.insert(wanted.begin(), wanted.end());
-    ask = asks_.size();
-    asks_.push_back(std::move(wanted));
+      if (has_value(*node)) wanted = asked_.emplace(node->name(), ask).second || wanted;
+    if (!wanted) return;
+    arrived_.push_back(false);
   }
   asker_(ask, clone_document(document));
 }
 
-bool EagerValues::known(std::string_view node) const { return !asker_ || arrived_.count(node) != 0; }
+bool EagerValues::known(std::string_view node) const {
+  if (!asker_) return true;
+  auto asked = asked_.find(node);
+  return asked != asked_.end() && arrived_[asked->second];
+}
 
 bool EagerValues::all_known(const Graph& graph) const {
   for (const Node* node : graph.nodes())
@@ -70,10 +73,10 @@ bool EagerValues::cover(const Graph& graph) const {
 
 void EagerValues::arrive(std::size_t ask, const EagerValueMap& values) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (ask >= asks_.size()) throw std::logic_error("eager values arrived for an ask never made");
+  if (ask >= arrived_.size()) throw std::logic_error("eager values arrived for an ask never made");
   // std::map keeps the addresses find() handed out as values are added.
   for (const auto& [node, value] : values) values_.emplace(node, value);
-  arrived_.insert(asks_[ask].begin(), asks_[ask].end());
+  arrived_[ask] = true;
 }
 
 void EagerValues::fail() {

@@ -70,9 +70,8 @@ class EagerValues {
 
   Asker asker_;  // empty: known from the start, for every node
   mutable std::mutex mutex_;
-  mutable std::vector<std::vector<std::string>> asks_;  // the nodes each ask asked for
-  mutable std::set<std::string, std::less<>> asked_;
-  std::set<std::string, std::less<>> arrived_;
+  mutable std::map<std::string, std::size_t, std::less<>> asked_;  // node -> the ask that asked for it
+  mutable std::vector<bool> arrived_;                              // by ask
   bool failed_ = false;
   EagerValueMap values_;
 };
