@@ -7,6 +7,7 @@
 #include "common/json_view.h"
 #include "protocol/json_fields.h"
 #include "protocol/json_nesting.h"
+#include "protocol/operator_libraries.h"
 
 namespace minifyd::protocol {
 namespace {
@@ -62,16 +63,17 @@ Expected<void> decode_vouched(const JsonView& view, VouchedBlobs& vouched) {
   return {};
 }
 
-// The request's members every graph request carries, vouched blobs when there are any.
-json graph_request_message(std::string_view type, std::uint64_t id, const json& graph, const std::string& store,
-                           const VouchedBlobs& vouched) {
-  json message{{"type", type}, {"id", id}, {"graph", graph}, {"store", store}};
-  for (const auto& [hash, identity] : vouched)
+// The request's members every graph request carries, vouched blobs and operator libraries when there are any.
+template <class Request>
+json graph_request_message(std::string_view type, const Request& request) {
+  json message{{"type", type}, {"id", request.id}, {"graph", request.graph}, {"store", request.store}};
+  for (const auto& [hash, identity] : request.vouched)
     message["vouched"][hash] = json::array({identity.device, identity.inode, identity.size, identity.ctime_ns});
+  encode_op_libraries(request.op_libraries, message);
   return message;
 }
 
-// The fields every graph-carrying request has: id, graph, store and the vouched blobs.
+// The fields every graph-carrying request has: id, graph, store, the vouched blobs and the operator libraries.
 template <class Request>
 Expected<Request> decode_graph_request(const JsonView& view) {
   Request request;
@@ -83,6 +85,9 @@ Expected<Request> decode_graph_request(const JsonView& view) {
   request.graph = std::move(*graph);
   if (auto read = view.read("store", request.store); !read) return read.error();
   if (auto read = decode_vouched(view, request.vouched); !read) return read.error();
+  auto libraries = decode_op_libraries(view);
+  if (!libraries) return libraries.error();
+  request.op_libraries = std::move(*libraries);
   return request;
 }
 
@@ -179,6 +184,7 @@ Expected<PropagateReply> decode_propagate_reply(const JsonView& view, std::uint6
     if (auto read = decode(**failure, verdict); !read) return read.error();
     reply.eager_failure = std::move(verdict);
   }
+  if (auto read = view.read_optional("retiring", reply.retiring); !read) return read.error();
   return reply;
 }
 
@@ -209,6 +215,7 @@ const Verdict* compiled_failure_of(const WorkerReply& reply) {
 bool announces_retirement(const WorkerReply& reply) {
   if (auto* evaluated = std::get_if<EvaluateReply>(&reply)) return evaluated->retiring;
   if (auto* analyzed = std::get_if<AnalyzeReply>(&reply)) return analyzed->retiring;
+  if (auto* propagated = std::get_if<PropagateReply>(&reply)) return propagated->retiring;
   return false;
 }
 
@@ -244,7 +251,7 @@ json encode(const WorkerRequest& request) {
       [](const auto& r) -> json {
         using T = std::decay_t<decltype(r)>;
         if constexpr (std::is_same_v<T, EvaluateRequest>) {
-          json message = graph_request_message("evaluate", r.id, r.graph, r.store, r.vouched);
+          json message = graph_request_message("evaluate", r);
           message["backend"] = r.backend;
           message["backend_options"] = r.backend_options;
           message["accuracy"] = to_string(r.accuracy);
@@ -254,11 +261,11 @@ json encode(const WorkerRequest& request) {
           if (r.compile_threads > 1) message["compile_threads"] = r.compile_threads;
           return message;
         } else if constexpr (std::is_same_v<T, PropagateRequest>) {
-          json message = graph_request_message("propagate", r.id, r.graph, r.store, r.vouched);
+          json message = graph_request_message("propagate", r);
           message["for_analysis"] = r.for_analysis;
           return message;
         } else if constexpr (std::is_same_v<T, AnalyzeRequest>) {
-          json message = graph_request_message("analyze", r.id, r.graph, r.store, r.vouched);
+          json message = graph_request_message("analyze", r);
           message["backend"] = r.backend;
           message["backend_options"] = r.backend_options;
           message["nodes"] = r.nodes;
@@ -291,6 +298,7 @@ json encode(const WorkerReply& reply) {
           for (const PropagatedValue& value : r.values) values.push_back(encode(value));
           json message{{"type", "propagated"}, {"id", r.id}, {"values", std::move(values)}, {"root", r.root}};
           if (r.eager_failure) message["eager_failure"] = encode(*r.eager_failure);
+          if (r.retiring) message["retiring"] = true;
           return message;
         } else if constexpr (std::is_same_v<T, AnalyzeReply>) {
           return encode_fields(r, analyze_reply_fields, json{{"type", "analyzed"}, {"id", r.id}});

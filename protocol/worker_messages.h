@@ -18,6 +18,7 @@
 #include "common/file_identity.h"
 #include "common/graph_document.h"
 #include "common/json_view.h"
+#include "common/operator_library.h"
 #include "protocol/bisect_messages.h"
 #include "protocol/output_code.h"
 #include "protocol/value_measurement.h"
@@ -92,6 +93,9 @@ struct EvaluateRequest {
   // wait for. The verdict is the serial compile's: a compile that fails in the pool is compiled again serially.
   std::uint64_t compile_threads = 1;
   VouchedBlobs vouched{};
+  // The job's operator libraries (common/operator_library.h): the worker loads them, checked against their
+  // hashes, in a process that serves no request naming others, and the graph may call their namespaces.
+  std::vector<OperatorLibrary> op_libraries{};
 };
 
 // Run eagerly and write every intermediate tensor into the store (fx_minifier's ConcreteProp).
@@ -104,6 +108,7 @@ struct PropagateRequest {
   // a node fails, the values before it and the failure instead of an error.
   bool for_analysis = false;
   VouchedBlobs vouched{};
+  std::vector<OperatorLibrary> op_libraries{};  // as EvaluateRequest's
 };
 
 // Measure the values of `nodes` (call_function nodes, in graph order): the graph compiled once with
@@ -118,6 +123,7 @@ struct AnalyzeRequest {
   std::map<std::string, std::string> backend_options;
   std::vector<std::string> nodes;
   VouchedBlobs vouched{};
+  std::vector<OperatorLibrary> op_libraries{};  // as EvaluateRequest's
 };
 
 struct ShutdownRequest {
@@ -173,6 +179,7 @@ struct PropagateReply {
   std::string root;
   // For analysis, the node where eager failed: values stop before it.
   std::optional<Verdict> eager_failure;
+  bool retiring = false;  // as EvaluateReply's
 };
 
 // How an analyze read the intermediate values: as added outputs of the compiled graph (which may

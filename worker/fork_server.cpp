@@ -20,6 +20,7 @@
 #include "common/exit_status.h"
 #include "common/json_view.h"
 #include "protocol/line_buffer.h"
+#include "protocol/operator_libraries.h"
 #include "protocol/worker_messages.h"
 #include "worker/server.h"
 
@@ -33,13 +34,17 @@ struct Forwarded {
   std::string line;
   std::uint64_t id = 0;
   std::string type;  // "evaluate", "propagate", "analyze", or "" when unreadable
+  // The operator libraries it names, as written ("" for none): only a child that has loaded these, or
+  // a fresh one, serves it (worker/operator_libraries.h).
+  std::string libraries;
 };
 
 Forwarded describe_request(std::string line, const Expected<nlohmann::json>& json) {
-  Forwarded request{std::move(line), 0, ""};
+  Forwarded request{std::move(line), 0, "", ""};
   if (json && json->is_object()) {
     if (json->contains("id") && (*json)["id"].is_number_unsigned()) request.id = (*json)["id"].get<std::uint64_t>();
     if (json->contains("type") && (*json)["type"].is_string()) request.type = (*json)["type"].get<std::string>();
+    if (auto found = json->find(protocol::op_libraries_key); found != json->end()) request.libraries = found->dump();
   }
   return request;
 }
@@ -106,6 +111,9 @@ struct Child {
   int reply_fd = -1;    // ours to read
   int stderr_fd = -1;   // ours to read, non-blocking
   std::optional<Forwarded> serving;
+  // The operator libraries of the requests it serves (Forwarded::libraries), set by its first: it is
+  // sent no request naming others, since what it loaded stays loaded.
+  std::string libraries;
   // It answered a CUDA error (and exits by itself), or its request pipe broke: it is sent nothing more.
   bool retired = false;
   protocol::LineBuffer replies;
@@ -279,12 +287,19 @@ class ForkServer {
     bury(child);
   }
 
-  // Hands queued requests to idle children, in order, forking while every child is busy and there
-  // are fewer than max_children.
+  // Hands queued requests to idle children of their operator libraries, in order, forking while there
+  // is none and there are fewer than max_children; at max_children an idle child of other libraries
+  // makes room.
   void dispatch() {
     while (!queue_.empty() && !exit_code_) {
-      Child* child = idle_child();
-      if (child == nullptr && children_.size() < max_children_) child = fork_child();
+      const std::string& libraries = queue_.front().libraries;
+      Child* child = idle_child(libraries);
+      if (child == nullptr && children_.size() >= max_children_)
+        if (Child* other = idle_child_of_other_libraries(libraries)) {
+          kill(*other);
+          children_.remove_if([](const Child& reaped) { return reaped.pid < 0; });
+        }
+      if (child == nullptr && children_.size() < max_children_) child = fork_child(libraries);
       if (child == nullptr) return;
       child->stderr_tail.clear();  // the tail reported with a failure is this request's
       if (!write_line(child->request_fd, queue_.front().line)) {
@@ -298,18 +313,25 @@ class ForkServer {
     }
   }
 
-  Child* idle_child() {
+  Child* idle_child(const std::string& libraries) {
     for (Child& child : children_)
-      if (child.pid > 0 && !child.serving && !child.retired) return &child;
+      if (child.pid > 0 && !child.serving && !child.retired && child.libraries == libraries) return &child;
     return nullptr;
   }
 
-  Child* fork_child() {
+  Child* idle_child_of_other_libraries(const std::string& libraries) {
+    for (Child& child : children_)
+      if (child.pid > 0 && !child.serving && child.libraries != libraries) return &child;
+    return nullptr;
+  }
+
+  Child* fork_child(const std::string& libraries) {
     std::vector<int> foreign_fds{in_fd_, out_fd_};
     for (const Child& child : children_)
       for (int fd : {child.request_fd, child.reply_fd, child.stderr_fd})
         if (fd >= 0) foreign_fds.push_back(fd);
     Child child(max_line_bytes_);
+    child.libraries = libraries;
     if (!spawn(child, foreign_fds, serve_child_)) {
       // With children, the request waits for one of them; without, nothing can ever serve it.
       if (children_.empty()) exit_code_ = 1;

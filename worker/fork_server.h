@@ -15,7 +15,10 @@ namespace minifyd::worker {
 
 // Serves the requests on in_fd, replying on out_fd (the hello is the caller's), each through a child
 // running serve_child(request_fd, reply_fd): up to max_children requests at once, the rest waiting
-// in order. An idle child is reused; a new one is forked only while every child is busy. Each
+// in order. An idle child is reused; a new one is forked only while every child is busy. A request
+// naming operator libraries (worker/operator_libraries.h) goes only to a child that serves those, or a
+// fresh one: what a child loaded stays loaded, so it never serves a request naming other ones (or
+// none); at max_children an idle child of other libraries is killed to make room. Each
 // child's stderr is relayed to this process's stderr, and its tail (since its request began) goes
 // into that request's failing verdict. `cancel` kills the child serving the request (or drops it
 // from the queue), without reply. `shutdown` kills every child at once, answering nothing more;

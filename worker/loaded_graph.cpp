@@ -42,8 +42,8 @@ class AliasingCopier {
 
 Expected<LoadedGraph> load_graph(const nlohmann::json& graph, const ContentStore& store,
                                  std::optional<at::Device> cuda_device, BlobCache* cache,
-                                 const protocol::VouchedBlobs& vouched) {
-  auto document = decode_graph_document(graph);
+                                 const protocol::VouchedBlobs& vouched, const OperatorScope& operators) {
+  auto document = decode_graph_document(graph, operators);
   if (!document) return document.error().with_context("graph");
   LoadedGraph loaded{std::move(*document), {}, {}};
   TensorLoader loader(loaded.document, store, cuda_device, cache, &vouched);

@@ -26,10 +26,11 @@ struct LoadedGraph {
 };
 
 // Errors name what is wrong: the document's field, or the blob's hash. `vouched`: blobs not to hash
-// again while their files keep the identity the coordinator gives (the request's).
+// again while their files keep the identity the coordinator gives (the request's). `operators`: the
+// namespaces the request's operator libraries add to the graph rule.
 Expected<LoadedGraph> load_graph(const nlohmann::json& graph, const ContentStore& store,
                                  std::optional<at::Device> cuda_device, BlobCache* cache,
-                                 const protocol::VouchedBlobs& vouched = {});
+                                 const protocol::VouchedBlobs& vouched = {}, const OperatorScope& operators = {});
 
 // The inputs and constants of one run.
 struct RunArguments {

@@ -109,10 +109,16 @@ Expected<Backend*> RequestHandler::backend(const std::string& spec, const Backen
 }
 
 template <class Request>
+Expected<LoadedGraph> RequestHandler::load(const Request& request, const ContentStore& store) {
+  if (auto required = libraries_.require(request.op_libraries); !required) return required.error();
+  return load_graph(request.graph, store, cuda_device_, &cache_, request.vouched, operator_scope(request.op_libraries));
+}
+
+template <class Request>
 Expected<RequestHandler::Prepared> RequestHandler::prepare(const Request& request) {
   auto store = open_store(request.store);
   if (!store) return store.error();
-  auto loaded = load_graph(request.graph, *store, cuda_device_, &cache_, request.vouched);
+  auto loaded = load(request, *store);
   if (!loaded) return loaded.error();
   auto chosen = backend(request.backend, request.backend_options);
   if (!chosen) return chosen.error();
@@ -173,7 +179,7 @@ protocol::WorkerReply RequestHandler::evaluate(const protocol::EvaluateRequest& 
 protocol::WorkerReply RequestHandler::propagate(const protocol::PropagateRequest& request) {
   auto store = open_store(request.store);
   if (!store) return error_reply(request.id, store.error());
-  auto loaded = load_graph(request.graph, *store, cuda_device_, &cache_, request.vouched);
+  auto loaded = load(request, *store);
   if (!loaded) return error_reply(request.id, loaded.error());
   auto lock = store->lock_shared();  // keeps gc away until the root below names the blobs
   if (!lock) return error_reply(request.id, lock.error());

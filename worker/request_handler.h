@@ -14,6 +14,7 @@
 #include "worker/backend.h"
 #include "worker/blob_cache.h"
 #include "worker/loaded_graph.h"
+#include "worker/operator_libraries.h"
 
 namespace minifyd::worker {
 
@@ -39,10 +40,14 @@ class RequestHandler {
   };
   template <class Request>
   Expected<Prepared> prepare(const Request& request);
+  // The request's graph, its operator libraries loaded first (their namespaces allowed in it).
+  template <class Request>
+  Expected<LoadedGraph> load(const Request& request, const ContentStore& store);
 
   std::optional<at::Device> cuda_device_;
   BlobCache cache_;
   std::map<std::string, std::unique_ptr<Backend>> backends_;
+  OperatorLibraries libraries_;
 };
 
 }  // namespace minifyd::worker

@@ -7,6 +7,8 @@
 #include <exception>
 #include <iostream>
 #include <optional>
+#include <type_traits>
+#include <variant>
 
 #include "common/json_view.h"
 #include "protocol/line_buffer.h"
@@ -48,10 +50,39 @@ std::uint64_t salvage_id(const nlohmann::json& message) {
   return 0;
 }
 
+// Whether `request` names operator libraries.
+bool names_op_libraries(const protocol::WorkerRequest& request) {
+  return std::visit(
+      [](const auto& r) {
+        if constexpr (std::is_same_v<std::decay_t<decltype(r)>, protocol::ShutdownRequest> ||
+                      std::is_same_v<std::decay_t<decltype(r)>, protocol::CancelRequest>)
+          return false;
+        else
+          return !r.op_libraries.empty();
+      },
+      request);
+}
+
+// Marks `reply` as the last this process sends; false for an error reply, which cannot say so (the
+// process then serves on, refusing every request naming other libraries: OperatorLibraries).
+bool announce_retirement(protocol::WorkerReply& reply) {
+  return std::visit(
+      [](auto& r) {
+        if constexpr (std::is_same_v<std::decay_t<decltype(r)>, protocol::ErrorReply>) {
+          return false;
+        } else {
+          r.retiring = true;
+          return true;
+        }
+      },
+      reply);
+}
+
 // Decodes and handles one line; returns the reply line, or nothing for a cancel or a shutdown.
 // Sets `shutdown` when asked to stop, and `retire` after a CUDA error, which leaves this process's CUDA context
-// unusable.
-std::optional<std::string> handle(const std::string& line, RequestHandler& handler, bool& shutdown, bool& retire) {
+// unusable, or, serving every job, after a request naming operator libraries.
+std::optional<std::string> handle(const std::string& line, RequestHandler& handler, Serving serving, bool& shutdown,
+                                  bool& retire) {
   auto json = protocol::parse_worker_request_line(line);
   if (!json) return protocol::encode(protocol::WorkerReply(protocol::ErrorReply{0, json.error().message})).dump();
   auto request = protocol::decode_request(*json);
@@ -67,12 +98,13 @@ std::optional<std::string> handle(const std::string& line, RequestHandler& handl
   else if (auto* analyze = std::get_if<protocol::AnalyzeRequest>(&*request)) reply = handler.analyze(*analyze);
   else reply = handler.propagate(std::get<protocol::PropagateRequest>(*request));
   retire = reports_cuda_error(reply);
+  if (serving == Serving::every_job && names_op_libraries(*request)) retire = announce_retirement(reply) || retire;
   return protocol::encode(reply).dump();
 }
 
 }  // namespace
 
-int serve(int in_fd, int out_fd, RequestHandler& handler, std::size_t max_line_bytes) {
+int serve(int in_fd, int out_fd, RequestHandler& handler, std::size_t max_line_bytes, Serving serving) {
   protocol::LineBuffer lines(max_line_bytes);
   char buffer[1 << 16];
   while (true) {
@@ -88,7 +120,7 @@ int serve(int in_fd, int out_fd, RequestHandler& handler, std::size_t max_line_b
         reply = oversized_request_reply(line->dropped_bytes, max_line_bytes);
       } else {
         try {
-          reply = handle(line->text, handler, shutdown, retire);
+          reply = handle(line->text, handler, serving, shutdown, retire);
         } catch (const std::exception& e) {  // e.g. bad_alloc building a reply; the worker lives on
           reply = protocol::encode(protocol::WorkerReply(protocol::ErrorReply{0, std::string("internal error: ") + e.what()})).dump();
         }

@@ -28,9 +28,19 @@ inline constexpr int exit_retired = 3;
 // (its CUDA context is unusable).
 bool reports_cuda_error(const protocol::WorkerReply& reply);
 
+// Who the process serving requests serves.
+enum class Serving {
+  // A forked child of the fork server, which sends it only requests naming the operator libraries of
+  // its first (fork_server.h).
+  one_job,
+  // The worker process itself, whose next request may be another job's: after a request naming
+  // operator libraries it retires (its reply says so), since a loaded library cannot be unloaded.
+  every_job,
+};
+
 // Serves requests until shutdown or end of input (the hello is the caller's), or until it has
-// answered a cuda_error verdict. Returns the process exit code: 0 after shutdown or EOF,
-// exit_retired after a CUDA error, 1 when the pipes fail.
-int serve(int in_fd, int out_fd, RequestHandler& handler, std::size_t max_line_bytes);
+// answered a cuda_error verdict or retired after operator libraries. Returns the process exit code:
+// 0 after shutdown or EOF, exit_retired after a CUDA error or such a retirement, 1 when the pipes fail.
+int serve(int in_fd, int out_fd, RequestHandler& handler, std::size_t max_line_bytes, Serving serving);
 
 }  // namespace minifyd::worker

@@ -83,9 +83,11 @@ int main(int argc, char** argv) {
   minifyd::worker::RequestHandler handler(cuda_device, cache_mb * 1024 * 1024);
   int code = forking ? minifyd::worker::serve_forking(STDIN_FILENO, protocol_fd, max_line_bytes, concurrency,
                                                      [&](int request_fd, int reply_fd) {
-                                                       return minifyd::worker::serve(request_fd, reply_fd, handler, max_line_bytes);
+                                                       return minifyd::worker::serve(request_fd, reply_fd, handler, max_line_bytes,
+                                                                                     minifyd::worker::Serving::one_job);
                                                      })
-                     : minifyd::worker::serve(STDIN_FILENO, protocol_fd, handler, max_line_bytes);
+                     : minifyd::worker::serve(STDIN_FILENO, protocol_fd, handler, max_line_bytes,
+                                              minifyd::worker::Serving::every_job);
   // Every reply is written (unbuffered); skipping LibTorch's static destructors saves a quarter of
   // a second per worker at every pool shutdown.
   ::_exit(code);

@@ -23,6 +23,7 @@ protocol::AnalyzeRequest analyze_request(const AnalysisPlan& plan, const GraphDo
   request.backend = plan.spec.backend;
   request.backend_options = plan.spec.backend_options;
   request.nodes = std::move(nodes);
+  request.op_libraries = plan.spec.op_libraries;
   return request;
 }
 
@@ -83,7 +84,7 @@ Expected<Analysis> run_analysis(const GraphDocument& original, const std::filesy
   // fails, those before the failure); the in-place run computes its own.
   search::SearchState state;
   if (std::find(plan.modes.begin(), plan.modes.end(), Mode::isolated) != plan.modes.end()) {
-    auto propagated = run::propagate(pool, original, store, plan.spec.timeout, /*for_analysis=*/true);
+    auto propagated = run::propagate(pool, original, store, plan.spec.timeout, plan.spec.op_libraries, /*for_analysis=*/true);
     if (!propagated) return propagated.error().with_context("propagating the eager values");
     ++analysis.requests;
     analysis.eager_failure = propagated->eager_failure;

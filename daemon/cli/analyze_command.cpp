@@ -82,10 +82,10 @@ int analyze(AnalyzeOptions options) {
   std::optional<TemporaryDirectory> imported;
   auto dir = graph_dir_importing_to_temporary(options.dir, options.evaluation, imported);
   if (!dir) return fail(exit_usage, dir.error().message, options.json);
-  auto document = load_graph_dir(*dir);
-  if (!document) return fail(exit_usage, document.error().message, options.json);
   auto spec = options.evaluation.spec();
   if (!spec) return fail(exit_usage, spec.error().message, options.json);
+  auto document = load_graph_dir(*dir, spec->operators());
+  if (!document) return fail(exit_usage, document.error().message, options.json);
   if (auto added = add_origin_options(*spec, *dir); !added) return fail(exit_usage, added.error().message, options.json);
   auto slots = options.pool.slots();
   if (!slots) return fail(exit_usage, slots.error().message, options.json);

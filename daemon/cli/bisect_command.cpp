@@ -50,10 +50,10 @@ int bisect_command(BisectOptions& options) {
   std::optional<TemporaryDirectory> imported;
   auto dir = graph_dir_importing_to_temporary(options.dir, options.evaluation, imported);
   if (!dir) return fail(dir.error().message, exit_usage, options.json);
-  auto document = load_graph_dir(*dir);
-  if (!document) return fail(document.error().message, exit_usage, options.json);
   auto spec = options.evaluation.spec();
   if (!spec) return fail(spec.error().message, exit_usage, options.json);
+  auto document = load_graph_dir(*dir, spec->operators());
+  if (!document) return fail(document.error().message, exit_usage, options.json);
   if (auto bisectable = bisect::bisectable_backend(spec->backend); !bisectable)
     return fail(bisectable.error().message, exit_usage, options.json);
   if (auto added = add_origin_options(*spec, *dir); !added) return fail(added.error().message, exit_usage, options.json);

@@ -18,9 +18,13 @@ namespace minifyd::cli {
 // --cpu-limit and --memory-limit, for every command that starts workers (minify's and minifyd).
 void add_sandbox_options(CLI::App& command, SandboxLimits& limits);
 
+// --op-library NS=PATH.so (repeatable), for every command that reads graphs for a job (and validate).
+void add_op_library_option(CLI::App& command, std::vector<std::string>& libraries);
+
 struct EvaluationOptions {
   std::string backend;
   std::vector<std::string> backend_opts;  // KEY=VALUE
+  std::vector<std::string> op_libraries;  // NS=PATH.so
   bool accuracy = false;
   bool strict_accuracy = false;
   bool nan_check = false;  // --nan
@@ -42,7 +46,8 @@ struct EvaluationOptions {
   void add_import_timeout(CLI::App& command);
 
   // The evaluation the options describe: a relative plugin:PATH made absolute (the worker runs in
-  // a scratch directory of its own), KEY=VALUE pairs and the --check-str regex validated.
+  // a scratch directory of its own), KEY=VALUE pairs and the --check-str regex validated, each
+  // --op-library checked and its SHA-256 recorded (common/operator_library.h).
   Expected<EvaluationSpec> spec() const;
   // The worker programs the options name; worker_config_for() picks the one a backend needs.
   WorkerPrograms worker_programs() const { return WorkerPrograms{worker, python}; }

@@ -52,10 +52,10 @@ int query(QueryOptions options) {
   auto dir = graph_dir_importing_to_temporary(options.dir, options.evaluation, imported);
   if (!dir) return fail_usage(dir.error().message, options.json);
   options.dir = dir->string();
-  auto document = load_graph_dir(options.dir);
-  if (!document) return fail_usage(document.error().message, options.json);
   auto spec = options.evaluation.spec();
   if (!spec) return fail_usage(spec.error().message, options.json);
+  auto document = load_graph_dir(options.dir, spec->operators());
+  if (!document) return fail_usage(document.error().message, options.json);
   if (auto added = add_origin_options(*spec, options.dir); !added) return fail_usage(added.error().message, options.json);
   auto check = failure_check_of(*spec);
   if (!check) return fail_usage(check.error().message, options.json);

@@ -43,7 +43,7 @@ Expected<Checkpoint> decode_fields(const nlohmann::json& json) {
 
   auto graph_view = view.field("graph");
   if (!graph_view) return graph_view.error();
-  auto document = decode_graph_document(graph_view->raw());
+  auto document = decode_graph_document(graph_view->raw(), checkpoint.spec.evaluation.operators());
   if (!document) return document.error().with_context("graph");
   checkpoint.state.document = std::move(*document);
   auto loads = view.for_each_item("loads", [&](const JsonView& item) -> Expected<void> {
@@ -173,7 +173,8 @@ nlohmann::json encode(const Checkpoint& checkpoint) {
 Expected<Checkpoint> decode_checkpoint(const nlohmann::json& json) {
   auto checkpoint = decode_fields(json);
   if (!checkpoint) return checkpoint.error();
-  std::vector<std::string> problems = document_problems(checkpoint->state.document);
+  std::vector<std::string> problems =
+      document_problems(checkpoint->state.document, checkpoint->spec.evaluation.operators());
   if (!problems.empty()) return make_error(ErrorKind::corrupt, "graph: " + problems.front());
   return checkpoint;
 }

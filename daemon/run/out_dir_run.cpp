@@ -164,7 +164,7 @@ Expected<RunResult> start_run(const RunSpec& spec, const RunSettings& given) {
   if (!owner) return owner.error();
   if (auto empty = holds_no_run(settings.out_dir); !empty) return empty.error();
   std::filesystem::path graph_dir(spec.graph_dir);
-  auto original = load_graph_dir(graph_dir);
+  auto original = load_graph_dir(graph_dir, spec.evaluation.operators());
   if (!original) return original.error();
   auto pool = pool_config(settings, spec.evaluation, *original);
   if (!pool) return pool.error();

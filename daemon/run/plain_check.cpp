@@ -79,6 +79,8 @@ bool has_plain_check(const EvaluationSpec& evaluation) {
 std::string plain_check_skip_reason(const RunSpec& spec) {
   if (spec.skip_sanity) return "--skip-sanity: the original was not checked";
   if (spec.evaluation.nan_check) return "PyTorch's repro.py has no NaN check (--nan)";
+  if (!spec.evaluation.op_libraries.empty())
+    return "repro.py does not load the job's operator libraries (--op-library): load them in your own process";
   return "";
 }
 

@@ -15,11 +15,12 @@ namespace minifyd::run {
 namespace {
 
 protocol::PropagateRequest propagate_request(const GraphDocument& document, const std::filesystem::path& store,
-                                             bool for_analysis) {
+                                             const std::vector<OperatorLibrary>& libraries, bool for_analysis) {
   protocol::PropagateRequest request;
   request.graph = encode_graph_document(document);
   request.store = store.string();
   request.for_analysis = for_analysis;
+  request.op_libraries = libraries;
   return request;
 }
 
@@ -38,22 +39,22 @@ Expected<protocol::PropagateReply> reply_of(const WorkerOutcome& outcome) {
 
 Expected<protocol::PropagateReply> propagate(const PoolAccess& pool, const GraphDocument& document,
                                             const std::filesystem::path& store, std::chrono::milliseconds timeout,
-                                            bool for_analysis) {
-  return reply_of(request_and_wait(pool, propagate_request(document, store, for_analysis), timeout));
+                                            const std::vector<OperatorLibrary>& libraries, bool for_analysis) {
+  return reply_of(request_and_wait(pool, propagate_request(document, store, libraries, for_analysis), timeout));
 }
 
 // What the asks, posted from any thread, and the answers, on the pool's, share.
 struct RunPropagations::Shared : std::enable_shared_from_this<Shared> {
   Shared(const PoolAccess& pool, const ContentStore& store, const protocol::VouchedBlobs& vouched, std::string root,
-         std::chrono::milliseconds timeout, std::function<void()> on_answer)
+         std::chrono::milliseconds timeout, std::vector<OperatorLibrary> libraries, std::function<void()> on_answer)
       : pool(pool), store(store), vouched(vouched), root(std::move(root)), timeout(timeout),
-        on_answer(std::move(on_answer)) {}
+        libraries(std::move(libraries)), on_answer(std::move(on_answer)) {}
 
   // On the pool's thread: `document` propagated as the values' ask `ask`.
   void submit(std::size_t ask, const GraphDocument& document) {
     auto lock = store.lock_shared();
     if (!lock) return answer_failed(lock.error().with_context("locking the store for the values"));
-    protocol::PropagateRequest request = propagate_request(document, store.root(), false);
+    protocol::PropagateRequest request = propagate_request(document, store.root(), libraries, false);
     request.vouched = protocol::vouched_for(vouched, document);
     auto held = std::make_shared<std::optional<StoreLock>>(std::move(*lock));
     auto ticket = std::make_shared<RequestPool::Ticket>();
@@ -99,6 +100,7 @@ struct RunPropagations::Shared : std::enable_shared_from_this<Shared> {
   protocol::VouchedBlobs vouched;
   std::string root;
   std::chrono::milliseconds timeout;
+  std::vector<OperatorLibrary> libraries;
   std::function<void()> on_answer;  // dropped with the RunPropagations: a cancel is answered later
   std::shared_ptr<search::EagerValues> values;
   std::atomic<std::size_t> unanswered{0};  // asks made (on any thread) and not answered
@@ -109,9 +111,11 @@ struct RunPropagations::Shared : std::enable_shared_from_this<Shared> {
 
 RunPropagations::RunPropagations(const PoolAccess& pool, const ContentStore& store,
                                  const protocol::VouchedBlobs& vouched, std::string root,
-                                 std::chrono::milliseconds timeout, std::function<void()> on_answer)
+                                 std::chrono::milliseconds timeout, std::vector<OperatorLibrary> libraries,
+                                 std::function<void()> on_answer)
     : pool_(pool),
-      shared_(std::make_shared<Shared>(pool, store, vouched, std::move(root), timeout, std::move(on_answer))) {
+      shared_(std::make_shared<Shared>(pool, store, vouched, std::move(root), timeout, std::move(libraries),
+                                       std::move(on_answer))) {
   shared_->values = search::EagerValues::asked_through(
       [&io = pool.io, alive = std::weak_ptr<Shared>(shared_)](std::size_t ask, GraphDocument document) {
         auto shared = alive.lock();

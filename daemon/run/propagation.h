@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/content_store.h"
 #include "common/expected.h"
@@ -19,9 +20,10 @@ namespace minifyd::run {
 // Propagates `document`, whose tensors are in the store at `store`, which receives the values
 // (fx_minifier's ConcreteProp; `for_analysis`: minify analyze's, protocol/worker_messages.h).
 // Errors: the worker could not answer (io) or refused the request (invalid_input).
+// `libraries`: the job's operator libraries, which the graph may call.
 Expected<protocol::PropagateReply> propagate(const PoolAccess& pool, const GraphDocument& document,
                                             const std::filesystem::path& store, std::chrono::milliseconds timeout,
-                                            bool for_analysis = false);
+                                            const std::vector<OperatorLibrary>& libraries, bool for_analysis = false);
 
 // A run's propagations, answered while its search turns the pool: each document the search asks
 // eager values of (search::EagerValues: the original beside the sanity check, or only the failing
@@ -32,8 +34,10 @@ Expected<protocol::PropagateReply> propagate(const PoolAccess& pool, const Graph
 class RunPropagations {
  public:
   // `on_answer` runs on the pool's thread after each answer (to wake a search awaiting them).
+  // `libraries`: the run's operator libraries, which its graphs may call.
   RunPropagations(const PoolAccess& pool, const ContentStore& store, const protocol::VouchedBlobs& vouched,
-                  std::string root, std::chrono::milliseconds timeout, std::function<void()> on_answer);
+                  std::string root, std::chrono::milliseconds timeout, std::vector<OperatorLibrary> libraries,
+                  std::function<void()> on_answer);
   ~RunPropagations();
   RunPropagations(const RunPropagations&) = delete;
   RunPropagations& operator=(const RunPropagations&) = delete;

@@ -21,7 +21,7 @@ Expected<SearchResult> minify(SearchState original, CandidateEvaluator& evaluato
   if (options.max_granularity && !is_power_of_two(*options.max_granularity))
     return make_error(ErrorKind::invalid_input,
                       "max granularity " + std::to_string(*options.max_granularity) + " is not a power of two");
-  std::vector<std::string> problems = document_problems(original.document);
+  std::vector<std::string> problems = document_problems(original.document, options.runner.operators);
   if (!problems.empty()) return make_error(ErrorKind::invalid_input, "the original graph: " + problems.front());
   if (original.eager == nullptr) original.eager = std::make_shared<const EagerValues>();
 

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/graph_targets.h"
 #include "daemon/search/strategy.h"
 
 namespace minifyd::search {
@@ -31,6 +32,8 @@ struct RunnerOptions {
   // Set from another thread when the failure being minimized is refuted (run/plain_confirmation.h):
   // the search stops before its next query (StopReason::unconfirmed).
   const std::atomic<bool>* refuted = nullptr;
+  // The namespaces the run's operator libraries add to the graph rule: a candidate calling them is valid.
+  OperatorScope operators;
 };
 
 // Lineages past slow verdicts (search/speculation.h).

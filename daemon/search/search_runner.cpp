@@ -48,7 +48,7 @@ class SearchRunner::StepWindow {
   bool offer(SearchState candidate) {
     if (accepted_ || runner_.stopped()) return false;
     prune_unreferenced_tensors(candidate.document);
-    if (!document_problems(candidate.document).empty()) {
+    if (!document_problems(candidate.document, runner_.options_.operators).empty()) {
       ++runner_.counters_.invalid_candidates;
       return true;
     }

@@ -133,7 +133,7 @@ Expected<run::RunResult> JobRunner::attempt(const JobRecord& job) {
               std::to_string(checkpoint->state.document.graph.size()) + " nodes after " +
               std::to_string(checkpoint->totals.queries) + " queries");
   } else {
-    auto original = parse_graph_document(job.graph_json);
+    auto original = parse_graph_document(job.graph_json, spec->run.evaluation.operators());
     if (!original) return original.error().with_context("the job's graph");
     // The plain check's fresh python starts while the original propagates.
     run::start_plain_check(plain_check, spec->run, *original, place, hooks);

@@ -15,6 +15,7 @@
 #include "common/expected.h"
 #include "common/graph_document.h"
 #include "common/json_view.h"
+#include "common/operator_library.h"
 #include "daemon/verdict/failure_check.h"
 #include "protocol/verdict.h"
 #include "protocol/worker_messages.h"
@@ -28,6 +29,11 @@ struct EvaluationSpec {
   bool nan_check = false;
   std::optional<std::string> check_str;
   std::chrono::milliseconds timeout{60'000};
+  // --op-library: loaded by the workers for this evaluation alone, their namespaces allowed in its graphs.
+  std::vector<OperatorLibrary> op_libraries;
+
+  // The namespaces op_libraries add to the graph rule: what every check of this evaluation's graphs passes.
+  OperatorScope operators() const { return operator_scope(op_libraries); }
 };
 
 // The --check-str part of the spec; an invalid regex is an error naming it.

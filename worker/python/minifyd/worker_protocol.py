@@ -44,6 +44,9 @@ class EvaluateRequest:
     # More than 1: Inductor may compile a GPU graph's Triton kernels in a pool of this many processes (the
     # sanity check), the verdict still the serial compile's (worker_requests.py).
     compile_threads: int = 1
+    # The job's operator libraries (operator_libraries.py): [{"namespace", "path", "sha256"}], loaded before
+    # the graph is built, their namespaces allowed in it.
+    op_libraries: list = dataclasses.field(default_factory=list)
 
 
 @dataclasses.dataclass
@@ -52,6 +55,7 @@ class PropagateRequest:
     graph: dict
     store: str
     for_analysis: bool = False
+    op_libraries: list = dataclasses.field(default_factory=list)  # as EvaluateRequest's
 
 
 @dataclasses.dataclass
@@ -62,6 +66,7 @@ class AnalyzeRequest:
     backend: str
     backend_options: dict
     nodes: list
+    op_libraries: list = dataclasses.field(default_factory=list)  # as EvaluateRequest's
 
 
 @dataclasses.dataclass
@@ -104,6 +109,17 @@ def nesting_depth(value):
     return deepest
 
 
+def _op_libraries(message, rid):
+    """The request's op_libraries (protocol/operator_libraries.h), each an object of three strings; the
+    namespace rule and the file's checks are the loader's (operator_libraries.py)."""
+    libraries = _field(message, "op_libraries", (list,), "an array", rid, [])
+    for i, library in enumerate(libraries):
+        if not isinstance(library, dict) or sorted(library) != ["namespace", "path", "sha256"] or \
+                not all(isinstance(value, str) for value in library.values()):
+            raise RequestError(rid, f"op_libraries[{i}]: expected an object of strings namespace, path and sha256")
+    return libraries
+
+
 def decode_request(line):
     """One request line as its dataclass; RequestError names what is wrong."""
     too_deep = f"the line nests more than the {MAX_NESTING} levels allowed"
@@ -128,8 +144,10 @@ def decode_request(line):
         raise RequestError(request_id, f"type: unknown request type '{kind}' ({', '.join(REQUEST_TYPES)})")
     graph = _field(message, "graph", (dict,), "an object", rid)
     store = _field(message, "store", (str,), "a string", rid)
+    libraries = _op_libraries(message, rid)
     if kind == "propagate":
-        return PropagateRequest(rid, graph, store, _field(message, "for_analysis", (bool,), "a boolean", rid, False))
+        return PropagateRequest(rid, graph, store, _field(message, "for_analysis", (bool,), "a boolean", rid, False),
+                                libraries)
     backend = _field(message, "backend", (str,), "a string", rid)
     options = _field(message, "backend_options", (dict,), "an object", rid, {})
     for key, value in options.items():
@@ -139,7 +157,7 @@ def decode_request(line):
         nodes = _field(message, "nodes", (list,), "an array", rid)
         if not all(isinstance(node, str) for node in nodes):
             raise RequestError(rid, "nodes: expected an array of strings")
-        return AnalyzeRequest(rid, graph, store, backend, options, nodes)
+        return AnalyzeRequest(rid, graph, store, backend, options, nodes, libraries)
     accuracy = _field(message, "accuracy", (str,), "a string", rid, "off")
     if accuracy not in ACCURACY_MODES:
         raise RequestError(rid, f"accuracy: unknown mode '{accuracy}' ({', '.join(ACCURACY_MODES)})")
@@ -159,7 +177,7 @@ def decode_request(line):
     threads = _field(message, "compile_threads", (int,), "an integer", rid, 1)
     if threads < 1:
         raise RequestError(rid, "compile_threads: expected 1 or more processes")
-    return EvaluateRequest(rid, graph, store, backend, options, accuracy, nan_check, bisect, code, threads)
+    return EvaluateRequest(rid, graph, store, backend, options, accuracy, nan_check, bisect, code, threads, libraries)
 
 
 def _float(value):
@@ -270,6 +288,16 @@ def error_line(request_id, message):
 
 def oversized_request_line(dropped_bytes, max_line_bytes):
     return error_line(0, f"request of {dropped_bytes} bytes is over the limit of {max_line_bytes}")
+
+
+def retiring_line(line):
+    """A reply line announcing that the worker exits after it; an error line stays as it is, since it
+    cannot say so (the worker then serves on)."""
+    message = json.loads(line)
+    if message.get("type") == "error":
+        return line
+    message["retiring"] = True
+    return _line(message)
 
 
 def is_retiring(line):
