@@ -1,6 +1,7 @@
 // The on-disk content store: blobs/ab/<hash>, roots/<name>.json, tmp/, VERSION, lock.
 #include "common/content_store.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -38,18 +39,50 @@ Expected<void> verify_bytes(std::string_view hash, const void* data, std::size_t
   return {};
 }
 
-// Lists a directory's entries, treating a missing directory as empty.
-Expected<std::vector<fs::directory_entry>> list_dir(const fs::path& dir) {
-  std::error_code ec;
-  std::vector<fs::directory_entry> entries;
-  fs::directory_iterator it(dir, ec);
-  if (ec == std::errc::no_such_file_or_directory) return entries;
-  if (ec) return make_error(ErrorKind::io, dir.string() + ": " + ec.message());
-  for (; it != fs::directory_iterator(); it.increment(ec)) {
-    if (ec) return make_error(ErrorKind::io, dir.string() + ": " + ec.message());
-    entries.push_back(*it);
+// The store's layout: directories and files it reaches by these names, none of them a link.
+constexpr const char* store_directories[] = {"blobs", "tmp", "roots"};
+constexpr const char* version_file_name = "VERSION";
+constexpr const char* lock_file_name = "lock";
+constexpr const char* temp_directory_name = "tmp";
+
+// Letters and digits, and those of `extra`: what mkstemp and Python's tempfile draw names from.
+bool is_drawn_name(std::string_view text, std::string_view extra) {
+  return std::all_of(text.begin(), text.end(), [&](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || extra.find(c) != std::string_view::npos;
+  });
+}
+
+// The names the store's writers give their temp files: write_file_atomic's ".NAME.XXXXXX" and
+// Python's tempfile.mkstemp "tmpXXXXXXXX" (graph_format.py's StoreWriter).
+bool is_temp_file_name(std::string_view name) {
+  bool ours = name.size() > 8 && name.front() == '.' && name[name.size() - 7] == '.' &&
+              is_drawn_name(name.substr(name.size() - 6), "");
+  bool python = name.size() == 11 && name.substr(0, 3) == "tmp" && is_drawn_name(name.substr(3), "_");
+  return ours || python;
+}
+
+bool is_fanout_name(std::string_view name) {
+  return name.size() == 2 && std::all_of(name.begin(), name.end(), [](char c) {
+           return std::isdigit(static_cast<unsigned char>(c)) || (c >= 'a' && c <= 'f');
+         });
+}
+
+// A directory's entry names (without . and ..), read from an open descriptor of it (its own, which
+// fdopendir takes over): no link on the way to it was followed by whoever opened it.
+Expected<std::vector<std::string>> entry_names(OpenFile dir, const fs::path& path) {
+  DIR* stream = ::fdopendir(dir.fd);
+  if (stream == nullptr) return errno_error(path.string(), errno);
+  dir.fd = -1;  // closedir closes it
+  std::vector<std::string> names;
+  errno = 0;
+  while (const dirent* entry = ::readdir(stream)) {
+    std::string name = entry->d_name;
+    if (name != "." && name != "..") names.push_back(std::move(name));
   }
-  return entries;
+  int saved = errno;
+  ::closedir(stream);
+  if (saved != 0) return errno_error(path.string(), saved);
+  return names;
 }
 
 }  // namespace
@@ -66,37 +99,70 @@ StoreLock::~StoreLock() {
 }
 
 Expected<ContentStore> ContentStore::open(const fs::path& root, bool create) {
-  fs::path version_file = root / "VERSION";
   if (create) {
     std::error_code ec;
-    for (const char* sub : {"blobs", "tmp", "roots"}) {
-      fs::create_directories(root / sub, ec);
-      if (ec) return make_error(ErrorKind::io, "creating " + (root / sub).string() + ": " + ec.message());
-    }
-    if (!fs::exists(version_file, ec)) {
-      auto written = write_file_atomic(version_file, store_version_text);
-      if (!written) return written.error();
-    }
-    int fd = ::open((root / "lock").c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
-    if (fd < 0) return errno_error((root / "lock").string(), errno);
-    ::close(fd);
+    fs::create_directories(root, ec);
+    if (ec) return make_error(ErrorKind::io, "creating " + root.string() + ": " + ec.message());
   }
-  auto version = read_file(version_file);
-  if (!version) {
-    if (version.error().kind == ErrorKind::not_found)
+  // Each directory of the layout is checked as it is, links refused; a store copied without its
+  // empty directories (git keeps none) is still read.
+  for (const char* sub : store_directories) {
+    if (create && ::mkdir((root / sub).c_str(), 0755) != 0 && errno != EEXIST)
+      return errno_error("creating " + (root / sub).string(), errno);
+    auto dir = open_under(root, sub, O_RDONLY | O_DIRECTORY);
+    if (!dir && !(dir.error().kind == ErrorKind::not_found && !create)) return dir.error();
+  }
+  auto version_file = open_regular_under(root, version_file_name, std::nullopt);
+  if (create && !version_file && version_file.error().kind == ErrorKind::not_found) {
+    auto written = write_file_atomic(root / version_file_name, store_version_text);
+    if (!written) return written.error();
+    version_file = open_regular_under(root, version_file_name, std::nullopt);
+  }
+  if (!version_file) {
+    if (version_file.error().kind == ErrorKind::not_found)
       return make_error(ErrorKind::not_found, root.string() + " is not a minifyd content store (it has no VERSION file)");
-    return version.error();
+    return version_file.error();
   }
-  if (*version != store_version_text)
-    return make_error(ErrorKind::unsupported, root.string() + ": store format '" +
-                                                  version->substr(0, version->find('\n')) +
+  if (create) {
+    auto lock_file = open_under(root, lock_file_name, O_CREAT | O_RDWR, 0644);
+    if (!lock_file) return lock_file.error();
+  }
+  auto unsupported = [&](const std::string& found) {
+    return make_error(ErrorKind::unsupported, root.string() + ": store format '" + found +
                                                   "' is not supported (this build reads 'minifyd-store 1')");
+  };
+  // A version line is a few bytes: a larger VERSION is no store of ours, and is not read whole.
+  if (version_file->info.st_size > 64) return unsupported("a file of " + std::to_string(version_file->info.st_size) + " bytes");
+  auto version = read_file(*version_file, root / version_file_name);
+  if (!version) return version.error();
+  if (*version != store_version_text) return unsupported(version->substr(0, version->find('\n')));
   return ContentStore(root);
 }
 
-fs::path ContentStore::blob_path(std::string_view hash) const {
+fs::path ContentStore::blob_relative(std::string_view hash) {
   std::string name(hash);
-  return root_ / "blobs" / name.substr(0, 2) / name;
+  return fs::path("blobs") / name.substr(0, 2) / name;
+}
+
+fs::path ContentStore::blob_path(std::string_view hash) const { return root_ / blob_relative(hash); }
+
+Expected<RegularFile> ContentStore::open_blob(std::string_view hash, std::optional<std::uint64_t> size) const {
+  if (!is_sha256_hex(hash)) return blob_error(ErrorKind::invalid_input, hash, "not a SHA-256 digest");
+  auto file = open_regular_under(root_, blob_relative(hash), size);
+  if (!file) return read_error(file.error(), hash);
+  return file;
+}
+
+Expected<void> ContentStore::make_fanout(std::string_view hash) const {
+  fs::path fanout = blob_relative(hash).parent_path();
+  auto blobs = open_under(root_, "blobs", O_RDONLY | O_DIRECTORY);
+  if (!blobs) return blobs.error();
+  std::string name = fanout.filename().string();
+  if (::mkdirat(blobs->fd, name.c_str(), 0755) != 0 && errno != EEXIST)
+    return errno_error("creating " + (root_ / fanout).string(), errno);
+  auto made = open_under(root_, fanout, O_RDONLY | O_DIRECTORY);
+  if (!made) return made.error();
+  return {};
 }
 
 fs::path ContentStore::root_path(std::string_view name) const {
@@ -104,9 +170,10 @@ fs::path ContentStore::root_path(std::string_view name) const {
 }
 
 Expected<std::optional<StoreLock>> ContentStore::lock(int operation) const {
-  fs::path path = root_ / "lock";
-  int fd = ::open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
-  if (fd < 0) return errno_error(path.string(), errno);
+  fs::path path = root_ / lock_file_name;
+  auto opened = open_under(root_, lock_file_name, O_CREAT | O_RDWR, 0644);
+  if (!opened) return opened.error();
+  int fd = std::exchange(opened->fd, -1);  // the StoreLock's from here
   while (::flock(fd, operation) != 0) {
     if (errno == EINTR) continue;
     int saved = errno;
@@ -138,14 +205,10 @@ Expected<std::string> ContentStore::put(const void* data, std::size_t size) cons
 Expected<std::string> ContentStore::put(const void* data, std::size_t size, FileSync sync) const {
   std::string hash = sha256_hex(data, size);
   fs::path path = blob_path(hash);
-  struct stat existing {};
-  if (::stat(path.c_str(), &existing) == 0 && static_cast<std::size_t>(existing.st_size) == size)
-    return hash;
+  if (open_blob(hash, size)) return hash;
   auto held = lock_shared();
   if (!held) return held.error();
-  std::error_code ec;
-  fs::create_directories(path.parent_path(), ec);
-  if (ec) return make_error(ErrorKind::io, "creating " + path.parent_path().string() + ": " + ec.message());
+  if (auto fanout = make_fanout(hash); !fanout) return fanout.error().with_context("storing blob " + hash);
   auto written = write_file_atomic(path, std::string_view(static_cast<const char*>(data), size), root_ / "tmp", sync);
   if (!written) return written.error().with_context("storing blob " + hash);
   return hash;
@@ -157,14 +220,17 @@ Expected<std::string> BlobBatch::put(const void* data, std::size_t size) {
   return hash;
 }
 
-Expected<void> BlobBatch::put_from(const ContentStore& source, std::string_view hash) {
-  auto linked = store_.link_from(source, hash);
+Expected<void> BlobBatch::put_from(const ContentStore& source, std::string_view hash, std::size_t size) {
+  if (auto checked = source.open_blob(hash, size); !checked) return checked.error();
+  auto linked = store_.link_from(source, hash, size);
   if (!linked) return linked.error();
-  if (!*linked) {
-    auto bytes = source.get(hash);
-    if (!bytes) return bytes.error();
-    auto put = store_.put(bytes->data(), bytes->size(), FileSync::later);
-    if (!put) return put.error();
+  if (!*linked && size == 0) {  // verified as read: nothing, which has no mapping
+    if (auto empty = source.get(hash, 0); !empty) return empty.error();
+    if (auto put = store_.put("", 0, FileSync::later); !put) return put.error();
+  } else if (!*linked) {  // copied from a verified mapping, never a buffer of the blob's size
+    auto mapped = source.map(hash, size);
+    if (!mapped) return mapped.error();
+    if (auto put = store_.put(mapped->data(), size, FileSync::later); !put) return put.error();
   }
   hashes_.emplace_back(hash);
   return {};
@@ -180,13 +246,11 @@ Expected<void> BlobBatch::sync() {
   return {};
 }
 
-Expected<bool> ContentStore::link_from(const ContentStore& source, std::string_view hash) const {
+Expected<bool> ContentStore::link_from(const ContentStore& source, std::string_view hash, std::size_t size) const {
   if (!is_sha256_hex(hash)) return blob_error(ErrorKind::invalid_input, hash, "not a SHA-256 digest");
   fs::path from = source.blob_path(hash);
   fs::path to = blob_path(hash);
-  std::error_code ec;
-  fs::create_directories(to.parent_path(), ec);
-  if (ec) return make_error(ErrorKind::io, "creating " + to.parent_path().string() + ": " + ec.message());
+  if (auto fanout = make_fanout(hash); !fanout) return fanout.error();
   if (::link(from.c_str(), to.c_str()) != 0) {
     int saved = errno;
     if (saved == ENOENT) return source.read_error(errno_error(from.string(), saved), hash);
@@ -198,10 +262,10 @@ Expected<bool> ContentStore::link_from(const ContentStore& source, std::string_v
   // A file another user may write could change under the store's name: that one is copied.
   struct stat file {};
   bool own = ::lstat(to.c_str(), &file) == 0 && S_ISREG(file.st_mode) && file.st_uid == ::geteuid() &&
-             (file.st_mode & (S_IWGRP | S_IWOTH)) == 0 && file.st_size > 0;
+             (file.st_mode & (S_IWGRP | S_IWOTH)) == 0 && size > 0;
   std::optional<Error> refused;
   if (own) {
-    auto verified = map(hash, static_cast<std::size_t>(file.st_size));
+    auto verified = map(hash, size);
     if (verified) return true;
     refused = verified.error();
   }
@@ -210,10 +274,7 @@ Expected<bool> ContentStore::link_from(const ContentStore& source, std::string_v
   return false;
 }
 
-bool ContentStore::contains(std::string_view hash) const {
-  std::error_code ec;
-  return is_sha256_hex(hash) && fs::is_regular_file(blob_path(hash), ec);
-}
+bool ContentStore::contains(std::string_view hash) const { return open_blob(hash, std::nullopt).has_value(); }
 
 Error ContentStore::read_error(const Error& error, std::string_view hash) const {
   if (error.kind == ErrorKind::not_found)
@@ -221,27 +282,23 @@ Error ContentStore::read_error(const Error& error, std::string_view hash) const 
   return error.with_context("blob " + std::string(hash));
 }
 
-Expected<std::string> ContentStore::get(std::string_view hash) const {
-  if (!is_sha256_hex(hash)) return blob_error(ErrorKind::invalid_input, hash, "not a SHA-256 digest");
-  auto content = read_file(blob_path(hash));
-  if (!content) return read_error(content.error(), hash);
-  if (auto verified = verify_bytes(hash, content->data(), content->size()); !verified) return verified.error();
+Expected<std::string> ContentStore::get(std::string_view hash, std::size_t size) const {
+  std::string content(size, '\0');
+  if (auto read = read_into(hash, content.data(), size); !read) return read.error();
   return content;
 }
 
 Expected<void> ContentStore::read_into(std::string_view hash, void* destination, std::size_t size) const {
-  if (!is_sha256_hex(hash)) return blob_error(ErrorKind::invalid_input, hash, "not a SHA-256 digest");
+  auto file = open_blob(hash, size);
+  if (!file) return file.error();
   // Straight into the destination: a store's weights are tens of megabytes, read by every fresh worker.
-  auto read = read_file_into(blob_path(hash), destination, size);
-  if (!read) return read_error(read.error(), hash);
-  if (*read != size)
-    return blob_error(ErrorKind::corrupt, hash, "holds " + std::to_string(*read) + " bytes, expected " + std::to_string(size));
+  if (auto read = read_exactly(*file, blob_path(hash), destination, size); !read) return read_error(read.error(), hash);
   return verify_bytes(hash, destination, size);
 }
 
 Expected<MappedFile> ContentStore::map(std::string_view hash, std::size_t size, const FileIdentity* vouched) const {
   if (!is_sha256_hex(hash)) return blob_error(ErrorKind::invalid_input, hash, "not a SHA-256 digest");
-  auto mapped = MappedFile::map(blob_path(hash), size);
+  auto mapped = MappedFile::map(root_, blob_relative(hash), size);
   if (!mapped) return read_error(mapped.error(), hash);
   if (vouched != nullptr && *vouched == mapped->identity()) return mapped;
   if (auto verified = verify_bytes(hash, mapped->data(), size); !verified) return verified.error();
@@ -249,10 +306,9 @@ Expected<MappedFile> ContentStore::map(std::string_view hash, std::size_t size, 
 }
 
 Expected<FileIdentity> ContentStore::identity(std::string_view hash) const {
-  if (!is_sha256_hex(hash)) return blob_error(ErrorKind::invalid_input, hash, "not a SHA-256 digest");
-  auto found = identity_of(blob_path(hash));
-  if (!found) return read_error(found.error(), hash);
-  return found;
+  auto file = open_blob(hash, std::nullopt);
+  if (!file) return file.error();
+  return identity_of(file->info);
 }
 
 Expected<void> ContentStore::write_root(std::string_view name, const std::vector<std::string>& hashes) const {
@@ -271,7 +327,9 @@ Expected<std::vector<std::string>> ContentStore::read_root(std::string_view name
   std::string where = "root " + std::string(name);
   if (!is_valid_root_name(name))
     return make_error(ErrorKind::invalid_input, "root name '" + std::string(name) + "' must match [A-Za-z0-9._-]+");
-  auto text = read_file(root_path(name));
+  auto file = open_regular_under(root_, fs::path("roots") / (std::string(name) + ".json"), std::nullopt);
+  if (!file) return file.error();
+  auto text = read_file(*file, root_path(name));
   if (!text) return text.error();
   auto parsed = parse_json(*text);
   if (!parsed) return parsed.error().with_context(where);
@@ -298,11 +356,13 @@ Expected<std::vector<std::string>> ContentStore::read_root(std::string_view name
 }
 
 Expected<std::vector<std::string>> ContentStore::root_names() const {
-  auto entries = list_dir(root_ / "roots");
-  if (!entries) return entries.error();
   std::vector<std::string> names;
-  for (const auto& entry : *entries) {
-    std::string file = entry.path().filename().string();
+  auto dir = open_under(root_, "roots", O_RDONLY | O_DIRECTORY);
+  if (!dir && dir.error().kind == ErrorKind::not_found) return names;
+  if (!dir) return dir.error();
+  auto entries = entry_names(std::move(*dir), root_ / "roots");
+  if (!entries) return entries.error();
+  for (const std::string& file : *entries) {
     if (file.size() > 5 && file.compare(file.size() - 5, 5, ".json") == 0 && file[0] != '.')
       names.push_back(file.substr(0, file.size() - 5));
   }
@@ -318,17 +378,91 @@ Expected<void> ContentStore::remove_root(std::string_view name) const {
   return {};
 }
 
-Expected<std::vector<std::string>> ContentStore::list_blobs() const {
-  auto fanouts = list_dir(root_ / "blobs");
+Expected<ContentStore::BlobListing> ContentStore::list_blobs() const {
+  BlobListing listing;
+  auto blobs = open_under(root_, "blobs", O_RDONLY | O_DIRECTORY);
+  if (!blobs && blobs.error().kind == ErrorKind::not_found) return listing;
+  if (!blobs) return blobs.error();
+  auto fanouts = entry_names(std::move(*blobs), root_ / "blobs");
   if (!fanouts) return fanouts.error();
-  std::vector<std::string> hashes;
-  for (const auto& fanout : *fanouts) {
-    auto entries = list_dir(fanout.path());
-    if (!entries) return entries.error();
-    for (const auto& entry : *entries) hashes.push_back(entry.path().filename().string());
+  for (const std::string& fanout : *fanouts) {
+    fs::path relative = fs::path("blobs") / fanout;
+    if (!is_fanout_name(fanout)) {
+      listing.strangers.push_back(relative.string() + ": not a directory of blobs (named by two hex digits)");
+      continue;
+    }
+    auto dir = open_under(root_, relative, O_RDONLY | O_DIRECTORY);
+    if (!dir) return dir.error();
+    int dir_fd = dir->fd;
+    OpenFile listed{::dup(dir_fd)};
+    if (listed.fd < 0) return errno_error((root_ / relative).string(), errno);
+    auto names = entry_names(std::move(listed), root_ / relative);
+    if (!names) return names.error();
+    for (const std::string& name : *names) {
+      struct stat info {};
+      bool is_blob = is_sha256_hex(name) && name.compare(0, 2, fanout) == 0;
+      bool regular = ::fstatat(dir_fd, name.c_str(), &info, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(info.st_mode);
+      if (is_blob && regular) {
+        listing.hashes.push_back(name);
+        listing.bytes += static_cast<std::uint64_t>(info.st_size);
+      } else {
+        listing.strangers.push_back((relative / name).string() + (is_blob ? ": not a regular file" : ": not a blob name"));
+      }
+    }
   }
-  std::sort(hashes.begin(), hashes.end());
-  return hashes;
+  std::sort(listing.hashes.begin(), listing.hashes.end());
+  return listing;
+}
+
+Expected<void> ContentStore::verify_blob(std::string_view hash) const {
+  auto file = open_blob(hash, std::nullopt);
+  if (!file) return file.error();
+  // Streamed: a blob of any size (a sparse 8 GiB one among them) costs one buffer, not its size.
+  Sha256 hasher;
+  std::vector<char> buffer(1 << 20);
+  std::uint64_t total = 0;
+  for (;;) {
+    ssize_t got = ::read(file->file.fd, buffer.data(), buffer.size());
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) return read_error(errno_error(blob_path(hash).string(), errno), hash);
+    if (got == 0) break;
+    hasher.update(buffer.data(), static_cast<std::size_t>(got));
+    total += static_cast<std::uint64_t>(got);
+  }
+  if (hasher.finish_hex() != hash)
+    return blob_error(ErrorKind::corrupt, hash, "corrupted: its " + std::to_string(total) + " bytes hash to something else");
+  return {};
+}
+
+Expected<std::uint64_t> ContentStore::remove_blob(std::string_view hash) const {
+  fs::path fanout = blob_relative(hash).parent_path();
+  auto dir = open_under(root_, fanout, O_RDONLY | O_DIRECTORY);
+  if (!dir) return dir.error();
+  std::string name(hash);
+  struct stat info {};
+  if (::fstatat(dir->fd, name.c_str(), &info, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(info.st_mode)) return 0;
+  if (::unlinkat(dir->fd, name.c_str(), 0) != 0 && errno != ENOENT) return errno_error(blob_path(hash).string(), errno);
+  return static_cast<std::uint64_t>(info.st_size);
+}
+
+Expected<std::uint64_t> ContentStore::sweep_temp_files() const {
+  auto dir = open_under(root_, temp_directory_name, O_RDONLY | O_DIRECTORY);
+  if (!dir && dir.error().kind == ErrorKind::not_found) return 0;
+  if (!dir) return dir.error();
+  int dir_fd = dir->fd;
+  OpenFile listed{::dup(dir_fd)};
+  if (listed.fd < 0) return errno_error((root_ / temp_directory_name).string(), errno);
+  auto names = entry_names(std::move(listed), root_ / temp_directory_name);
+  if (!names) return names.error();
+  std::uint64_t removed = 0;
+  for (const std::string& name : *names) {
+    struct stat info {};
+    if (!is_temp_file_name(name) || ::fstatat(dir_fd, name.c_str(), &info, AT_SYMLINK_NOFOLLOW) != 0 ||
+        !S_ISREG(info.st_mode))
+      continue;
+    if (::unlinkat(dir_fd, name.c_str(), 0) == 0) ++removed;
+  }
+  return removed;
 }
 
 namespace {
@@ -358,16 +492,13 @@ Expected<StoreStats> ContentStore::stat() const {
   StoreStats stats;
   auto referenced = referenced_blobs(*this, &stats.roots);
   if (!referenced) return referenced.error();
-  auto hashes = list_blobs();
-  if (!hashes) return hashes.error();
-  std::error_code ec;
-  for (const std::string& hash : *hashes) {
-    ++stats.blobs;
-    auto size = fs::file_size(blob_path(hash), ec);
-    if (!ec) stats.bytes += size;
-  }
+  auto listing = list_blobs();
+  if (!listing) return listing.error();
+  const std::vector<std::string>& hashes = listing->hashes;
+  stats.blobs = hashes.size();
+  stats.bytes = listing->bytes;
   for (const std::string& hash : *referenced) {
-    if (std::binary_search(hashes->begin(), hashes->end(), hash)) ++stats.referenced_blobs;
+    if (std::binary_search(hashes.begin(), hashes.end(), hash)) ++stats.referenced_blobs;
     else ++stats.missing_blobs;
   }
   return stats;
@@ -375,17 +506,13 @@ Expected<StoreStats> ContentStore::stat() const {
 
 Expected<VerifyReport> ContentStore::verify() const {
   VerifyReport report;
-  auto hashes = list_blobs();
-  if (!hashes) return hashes.error();
-  for (const std::string& hash : *hashes) {
-    ++report.blobs_checked;
-    if (!is_sha256_hex(hash)) {
-      report.problems.push_back("blobs/" + hash.substr(0, 2) + "/" + hash + ": not a blob name");
-      continue;
-    }
-    auto content = get(hash);
-    if (!content) report.problems.push_back(content.error().message);
-  }
+  auto listing = list_blobs();
+  if (!listing) return listing.error();
+  const std::vector<std::string>& hashes = listing->hashes;
+  report.problems = listing->strangers;
+  report.blobs_checked = hashes.size() + listing->strangers.size();
+  for (const std::string& hash : hashes)
+    if (auto verified = verify_blob(hash); !verified) report.problems.push_back(verified.error().message);
   auto names = root_names();
   if (!names) return names.error();
   for (const std::string& name : *names) {
@@ -395,7 +522,7 @@ Expected<VerifyReport> ContentStore::verify() const {
       continue;
     }
     for (const std::string& hash : *root_hashes)
-      if (!std::binary_search(hashes->begin(), hashes->end(), hash))
+      if (!std::binary_search(hashes.begin(), hashes.end(), hash))
         report.problems.push_back("root " + name + " names blob " + hash + ", which is missing");
   }
   return report;
@@ -419,26 +546,23 @@ Expected<std::optional<GcReport>> ContentStore::gc_if_idle() const {
 Expected<GcReport> ContentStore::collect(const StoreLock&) const {
   auto referenced = referenced_blobs(*this, nullptr);
   if (!referenced) return referenced.error().with_context("gc refused");
-  auto hashes = list_blobs();
-  if (!hashes) return hashes.error();
+  auto listing = list_blobs();
+  if (!listing) return listing.error();
   GcReport report;
-  std::error_code ec;
-  for (const std::string& hash : *hashes) {
+  for (const std::string& hash : listing->hashes) {
     if (referenced->count(hash) != 0) {
       ++report.blobs_kept;
       continue;
     }
-    fs::path path = blob_path(hash);
-    auto size = fs::file_size(path, ec);
-    if (::unlink(path.c_str()) != 0 && errno != ENOENT) return errno_error(path.string(), errno);
+    auto removed = remove_blob(hash);
+    if (!removed) return removed.error();
     ++report.blobs_removed;
-    report.bytes_removed += ec ? 0 : size;
+    report.bytes_removed += *removed;
   }
   // Under the exclusive lock no write is in progress, so every temp file is a leftover.
-  auto temps = list_dir(root_ / "tmp");
+  auto temps = sweep_temp_files();
   if (!temps) return temps.error();
-  for (const auto& entry : *temps)
-    if (::unlink(entry.path().c_str()) == 0) ++report.temp_files_removed;
+  report.temp_files_removed = *temps;
   return report;
 }
 

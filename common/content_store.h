@@ -51,11 +51,13 @@ struct GcReport {
   std::uint64_t temp_files_removed = 0;
 };
 
-// Safe to use from several processes and threads at once; each call is independent.
+// Safe to use from several processes and threads at once; each call is independent. No symbolic
+// link inside the store is followed (blobs/, blobs/XX/, a blob, tmp/, roots/, a root, VERSION, lock):
+// one planted there is refused naming its path, so the store never reads, writes or deletes elsewhere.
 class ContentStore {
  public:
   // Opens the store at `root`. With create, makes the layout if absent. Refuses a directory that
-  // is not a store or has another format version.
+  // is not a store or has another format version, and one whose layout holds a symbolic link.
   static Expected<ContentStore> open(const std::filesystem::path& root, bool create);
 
   const std::filesystem::path& root() const { return root_; }
@@ -68,8 +70,9 @@ class ContentStore {
   // the duration; hold lock_shared() around put()s and write_root() to keep gc out in between.
   Expected<std::string> put(const void* data, std::size_t size) const;
   bool contains(std::string_view hash) const;
-  // Reads and verifies a blob: missing, truncated or corrupted blobs are errors naming the hash.
-  Expected<std::string> get(std::string_view hash) const;
+  // Reads and verifies a blob of exactly `size` bytes: missing, truncated, corrupted, oversized blobs
+  // and ones that are not regular files are errors naming the hash, the size refused before reading.
+  Expected<std::string> get(std::string_view hash, std::size_t size) const;
   // Reads and verifies a blob of exactly `size` bytes into `destination`.
   Expected<void> read_into(std::string_view hash, void* destination, std::size_t size) const;
   // Maps and verifies a blob of exactly `size` (> 0) bytes, copy-on-write: no copy of its bytes is
@@ -87,7 +90,9 @@ class ContentStore {
 
   Expected<StoreStats> stat() const;
   Expected<VerifyReport> verify() const;
-  // Deletes every blob no root names and every leftover temp file, under the exclusive lock.
+  // Deletes every blob no root names and every leftover temp file, under the exclusive lock: only
+  // regular files named as the store names them (blobs/XX/<hash starting XX>, the temp names of
+  // write_file_atomic and the Python StoreWriter), each unlinked in its directory, never through a link.
   Expected<GcReport> gc() const;
   // gc() if no writer holds the store now, else nullopt at once: a daemon sharing the store with
   // others never waits on a writer that is stopped (SIGSTOP) or cut off while it holds the lock.
@@ -103,14 +108,31 @@ class ContentStore {
   std::filesystem::path root_path(std::string_view name) const;
   // A failed read of a blob as an error naming it; a missing one also names the store.
   Error read_error(const Error& error, std::string_view hash) const;
-  // Every blob hash present, by listing blobs/.
-  Expected<std::vector<std::string>> list_blobs() const;
+  // What blobs/ holds: the blobs, and every entry the store would not have written.
+  struct BlobListing {
+    std::vector<std::string> hashes;    // sorted: regular files blobs/XX/<hash starting XX>
+    std::uint64_t bytes = 0;            // theirs
+    std::vector<std::string> strangers;  // "blobs/XX/NAME: why it is no blob"
+  };
+  Expected<BlobListing> list_blobs() const;
+  // blobs/XX/<hash>, relative to root_.
+  static std::filesystem::path blob_relative(std::string_view hash);
+  // A blob's file, opened through no link, regular, of `size` bytes when given; errors name the hash.
+  Expected<RegularFile> open_blob(std::string_view hash, std::optional<std::uint64_t> size) const;
+  // blobs/XX/, created if absent, and refused if a link.
+  Expected<void> make_fanout(std::string_view hash) const;
+  // Hashes a blob's file, streamed through a fixed buffer, against its name.
+  Expected<void> verify_blob(std::string_view hash) const;
+  // Unlinks the blob's file if it is a regular file; its size, 0 when it was already gone.
+  Expected<std::uint64_t> remove_blob(std::string_view hash) const;
+  // Unlinks every regular file of tmp/ named as a temp file; how many.
+  Expected<std::uint64_t> sweep_temp_files() const;
 
   friend class BlobBatch;
   Expected<std::string> put(const void* data, std::size_t size, FileSync sync) const;
-  // Links `source`'s blob `hash` in as BlobBatch::put_from() describes: false (nothing done) where
-  // it must be copied instead.
-  Expected<bool> link_from(const ContentStore& source, std::string_view hash) const;
+  // Links `source`'s blob `hash` of `size` bytes in as BlobBatch::put_from() describes: false
+  // (nothing done) where it must be copied instead.
+  Expected<bool> link_from(const ContentStore& source, std::string_view hash, std::size_t size) const;
 
   std::filesystem::path root_;
 };
@@ -124,10 +146,12 @@ class BlobBatch {
   explicit BlobBatch(const ContentStore& store) : store_(store) {}
 
   Expected<std::string> put(const void* data, std::size_t size);
-  // Puts `source`'s blob `hash` here, verified. When both stores are on one file system and the file
-  // is this user's alone to write, as a second link to it (git's local clone): nothing is copied,
-  // and dropping it later frees no page the source still holds. Otherwise copied, as put() would.
-  Expected<void> put_from(const ContentStore& source, std::string_view hash);
+  // Puts `source`'s blob `hash` of `size` bytes here, verified; a source blob of another size, or not
+  // a regular file, is refused before a byte is read. When both stores are on one file system and the
+  // file is this user's alone to write, as a second link to it (git's local clone): nothing is copied,
+  // and dropping it later frees no page the source still holds. Otherwise copied from a mapping of it
+  // (no buffer of its size), as put() would.
+  Expected<void> put_from(const ContentStore& source, std::string_view hash, std::size_t size);
   Expected<void> sync();
 
  private:

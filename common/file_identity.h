@@ -7,9 +7,6 @@
 #include <sys/stat.h>
 
 #include <cstdint>
-#include <filesystem>
-
-#include "common/expected.h"
 
 namespace minifyd {
 
@@ -26,6 +23,5 @@ struct FileIdentity {
 };
 
 FileIdentity identity_of(const struct stat& info);
-Expected<FileIdentity> identity_of(const std::filesystem::path& path);
 
 }  // namespace minifyd

@@ -2,22 +2,12 @@
 #include "common/graph.h"
 
 #include <algorithm>
-#include <cctype>
 #include <iterator>
 #include <unordered_set>
 
 #include "common/graph_targets.h"
 
 namespace minifyd {
-namespace {
-
-bool is_identifier(std::string_view text) {
-  if (text.empty() || std::isdigit(static_cast<unsigned char>(text[0]))) return false;
-  return std::all_of(text.begin(), text.end(),
-                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
-}
-
-}  // namespace
 
 const char* to_string(OpCode op) {
   switch (op) {
@@ -34,8 +24,6 @@ std::optional<OpCode> parse_opcode(std::string_view name) {
     if (name == to_string(op)) return op;
   return std::nullopt;
 }
-
-bool is_valid_node_name(std::string_view name) { return is_identifier(name); }
 
 bool is_operator_name(std::string_view target) {
   std::size_t colons = target.find("::");
@@ -63,7 +51,7 @@ std::optional<SymIntOp> symint_op(std::string_view target) {
 std::string_view symint_target(SymIntOp op) { return symint_targets[static_cast<std::size_t>(op)]; }
 
 std::string LintError::to_string() const {
-  return node.empty() ? message : "node '" + node + "': " + message;
+  return node.empty() ? message : "node " + node_label(node) + ": " + message;
 }
 
 std::vector<Node*> Node::input_nodes() const {
@@ -202,15 +190,16 @@ Graph Graph::clone() const {
   return copy;
 }
 
-std::vector<LintError> Graph::lint() const {
+std::vector<LintError> Graph::lint(const OperatorScope& operators) const {
   std::vector<LintError> errors;
   std::unordered_map<const Node*, std::size_t> position;
   std::size_t outputs = 0;
   for (const auto& owned : nodes_) {
     const Node* node = owned.get();
     auto fail = [&](std::string message) { errors.push_back({node->name(), std::move(message)}); };
-    if (!is_valid_node_name(node->name()))
-      fail("name is not an identifier ([A-Za-z_][A-Za-z0-9_]*)");
+    if (auto refused = name_refusal(node->name())) fail("name: " + *refused);
+    for (const auto& [key, value] : node->kwargs())
+      if (auto refused = name_refusal(key)) fail("kwargs: the key " + *refused);
     for (const Node* input : node->input_nodes()) {
       if (find(input->name()) != input) {
         fail("references node '" + input->name() + "' of another graph");
@@ -228,7 +217,7 @@ std::vector<LintError> Graph::lint() const {
         if (!node->args().empty() || !node->kwargs().empty()) fail("a placeholder takes no arguments");
         break;
       case OpCode::get_attr:
-        if (node->target().empty()) fail("get_attr needs the name of a constant as its target");
+        if (auto refused = attribute_path_refusal(node->target())) fail("target: " + *refused);
         if (!node->args().empty() || !node->kwargs().empty()) fail("get_attr takes no arguments");
         break;
       case OpCode::call_function:
@@ -241,7 +230,7 @@ std::vector<LintError> Graph::lint() const {
             fail("target '" + node->target() +
                  "' is not an operator overload such as aten::add.Tensor, nor getitem, nor SymInt arithmetic "
                  "such as operator.mul");
-          else if (auto refusal = operator_refusal(node->target()))
+          else if (auto refusal = operator_refusal(node->target(), operators))
             fail(std::move(*refusal));
         }
         break;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/expected.h"
+#include "common/graph_targets.h"
 #include "common/value.h"
 
 namespace minifyd {
@@ -96,8 +97,9 @@ class Graph {
   // A deep copy with identical names and structure.
   Graph clone() const;
 
-  // Structural problems, each naming the node and what to fix. Empty means well-formed.
-  std::vector<LintError> lint() const;
+  // Structural problems, each naming the node and what to fix. Empty means well-formed. `operators`:
+  // the namespaces the graph's job adds to the rule's (graph_targets.h).
+  std::vector<LintError> lint(const OperatorScope& operators = {}) const;
 
  private:
   void add_uses(Node* user);
@@ -116,7 +118,5 @@ enum class SymIntOp { add, sub, mul, floordiv, mod, neg };
 std::optional<SymIntOp> symint_op(std::string_view target);
 // Its target: "operator.mul".
 std::string_view symint_target(SymIntOp op);
-// True for names FX could give a node: [A-Za-z_][A-Za-z0-9_]*.
-bool is_valid_node_name(std::string_view name);
 
 }  // namespace minifyd

@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "common/file_util.h"
+#include "common/graph_targets.h"
 #include "common/json_view.h"
 #include "common/sha256.h"
 
@@ -243,10 +244,9 @@ Expected<void> decode_node(const JsonView& view, std::size_t index, Graph& graph
   if (!name_view) return name_view.error();
   auto name = name_view->as_string();
   if (!name) return name.error();
-  const std::string context = "node '" + *name + "' (nodes[" + std::to_string(index) + "])";
+  const std::string context = "node " + node_label(*name) + " (nodes[" + std::to_string(index) + "])";
   auto fail = [&](const Error& error) { return error.with_context(context); };
-  if (!is_valid_node_name(*name))
-    return fail(make_error(ErrorKind::invalid_input, "name: '" + *name + "' is not an identifier ([A-Za-z_][A-Za-z0-9_]*)"));
+  if (auto refused = name_refusal(*name)) return fail(make_error(ErrorKind::invalid_input, "name: " + *refused));
 
   JsonView node(view.raw());  // paths inside a node are relative to it; the context names it
   auto op_view = node.field("op");
@@ -371,7 +371,7 @@ Expected<GraphInput> decode_graph_input(const JsonView& view) {
   return GraphInput{SymIntInput{*value}};
 }
 
-Expected<GraphDocument> decode_graph_document(const json& document_json) {
+Expected<GraphDocument> decode_graph_document(const json& document_json, const OperatorScope& operators) {
   JsonView root(document_json);
   if (!document_json.is_object())
     return root.error(std::string("a graph document is a JSON object, got ") + describe_json_type(document_json));
@@ -428,7 +428,7 @@ Expected<GraphDocument> decode_graph_document(const json& document_json) {
   auto decoded = decode_nodes(*nodes, document.graph);
   if (!decoded) return decoded.error();
 
-  auto problems = document_problems(document);
+  auto problems = document_problems(document, operators);
   if (!problems.empty()) {
     std::string message = problems.front();
     for (std::size_t i = 1; i < problems.size(); ++i) message += "\n" + problems[i];
@@ -437,17 +437,17 @@ Expected<GraphDocument> decode_graph_document(const json& document_json) {
   return document;
 }
 
-Expected<GraphDocument> parse_graph_document(std::string_view text) {
+Expected<GraphDocument> parse_graph_document(std::string_view text, const OperatorScope& operators) {
   auto parsed = parse_json(text);
   if (!parsed) return parsed.error();
-  return decode_graph_document(*parsed);
+  return decode_graph_document(*parsed, operators);
 }
 
-Expected<GraphDocument> load_graph_dir(const std::filesystem::path& dir) {
+Expected<GraphDocument> load_graph_dir(const std::filesystem::path& dir, const OperatorScope& operators) {
   std::filesystem::path file = dir / graph_file_name;
   auto json = read_json_file(file);
   if (!json) return json.error();
-  auto document = decode_graph_document(*json);
+  auto document = decode_graph_document(*json, operators);
   if (!document) return document.error().with_context(file.string());
   return document;
 }

@@ -19,10 +19,12 @@ inline constexpr const char* graph_format_name = "minifyd.graph";
 inline constexpr const char* graph_file_name = "graph.json";
 inline constexpr const char* store_dir_name = "store";
 
-Expected<GraphDocument> decode_graph_document(const nlohmann::json& json);
-Expected<GraphDocument> parse_graph_document(std::string_view text);
+// `operators`: the namespaces the document's job adds to the rule's (graph_targets.h); a graph calling
+// another namespace is refused.
+Expected<GraphDocument> decode_graph_document(const nlohmann::json& json, const OperatorScope& operators = {});
+Expected<GraphDocument> parse_graph_document(std::string_view text, const OperatorScope& operators = {});
 // Reads DIR/graph.json; errors are prefixed with the file's path.
-Expected<GraphDocument> load_graph_dir(const std::filesystem::path& dir);
+Expected<GraphDocument> load_graph_dir(const std::filesystem::path& dir, const OperatorScope& operators = {});
 
 nlohmann::json encode_graph_document(const GraphDocument& document);
 // Writes DIR/graph.json atomically (the store is the caller's business).

@@ -6,6 +6,8 @@
 #include <sstream>
 #include <unordered_set>
 
+#include "common/graph_targets.h"
+
 namespace minifyd {
 namespace {
 
@@ -111,9 +113,9 @@ std::vector<std::string> GraphDocument::blob_hashes() const {
   return hashes;
 }
 
-std::vector<std::string> document_problems(const GraphDocument& document) {
+std::vector<std::string> document_problems(const GraphDocument& document, const OperatorScope& operators) {
   std::vector<std::string> problems;
-  for (const LintError& error : document.graph.lint()) problems.push_back(error.to_string());
+  for (const LintError& error : document.graph.lint(operators)) problems.push_back(error.to_string());
 
   std::size_t placeholders = document.graph.placeholders().size();
   if (placeholders != document.inputs.size())
@@ -122,8 +124,10 @@ std::vector<std::string> document_problems(const GraphDocument& document) {
                        std::to_string(document.inputs.size()) + " inputs");
   for (const Node* node : document.graph.nodes())
     if (node->op() == OpCode::get_attr && document.constants.count(node->target()) == 0)
-      problems.push_back("node '" + node->name() + "': target: constant '" + node->target() +
-                         "' is not in constants");
+      problems.push_back("node " + node_label(node->name()) + ": target: constant " +
+                         (attribute_path_refusal(node->target()) ? quoted_for_message(node->target())
+                                                                 : "'" + node->target() + "'") +
+                         " is not in constants");
 
   for (std::size_t i = 0; i < document.storages.size(); ++i)
     if (const StorageRef& storage = document.storages[i]; storage.fill)
@@ -132,8 +136,13 @@ std::vector<std::string> document_problems(const GraphDocument& document) {
   for (std::size_t i = 0; i < document.inputs.size(); ++i)
     if (const TensorMeta* tensor = input_tensor(document.inputs[i]))
       check_tensor(*tensor, "inputs[" + std::to_string(i) + "]", document.storages, problems);
-  for (const auto& [name, tensor] : document.constants)
+  for (const auto& [name, tensor] : document.constants) {
+    if (auto refused = attribute_path_refusal(name)) {
+      problems.push_back("constants: the name " + *refused);
+      continue;
+    }
     check_tensor(tensor, "constants." + name, document.storages, problems);
+  }
   return problems;
 }
 

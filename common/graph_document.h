@@ -92,6 +92,7 @@ struct GraphDocument {
 
 // Everything wrong with a document beyond its JSON encoding: graph lint, input count, missing
 // constants, storage indices, tensor bounds. Each message names the node or tensor and the field.
-std::vector<std::string> document_problems(const GraphDocument& document);
+// `operators`: the namespaces the document's job adds to the rule's (graph_targets.h).
+std::vector<std::string> document_problems(const GraphDocument& document, const OperatorScope& operators = {});
 
 }  // namespace minifyd

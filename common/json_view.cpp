@@ -156,8 +156,18 @@ Expected<nlohmann::json> parse_json(std::string_view text) {
   }
 }
 
+// The largest JSON file read (a graph document of tens of thousands of nodes is tens of megabytes):
+// a larger one, a sparse 8 GiB graph.json among them, is refused before it is read.
+constexpr std::uint64_t max_json_file_bytes = 256ULL << 20;
+
 Expected<nlohmann::json> read_json_file(const std::filesystem::path& path) {
-  auto text = read_file(path);
+  auto file = open_regular_file(path);
+  if (!file) return file.error();
+  if (static_cast<std::uint64_t>(file->info.st_size) > max_json_file_bytes)
+    return make_error(ErrorKind::invalid_input, path.string() + ": " + std::to_string(file->info.st_size) +
+                                                    " bytes, more than the " + std::to_string(max_json_file_bytes >> 20) +
+                                                    " MiB a JSON document may hold");
+  auto text = read_file(*file, path);
   if (!text) return text.error();
   auto json = parse_json(*text);
   if (!json) return json.error().with_context(path.string());

@@ -12,8 +12,10 @@ namespace minifyd {
 
 class MappedFile {
  public:
-  // Maps the whole of a file that must hold `size` (> 0) bytes; corrupt when it holds another size.
-  static Expected<MappedFile> map(const std::filesystem::path& path, std::size_t size);
+  // Maps the whole of the regular file `relative` under `base`, reached through no symbolic link, that
+  // must hold `size` (> 0) bytes (open_regular_under: anything else refused before it is mapped).
+  static Expected<MappedFile> map(const std::filesystem::path& base, const std::filesystem::path& relative,
+                                  std::size_t size);
 
   MappedFile(MappedFile&& other) noexcept;
   MappedFile& operator=(MappedFile&& other) noexcept;
@@ -32,10 +34,11 @@ class MappedFile {
   Expected<MappedFile> remap() const;
 
  private:
-  MappedFile(std::filesystem::path path, void* data, FileIdentity identity)
-      : path_(std::move(path)), data_(data), identity_(identity) {}
+  MappedFile(std::filesystem::path base, std::filesystem::path relative, void* data, FileIdentity identity)
+      : base_(std::move(base)), relative_(std::move(relative)), data_(data), identity_(identity) {}
 
-  std::filesystem::path path_;
+  std::filesystem::path base_;
+  std::filesystem::path relative_;
   void* data_ = nullptr;
   FileIdentity identity_;  // its size is the mapping's
 };

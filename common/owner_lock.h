@@ -15,7 +15,8 @@ inline constexpr const char* owner_lock_file_name = ".owner";
 class OwnerLock {
  public:
   // Takes dir's lock (dir must exist). Errors: invalid_input when another process holds it ("DIR is
-  // being written by another process (pid N)"), io when the lock file cannot be opened or written.
+  // being written by another process (pid N)"), when dir is not the running user's own, or when
+  // DIR/.owner is a symbolic link (never followed); io when the lock file cannot be opened or written.
   static Expected<OwnerLock> acquire(const std::filesystem::path& dir);
 
   OwnerLock(OwnerLock&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <utility>
 
+#include "common/number_range.h"
 #include "protocol/json_fields.h"
 
 namespace minifyd::protocol {
@@ -41,6 +42,18 @@ constexpr auto fields_of() {
   else return no_fields;
 }
 
+// The numbers of a decoded request held to their ranges (common/number_range.h); the job ids of the
+// others need none: an id no job has is answered "no job N".
+template <class Request>
+Expected<void> check_ranges(const Request&) {
+  return {};
+}
+Expected<void> check_ranges(const SubmitRequest& request) {
+  if (auto checked = check_number(static_cast<double>(request.priority), number_ranges::priority); !checked)
+    return checked.error().with_context("priority");
+  return {};
+}
+
 template <class Request>
 nlohmann::json encode_request(const Request& request) {
   return encode_fields(request, fields_of<Request>(), {{"type", Request::type}});
@@ -57,6 +70,7 @@ Expected<TypedDaemonRequest> decode_alternative(const DaemonRequest& request) {
     Request typed;
     if (auto decoded = decode_fields(JsonView(request.json), typed, fields_of<Request>()); !decoded)
       return decoded.error();
+    if (auto checked = check_ranges(typed); !checked) return checked.error();
     return TypedDaemonRequest(std::move(typed));
   }
 }

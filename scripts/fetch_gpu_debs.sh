@@ -9,6 +9,7 @@ packages=(
   libboost1.74-dev libboost-filesystem1.74-dev libboost-filesystem1.74.0
   libboost-system1.74-dev libboost-system1.74.0 libboost-atomic1.74-dev libboost-atomic1.74.0
   libssl-dev libssl3 libsqlite3-dev libsqlite3-0 libpq-dev libpq5 libldap-2.5-0
+  libre2-dev libre2-9
 )
 mkdir -p .gpu-debs
 cd .gpu-debs

@@ -9,6 +9,7 @@ packages=(
   libboost-dev libboost-filesystem-dev
   nlohmann-json3-dev libspdlog-dev libcli11-dev catch2
   libssl-dev libsqlite3-dev
+  libre2-dev  # --check-str: regexes in linear time (RE2)
   libpq-dev postgresql  # the PostgreSQL job queue; the tests start their own server
   graphviz
   python3-matplotlib  # minify analyze draws analysis.svg with it

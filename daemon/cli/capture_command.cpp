@@ -25,6 +25,7 @@
 #include "daemon/cli/commands.h"
 #include "daemon/cli/daemon_options.h"
 #include "daemon/cli/graph_input.h"
+#include "daemon/cli/number_option.h"
 #include "daemon/cli/pool_options.h"
 #include "daemon/cli/run_settings.h"
 #include "daemon/cli/search_spec_options.h"
@@ -228,7 +229,8 @@ void add_capture_command(CLI::App& app, Action& action) {
   options->search.add_to(*command, /*backend_required=*/false);
   options->pool.add_to(*command);
   options->daemon.add_to(*command, /*with_json=*/false);
-  command->add_option("--priority", options->priority, "with --submit: the jobs' priority (default 0)");
+  command->add_option("--priority", options->priority, "with --submit: the jobs' priority (default 0)")
+      ->check(within(number_ranges::priority));
   command->callback([options, &action] { action = [options] { return capture(*options); }; });
 }
 

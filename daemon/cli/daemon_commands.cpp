@@ -14,6 +14,7 @@
 #include "daemon/cli/commands.h"
 #include "daemon/cli/daemon_options.h"
 #include "daemon/cli/graph_input.h"
+#include "daemon/cli/number_option.h"
 #include "daemon/cli/progress_line.h"
 #include "daemon/cli/search_spec_options.h"
 #include "protocol/daemon_requests.h"
@@ -229,7 +230,8 @@ void add_daemon_commands(CLI::App& app, Action& action) {
   CLI::App* submit_command = app.add_subcommand("submit", "Queue a minification job on the daemon; prints its id");
   add_graph_argument(*submit_command, submit_options->dir)->required();
   submit_options->search.add_to(*submit_command, /*backend_required=*/true);
-  submit_command->add_option("--priority", submit_options->priority, "higher runs first (default 0)");
+  submit_command->add_option("--priority", submit_options->priority, "higher runs first (default 0)")
+      ->check(within(number_ranges::priority));
   submit_command->add_flag("--wait", submit_options->wait, "follow the job until it ends");
   submit_options->daemon.add_to(*submit_command);
   submit_command->callback([submit_options, &action] { action = [submit_options] { return submit(*submit_options); }; });

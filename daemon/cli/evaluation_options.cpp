@@ -3,6 +3,8 @@
 
 #include <filesystem>
 
+#include "daemon/cli/number_option.h"
+#include "daemon/pool/helper_process.h"
 
 namespace minifyd::cli {
 
@@ -12,6 +14,7 @@ void EvaluationOptions::add_to(CLI::App& command, bool backend_required, bool wi
                      "aot_eager_decomp_partition")
       ->required(backend_required);
   command.add_option("--backend-opt", backend_opts, "KEY=VALUE passed to the backend (repeatable)");
+  add_op_library_option(command, op_libraries);
   if (with_checks) {
     auto* loose = command.add_flag("--accuracy", accuracy,
                                    "fail on numbers worse than eager's against an fp64 reference (floating outputs)");
@@ -24,7 +27,7 @@ void EvaluationOptions::add_to(CLI::App& command, bool backend_required, bool wi
   command.add_option("--timeout", timeout_seconds,
                      "seconds before a query counts as hung (default 60; 600 for the torch.compile backends, whose "
                      "cold compile of a large graph takes minutes on a loaded machine)")
-      ->check(CLI::PositiveNumber);
+      ->check(within(number_ranges::timeout_seconds));
   add_import_timeout(command);
   command.add_option("--worker", worker, "the minify-worker executable (default: beside minify)");
   command.add_option("--python", python,
@@ -38,16 +41,39 @@ void EvaluationOptions::add_import_timeout(CLI::App& command) {
                      "seconds a repro file's import (its definitions run, its graph traced) may take before it is "
                      "killed with every process it started")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(within(number_ranges::timeout_seconds));
+}
+
+void add_op_library_option(CLI::App& command, std::vector<std::string>& libraries) {
+  command.add_option("--op-library", libraries,
+                     "NS=PATH.so: an operator library (your own file, not writable by others, not a link) that the "
+                     "workers load for this job alone, letting its graphs call operators of namespace NS (repeatable)");
 }
 
 void add_sandbox_options(CLI::App& command, SandboxLimits& limits) {
-  command.add_option("--cpu-limit", limits.cpu_seconds, "RLIMIT_CPU of each worker, in seconds (0: none)");
-  command.add_option("--memory-limit", limits.memory_mb, "RLIMIT_AS of each worker, in MiB (0: none)");
+  command.add_option("--cpu-limit", limits.cpu_seconds, "RLIMIT_CPU of each worker, in seconds (0: none)")
+      ->check(within(number_ranges::cpu_limit_seconds))
+      ->each([&limits](const std::string&) { limits.given = true; });
+  add_memory_limit_option(command, limits);
+}
+
+void add_memory_limit_option(CLI::App& command, SandboxLimits& limits) {
+  // The helpers (a repro file's import, the plain check, the repro writers) take the workers' bound:
+  // they are started from every corner of a command, so it is set for the process as it is parsed.
+  command
+      .add_option("--memory-limit", limits.memory_mb,
+                  "how much memory each worker and helper may allocate (RLIMIT_DATA), in MiB; 0: no limit "
+                  "(default: half of this machine's memory)")
+      ->check(within(number_ranges::memory_limit_mb))
+      ->capture_default_str()
+      ->each([&limits](const std::string& text) {  // runs before CLI11 converts it, after within()'s check
+        limits.given = true;
+        if (auto mb = parse_number(text, number_ranges::memory_limit_mb)) bound_helper_memory(static_cast<std::uint64_t>(*mb));
+      });
 }
 
 Expected<void> EvaluationOptions::no_sandbox_for_daemon() const {
-  if (!sandbox.any()) return {};
+  if (!sandbox.given) return {};
   return make_error(ErrorKind::invalid_input,
                     "--cpu-limit and --memory-limit are minifyd's (minifyd --cpu-limit ...): its workers, shared by "
                     "every job and query, run under its limits");
@@ -74,6 +100,9 @@ Expected<EvaluationSpec> EvaluationOptions::spec() const {
   if (auto check = failure_check_of(spec); !check) return check.error();
   double seconds = timeout_seconds.value_or(default_timeout_seconds(spec.backend));
   spec.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000));
+  auto libraries = recorded_operator_libraries(op_libraries);
+  if (!libraries) return libraries.error();
+  spec.op_libraries = std::move(*libraries);
   return spec;
 }
 

@@ -17,6 +17,8 @@ namespace minifyd::cli {
 
 // --cpu-limit and --memory-limit, for every command that starts workers (minify's and minifyd).
 void add_sandbox_options(CLI::App& command, SandboxLimits& limits);
+// --memory-limit alone, for a command that starts helpers but no worker (import).
+void add_memory_limit_option(CLI::App& command, SandboxLimits& limits);
 
 // --op-library NS=PATH.so (repeatable), for every command that reads graphs for a job (and validate).
 void add_op_library_option(CLI::App& command, std::vector<std::string>& libraries);

@@ -54,6 +54,7 @@ void add_import_command(CLI::App& app, Action& action) {
   command->add_option("--python", options->evaluation.python,
                       "the python3 whose PyTorch 2.x runs the file's definitions (default: as for --backend inductor)");
   options->evaluation.add_import_timeout(*command);
+  add_memory_limit_option(*command, options->evaluation.sandbox);
   command->add_flag("--json", options->json, "print the import's summary as JSON");
   command->callback([options, &action] { action = [options] { return import_file(*options); }; });
 }

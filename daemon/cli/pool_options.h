@@ -2,6 +2,7 @@
 // per listed GPU, each pinned to it with CUDA_VISIBLE_DEVICES. Shared by `minify run` and minifyd.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <string>
 #include <thread>
@@ -10,12 +11,15 @@
 #include <CLI/CLI.hpp>
 
 #include "common/expected.h"
+#include "common/number_range.h"
 #include "daemon/pool/worker_pool.h"
 
 namespace minifyd::cli {
 
 struct PoolOptions {
-  std::size_t workers = std::max(1u, std::thread::hardware_concurrency());
+  // One per core, within the range --workers takes (common/number_range.h).
+  std::size_t workers = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1,
+                                                static_cast<std::size_t>(number_ranges::workers.max));
   std::string gpus;
   std::size_t workers_per_gpu = 1;
 

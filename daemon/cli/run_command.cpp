@@ -14,6 +14,7 @@
 #include "daemon/cli/cli.h"
 #include "daemon/cli/commands.h"
 #include "daemon/cli/graph_input.h"
+#include "daemon/cli/number_option.h"
 #include "daemon/cli/search_spec_options.h"
 #include "daemon/cli/progress_line.h"
 #include "daemon/cli/pool_options.h"
@@ -152,7 +153,8 @@ void add_run_command(CLI::App& app, Action& action) {
   command->add_flag("--json", options->json, "print the summary as JSON");
   command->add_option("--speculate-after", options->speculate_after_ms,
                       "when a deciding verdict is pending this many ms, search on in parallel as if the candidate "
-                      "fails (overlaps hangs and fills idle workers; the result is unchanged); 0: never; default 20");
+                      "fails (overlaps hangs and fills idle workers; the result is unchanged); 0: never; default 20")
+      ->check(within(number_ranges::speculate_after_ms));
   command->add_option("--timeline", options->timeline,
                       "write FILE: one JSON line per worker start, request and phase of the run, as it happens "
                       "(bench/query_breakdown.py says where each query's time went)");

@@ -7,8 +7,10 @@
 #include "common/canonical_hash.h"
 #include "common/content_store.h"
 #include "common/graph_codec.h"
+#include "common/operator_library.h"
 #include "daemon/cli/cli.h"
 #include "daemon/cli/commands.h"
+#include "daemon/cli/evaluation_options.h"
 
 namespace minifyd::cli {
 namespace {
@@ -17,9 +19,11 @@ struct ValidateOptions {
   std::string dir;
   bool check_store = false;
   bool json = false;
+  std::vector<std::string> op_libraries;  // NS=PATH.so: their namespaces allowed
 };
 
-// Every stored storage's blob must be present, intact and of the document's size.
+// Every stored storage's blob must be present, intact and of the document's size: a blob of
+// another size, or one that is no regular file, is refused before it is read.
 std::vector<std::string> store_problems(const GraphDocument& document, const std::string& dir) {
   auto store = ContentStore::open(std::filesystem::path(dir) / store_dir_name, false);
   if (!store) return {store.error().message};
@@ -27,19 +31,16 @@ std::vector<std::string> store_problems(const GraphDocument& document, const std
   for (std::size_t i = 0; i < document.storages.size(); ++i) {
     const StorageRef& storage = document.storages[i];
     if (!storage.stored()) continue;
-    auto content = store->get(storage.hash);
-    if (!content)
+    if (auto content = store->get(storage.hash, storage.nbytes); !content)
       problems.push_back("storages[" + std::to_string(i) + "]: " + content.error().message);
-    else if (content->size() != storage.nbytes)
-      problems.push_back("storages[" + std::to_string(i) + "]: blob " + storage.hash + " holds " +
-                         std::to_string(content->size()) + " bytes, the document says " +
-                         std::to_string(storage.nbytes));
   }
   return problems;
 }
 
 int validate(const ValidateOptions& options) {
-  auto document = load_graph_dir(options.dir);
+  auto libraries = recorded_operator_libraries(options.op_libraries);
+  auto document = libraries ? load_graph_dir(options.dir, operator_scope(*libraries))
+                            : Expected<GraphDocument>(libraries.error());
   if (!document) {
     if (options.json)
       std::cout << nlohmann::json{{"valid", false}, {"error", document.error().message}}.dump() << "\n";
@@ -90,6 +91,7 @@ void add_validate_command(CLI::App& app, Action& action) {
   command->add_flag("--check-store", options->check_store,
                     "also read and verify every blob the graph needs");
   command->add_flag("--json", options->json, "print the summary as JSON");
+  add_op_library_option(*command, options->op_libraries);
   command->callback([options, &action] { action = [options] { return validate(*options); }; });
 }
 

@@ -23,6 +23,7 @@
 #include <boost/process/search_path.hpp>
 
 #include "common/file_util.h"
+#include "daemon/pool/memory_bound.h"
 
 extern char** environ;
 
@@ -137,11 +138,16 @@ Expected<void> open_pipe(Pipe& pipe) {
   return {};
 }
 
+// What bound_helper_memory() set: read by each helper's child before it execs.
+std::atomic<std::uint64_t> helper_memory_mb{default_memory_limit_mb()};
+
 // In the child between fork and exec: async-signal-safe calls only.
-[[noreturn]] void exec_child(pid_t parent, int out, int err, const char* path, char* const* argv, char* const* envp) {
+[[noreturn]] void exec_child(pid_t parent, int out, int err, const char* path, char* const* argv, char* const* envp,
+                             std::uint64_t memory_mb) {
   ::setpgid(0, 0);
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != parent) ::_exit(127);
+  if (!limit_memory(memory_mb)) ::_exit(127);
   for (int signal_number : {SIGTERM, SIGINT, SIGHUP, SIGPIPE}) ::signal(signal_number, SIG_DFL);
   sigset_t none;
   ::sigemptyset(&none);
@@ -176,9 +182,10 @@ Expected<HelperResult> run_helper(const std::vector<std::string>& command, doubl
   for (Pipe* pipe : {&out, &err})
     if (auto opened = open_pipe(*pipe); !opened) return opened.error();
   pid_t parent = ::getpid();
+  std::uint64_t memory_mb = helper_memory_mb.load();
   pid_t pid = ::fork();
   if (pid < 0) return errno_error("fork", errno);
-  if (pid == 0) exec_child(parent, out.write, err.write, path.c_str(), argv.data(), envp.data());
+  if (pid == 0) exec_child(parent, out.write, err.write, path.c_str(), argv.data(), envp.data(), memory_mb);
   ::setpgid(pid, pid);  // as the child does: whichever runs first, the group exists before any kill
   ::close(out.write);
   ::close(err.write);
@@ -238,5 +245,7 @@ void end_helpers_with_this_process() {
   ::sigemptyset(&action.sa_mask);
   for (int signal_number : {SIGTERM, SIGINT, SIGHUP}) ::sigaction(signal_number, &action, nullptr);
 }
+
+void bound_helper_memory(std::uint64_t mb) { helper_memory_mb.store(mb); }
 
 }  // namespace minifyd

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -37,5 +38,9 @@ Expected<HelperResult> run_helper(const std::vector<std::string>& command, doubl
 // For `minify`: a SIGTERM, SIGINT or SIGHUP kills the running helpers' groups, and the process then
 // ends by the signal as it would have without this, once the helpers are gone.
 void end_helpers_with_this_process();
+
+// Every helper this process starts from now on may allocate `mb` MiB (RLIMIT_DATA, memory_bound.h;
+// 0: no limit). Until called: default_memory_limit_mb(). --memory-limit sets it with the workers'.
+void bound_helper_memory(std::uint64_t mb);
 
 }  // namespace minifyd

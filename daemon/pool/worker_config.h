@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "daemon/pool/memory_bound.h"
 #include "protocol/line_buffer.h"
 
 namespace minifyd {
@@ -25,9 +26,9 @@ inline const std::vector<std::string> default_environment_allowlist = {
 // minifyd, which reach WorkerConfig by this one way. They bound a worker, not a verdict's meaning,
 // so they are no part of the evaluation spec (nor of the verdict cache's key).
 struct SandboxLimits {
-  std::uint64_t cpu_seconds = 0;  // RLIMIT_CPU
-  std::uint64_t memory_mb = 0;    // RLIMIT_AS, in MiB
-  bool any() const { return cpu_seconds > 0 || memory_mb > 0; }
+  std::uint64_t cpu_seconds = 0;                          // RLIMIT_CPU
+  std::uint64_t memory_mb = default_memory_limit_mb();    // RLIMIT_DATA, in MiB (memory_bound.h)
+  bool given = false;  // set by --cpu-limit or --memory-limit on the command line
 };
 
 struct WorkerConfig {

@@ -61,11 +61,7 @@ struct Sandbox : bp::extend::handler {
       struct rlimit cpu {limits.cpu_seconds, limits.cpu_seconds + 1};
       if (::setrlimit(RLIMIT_CPU, &cpu) != 0) return fail("setrlimit(RLIMIT_CPU)");
     }
-    if (limits.memory_mb > 0) {
-      rlim_t bytes = limits.memory_mb * 1024 * 1024;
-      struct rlimit as {bytes, bytes};
-      if (::setrlimit(RLIMIT_AS, &as) != 0) return fail("setrlimit(RLIMIT_AS)");
-    }
+    if (!limit_memory(limits.memory_mb)) return fail("setrlimit(RLIMIT_DATA)");
   }
 };
 

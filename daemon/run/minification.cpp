@@ -275,13 +275,14 @@ Expected<void> import_original(const GraphDocument& original, const ContentStore
   const ContentStore& store = place.store;
   auto lock = store.lock_shared();
   if (!lock) return lock.error();
-  std::vector<std::string> hashes = original.blob_hashes();
   BlobBatch blobs(store);
   std::vector<std::string> written;
-  for (const std::string& hash : hashes) {
-    if (store.contains(hash)) continue;
-    if (auto put = blobs.put_from(source, hash); !put) return put.error();
-    written.push_back(hash);
+  // Each blob by its storage's size: the source's file is refused, unread, unless it is a regular
+  // file of that size.
+  for (const StorageRef& storage : original.storages) {
+    if (!storage.stored() || store.contains(storage.hash)) continue;
+    if (auto put = blobs.put_from(source, storage.hash, storage.nbytes); !put) return put.error();
+    written.push_back(storage.hash);
   }
   if (auto synced = blobs.sync(); !synced) return synced.error();
   for (const std::string& hash : written) {
@@ -289,7 +290,7 @@ Expected<void> import_original(const GraphDocument& original, const ContentStore
     if (!identity) return identity.error();
     (*place.vouched)[hash] = *identity;
   }
-  return store.write_root(place.original_root(), hashes);
+  return store.write_root(place.original_root(), original.blob_hashes());
 }
 
 Expected<Checkpoint> begin_run(RunSpec spec, GraphDocument original, const RunPlace& place, const PoolAccess& pool) {
@@ -355,6 +356,7 @@ Expected<RunResult> continue_run(Checkpoint checkpoint, const RunPlace& place, c
     options.runner.budget.max_time = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(left));
   }
   options.runner.interrupt = hooks.interrupt;
+  options.runner.operators = spec.evaluation.operators();
   options.speculation.after = hooks.speculate_after;
   options.speculation.regardless_of_passes = is_torch_compile_backend(spec.evaluation.backend);
 
@@ -369,7 +371,8 @@ Expected<RunResult> continue_run(Checkpoint checkpoint, const RunPlace& place, c
   std::optional<RunPropagations> propagation;
   if (checkpoint.state.eager == nullptr) {
     propagation.emplace(pool, place.store, *place.vouched, place.intermediates_root(),
-                        std::max(spec.evaluation.timeout, propagation_floor), [&evaluator] { evaluator.wake(); });
+                        std::max(spec.evaluation.timeout, propagation_floor), spec.evaluation.op_libraries,
+                        [&evaluator] { evaluator.wake(); });
     checkpoint.state.eager = propagation->values();
   }
   PlainConfirmation own_confirmation;

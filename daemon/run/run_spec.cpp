@@ -1,6 +1,9 @@
 // Run specs as JSON.
 #include "daemon/run/run_spec.h"
 
+#include <tuple>
+
+#include "common/number_range.h"
 #include "common/sha256.h"
 
 namespace minifyd::run {
@@ -53,15 +56,18 @@ Expected<RunSpec> decode_run_spec(const JsonView& view) {
                              std::pair{"bisect", &spec.bisect}, std::pair{"shrink_inputs", &spec.shrink_inputs},
                              std::pair{"timeout_follows_original", &spec.timeout_follows_original}})
     if (auto read = view.read_optional(key, *target); !read) return read.error();
-  for (auto [key, target] : {std::pair{"max_granularity", &spec.max_granularity},
-                             std::pair{"max_queries", &spec.max_queries}}) {
+  for (auto [key, target, range] :
+       {std::tuple{"max_granularity", &spec.max_granularity, number_ranges::max_granularity},
+        std::tuple{"max_queries", &spec.max_queries, number_ranges::max_queries}}) {
     if (auto read = view.read_optional(key, *target); !read) return read.error();
-    if (*target == 0u) return view.error(std::string(key) + ": must be positive");
+    if (*target)
+      if (auto checked = check_number(static_cast<double>(**target), range); !checked)
+        return view.error(std::string(key) + ": " + checked.error().message);
   }
-  double seconds = 0;
-  if (auto read = view.read_optional("max_time_seconds", seconds); !read) return read.error();
-  if (seconds < 0) return view.error("max_time_seconds: must not be negative");
-  if (seconds > 0) spec.max_time_seconds = seconds;
+  if (auto read = view.read_optional("max_time_seconds", spec.max_time_seconds); !read) return read.error();
+  if (spec.max_time_seconds)
+    if (auto checked = check_number(*spec.max_time_seconds, number_ranges::max_time_seconds); !checked)
+      return view.error("max_time_seconds: " + checked.error().message);
   return spec;
 }
 

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -16,6 +17,7 @@
 #include "common/log.h"
 #include "daemon/service/job_spec.h"
 #include "daemon/service/postgres_job_store.h"
+#include "daemon/service/result_retention.h"
 #include "daemon/service/sqlite_job_store.h"
 
 namespace minifyd::service {
@@ -258,6 +260,7 @@ void Daemon::schedule_heartbeat() {
     }
     collect_store();
     auto now = std::chrono::steady_clock::now();
+    if (now >= next_expiry_) drop_expired_results();
     // Renewals that failed, or have not answered, for a whole lease: another daemon may hold any of
     // this one's jobs now, which stop without a write.
     if (!config_.queue.empty() && now - renewed_at_ >= config_.lease)
@@ -314,6 +317,23 @@ void Daemon::collect_store() {
                collecting_ = false;
                if (!collected) return log::warn("collecting the store: " + collected.error().message);
                if (*collected) gc_pending_ = false;  // else a writer holds the store: the next tick tries again
+             });
+}
+
+void Daemon::drop_expired_results() {
+  if (expiring_) return;
+  expiring_ = true;
+  next_expiry_ = std::chrono::steady_clock::now() +
+                 std::clamp<std::chrono::milliseconds>(config_.keep_results / 4, std::chrono::seconds(1),
+                                                        std::chrono::minutes(10));
+  off_thread([this] { return drop_expired_roots(store_, *jobs_, config_.keep_results, expired_); },
+             [this](Expected<std::size_t> dropped) {
+               expiring_ = false;
+               if (!dropped) return log::warn("dropping expired results: " + dropped.error().message);
+               if (*dropped == 0) return;
+               log::info("dropped " + std::to_string(*dropped) + " root(s) of jobs whose results expired");
+               gc_pending_ = true;
+               collect_store();
              });
 }
 

@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,10 @@ struct DaemonConfig {
   std::string native_worker_missing;
   std::string python;  // the Python worker's interpreter (--python; empty: found when first needed)
   std::size_t max_running_jobs = 2;
+  // A submit finding this many jobs queued is refused: the queue is full.
+  std::size_t max_queued_jobs = 1000;
+  // A job done, failed or cancelled longer ago loses its roots in the store (result_retention.h).
+  std::chrono::milliseconds keep_results{std::chrono::hours(24 * 7)};
   std::string minify_executable;  // written into repro.py for plugin backends
 };
 
@@ -129,6 +134,9 @@ class Daemon final : public transport::RequestHandler {
   // A job done drops its search's roots (keep_only_job_result): the blobs they kept go once no
   // writer holds the store, tried at once and then every tick, off the io thread.
   void collect_store();
+  // Every few ticks (a quarter of --keep-results, between a second and ten minutes): the roots of the
+  // jobs whose results expired are dropped, off the io thread, and the store collected.
+  void drop_expired_results();
   void on_renewal(const Expected<Renewal>& renewal, std::chrono::steady_clock::time_point asked);
   // What this daemon's heartbeat records in a shared queue (JobStore::beat).
   HostRecord host_record() const;
@@ -152,6 +160,9 @@ class Daemon final : public transport::RequestHandler {
   boost::asio::posix::stream_descriptor queue_changes_socket_;  // a dup() of queue_changes_'s socket
   bool gc_pending_ = false;
   bool collecting_ = false;
+  bool expiring_ = false;  // a drop of expired results is in flight
+  std::chrono::steady_clock::time_point next_expiry_;
+  std::set<std::int64_t> expired_;  // the jobs whose roots this daemon dropped (read by the blocking pool)
   bool requeue_pending_ = false;  // the requeue of interrupted jobs at start found the disk full
   boost::asio::thread_pool blocking_{2};
   std::map<std::int64_t, std::unique_ptr<JobRunner>> runners_;

@@ -12,6 +12,7 @@
 #include "daemon/service/daemon.h"
 #include "daemon/service/job_result.h"
 #include "daemon/service/job_spec.h"
+#include "daemon/service/result_retention.h"
 #include "daemon/verdict/evaluation_spec.h"
 #include "daemon/verdict/failure_check.h"
 #include "daemon/verdict/query_result.h"
@@ -28,22 +29,34 @@ Expected<std::filesystem::path> absolute_dir(const std::string& text, const char
   return path.lexically_normal();
 }
 
+// A submit is refused while the queue holds `max_queued` jobs: its own error, before the graph is read.
+Expected<void> room_in_queue(const JobStore& jobs, std::size_t max_queued) {
+  auto counts = jobs.counts();
+  if (!counts) return counts.error();
+  if (counts->queued < max_queued) return {};
+  return make_error(ErrorKind::unsupported, "the queue is full: " + std::to_string(counts->queued) +
+                                                " jobs wait (minifyd --max-queued-jobs " + std::to_string(max_queued) +
+                                                "); submit again once some have started");
+}
+
 // The submitted graph, validated, and the job's spec; then its blobs in the shared store and the job
 // in the job store, in that order (a job never exists without its blobs), under the store's shared
 // lock: a daemon of the same queue sweeping orphan roots at its start (under the exclusive lock)
 // never sees the root without its job.
 Expected<std::int64_t> submit_job(const protocol::SubmitRequest& request, const ContentStore& store, JobStore& jobs,
-                                  ProgramPools& pools) {
+                                  ProgramPools& pools, std::size_t max_queued) {
+  if (auto room = room_in_queue(jobs, max_queued); !room) return room.error();
   auto graph_dir = absolute_dir(request.graph_dir, "graph_dir");
   if (!graph_dir) return graph_dir.error();
-  auto document = load_graph_dir(*graph_dir);
-  if (!document) return document.error();
   // The spec names the graph it was made for; the job's is the one submitted.
   nlohmann::json spec_json = request.spec;
   if (spec_json.is_object()) spec_json["graph_dir"] = graph_dir->string();
   auto run_spec = run::decode_run_spec(JsonView(spec_json, "spec"));
   if (!run_spec) return run_spec.error();
+  auto document = load_graph_dir(*graph_dir, run_spec->evaluation.operators());
+  if (!document) return document.error();
   if (auto strategies = search::select_strategies(run_spec->strategies); !strategies) return strategies.error();
+  if (auto check = failure_check_of(run_spec->evaluation); !check) return check.error();
   if (auto served = pools.can_serve(run_spec->evaluation.backend); !served) return served.error();
 
   auto source = ContentStore::open(*graph_dir / store_dir_name, false);
@@ -60,7 +73,7 @@ Expected<std::int64_t> submit_job(const protocol::SubmitRequest& request, const 
 
 // The outputs of a finished job in output.out_dir, as `minify run` writes them, with the result's blobs.
 Expected<protocol::ResultReply> export_result(const JobRecord& job, const ContentStore& store,
-                                             const run::OutputPlace& output) {
+                                             const run::OutputPlace& output, std::chrono::milliseconds keep) {
   const std::filesystem::path& out = output.out_dir;
   std::string id = std::to_string(job.summary.id);
   if (job.summary.state != JobState::done) {
@@ -68,6 +81,8 @@ Expected<protocol::ResultReply> export_result(const JobRecord& job, const Conten
     if (job.summary.state == JobState::failed) return make_error(ErrorKind::not_found, "job " + id + " failed: " + job.summary.error);
     return make_error(ErrorKind::not_found, "job " + id + " is " + state + ": no result yet");
   }
+  if (result_expired(job.summary, keep, unix_now()))
+    return make_error(ErrorKind::not_found, "job " + id + "'s result expired: it ended more than minifyd's --keep-results ago, and its graphs were dropped from the store");
   if (!job.checkpoint_json || !job.result_json) return make_error(ErrorKind::corrupt, "job " + id + " is done but has no result");
   nlohmann::json checkpoint_json = nlohmann::json::parse(*job.checkpoint_json, nullptr, false);
   if (checkpoint_json.is_discarded())
@@ -106,10 +121,10 @@ struct PreparedQuery {
 // The evaluate request for the graph in `graph_dir`, which the worker reads from its store in place.
 Expected<PreparedQuery> prepare_query(const nlohmann::json& evaluation, const std::filesystem::path& graph_dir,
                                       ProgramPools& pools) {
-  auto document = load_graph_dir(graph_dir);
-  if (!document) return document.error();
   auto spec = decode_evaluation_spec(JsonView(evaluation, "evaluation"));
   if (!spec) return spec.error();
+  auto document = load_graph_dir(graph_dir, spec->operators());
+  if (!document) return document.error();
   if (auto served = pools.can_serve(spec->backend); !served) return served.error();
   auto check = failure_check_of(*spec);
   if (!check) return check.error();
@@ -172,7 +187,7 @@ protocol::JobInfo Daemon::describe(const JobSummary& job) const {
 }
 
 void Daemon::handle(const Connection& connection, const nlohmann::json& tag, protocol::SubmitRequest request) {
-  off_thread([this, request = std::move(request)] { return submit_job(request, store_, *jobs_, pools_); },
+  off_thread([this, request = std::move(request)] { return submit_job(request, store_, *jobs_, pools_, config_.max_queued_jobs); },
              [this, connection, tag](Expected<std::int64_t> id) {
                if (!id) {
                  reply_error(connection, tag, id.error().with_context("submit"));
@@ -223,7 +238,8 @@ void Daemon::handle(const Connection& connection, const nlohmann::json& tag, pro
         if (!job) return job.error();
         // repro.py of a torch.compile backend is written by the Python workers' interpreter.
         return export_result(*job, store_, run::OutputPlace{out, config_.minify_executable,
-                                                             [this] { return pools_.python(); }});
+                                                             [this] { return pools_.python(); }},
+                             config_.keep_results);
       },
       [this, connection, tag](Expected<protocol::ResultReply> exported) {
         if (!exported) return reply_error(connection, tag, exported.error());

@@ -1,9 +1,13 @@
 // `minifyd`'s command line (docs/daemon.md): its options, the daemon they configure, serving until stopped.
 #include "daemon/service/minifyd_command.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <csignal>
+#include <cstring>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -11,6 +15,7 @@
 #include "common/log.h"
 #include "daemon/cli/cli.h"
 #include "daemon/cli/evaluation_options.h"
+#include "daemon/cli/number_option.h"
 #include "daemon/cli/pool_options.h"
 #include "daemon/pool/install_layout.h"
 #include "daemon/pool/worker_executable.h"
@@ -29,11 +34,28 @@ struct Options {
   double lease_seconds = 30;
   cli::PoolOptions pool;
   std::size_t max_running_jobs = 2;
+  std::size_t max_queued_jobs = 1000;
+  double keep_results_days = 7;
   std::string worker;
   std::string python;
   SandboxLimits sandbox;
   std::string log_level = "info";
 };
+
+// --config's file, refused unless it is a regular file: opened without blocking, so that a FIFO
+// named there fails at once instead of hanging minifyd before it starts. (CLI11 then reads it.)
+CLI::Validator regular_file() {
+  return CLI::Validator(
+      [](std::string& path) -> std::string {
+        int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+        if (fd < 0) return "'" + path + "': " + std::strerror(errno);
+        struct stat status {};
+        bool regular = ::fstat(fd, &status) == 0 && S_ISREG(status.st_mode);
+        ::close(fd);
+        return regular ? std::string() : "'" + path + "' is not a regular file";
+      },
+      "FILE");
+}
 
 std::string host_name() {
   char name[256] = {};
@@ -67,7 +89,9 @@ Expected<DaemonConfig> config_of(const Options& options) {
   }
   config.pool.worker.limits = options.sandbox;
   config.python = options.python;
-  config.max_running_jobs = std::max<std::size_t>(options.max_running_jobs, 1);
+  config.max_running_jobs = options.max_running_jobs;
+  config.max_queued_jobs = options.max_queued_jobs;
+  config.keep_results = std::chrono::milliseconds(static_cast<std::int64_t>(options.keep_results_days * 86'400'000));
   // repro.py of a plugin backend re-runs `minify query`, which lives beside minifyd.
   config.minify_executable = (running_executable().parent_path() / "minify").string();
   return config;
@@ -92,11 +116,20 @@ int run_minifyd(int argc, char** argv) {
                  "this daemon's name in a shared queue, the same at every start (default: HOSTNAME:STATE_DIR)");
   app.add_option("--lease", options.lease_seconds,
                  "seconds a shared queue's job stays this daemon's after its last renewal (renewed every third)")
-      ->check(CLI::Range(0.3, 3600.0))
+      ->check(cli::within(number_ranges::lease_seconds))
       ->capture_default_str();
   options.pool.add_to(app);
   app.add_option("--max-running-jobs", options.max_running_jobs, "jobs searching at once; the rest wait")
-      ->check(CLI::PositiveNumber)
+      ->check(cli::within(number_ranges::running_jobs))
+      ->capture_default_str();
+  app.add_option("--max-queued-jobs", options.max_queued_jobs,
+                 "jobs waiting in the queue at most; a submit beyond is refused (the queue is full)")
+      ->check(cli::within(number_ranges::queued_jobs))
+      ->capture_default_str();
+  app.add_option("--keep-results", options.keep_results_days,
+                 "days a finished job's graphs and result stay in the store (fractions too); then they are dropped, "
+                 "and the job's result is expired")
+      ->check(cli::within(number_ranges::keep_results_days))
       ->capture_default_str();
   app.add_option("--worker", options.worker, "the minify-worker executable (default: beside minifyd)");
   app.add_option("--python", options.python,
@@ -106,7 +139,10 @@ int run_minifyd(int argc, char** argv) {
   app.add_option("--log-level", options.log_level, "debug, info, warn, error or off")->capture_default_str();
   // A service's settings in a file (scripts/deploy/minifyd.conf, docs/deploy.md): `name = value` per
   // option, the command line's own values winning; a name no option has is an error, not a silent no-op.
-  app.set_config("--config", "", "read options from FILE, one `option = value` per line (TOML)");
+  // Checked as soon as it is parsed, before CLI11 opens it.
+  app.set_config("--config", "", "read options from FILE, one `option = value` per line (TOML)")
+      ->check(regular_file())
+      ->trigger_on_parse();
   app.allow_config_extras(CLI::config_extras_mode::error);
   try {
     app.parse(argc, argv);

@@ -83,7 +83,7 @@ Expected<std::vector<bool>> Shrinker::still_fail(const std::vector<GraphDocument
 Expected<std::vector<StorageFill>> Shrinker::fills_for(std::size_t index, DType dtype) const {
   const StorageRef& storage = current_.storages[index];
   std::vector<StorageFill> fills = {StorageFill{FillKind::zeros, dtype}, StorageFill{FillKind::ones, dtype}};
-  auto bytes = store_.get(storage.hash);
+  auto bytes = store_.get(storage.hash, storage.nbytes);
   if (!bytes) return bytes.error().with_context("shrinking the inputs");
   if (auto range = finite_range(*bytes, dtype)) fills.push_back(StorageFill{FillKind::random, dtype, 0, range->first, range->second});
   std::vector<StorageFill> valid;

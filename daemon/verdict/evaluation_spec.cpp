@@ -2,6 +2,8 @@
 #include "daemon/verdict/evaluation_spec.h"
 
 #include "common/graph_codec.h"
+#include "common/number_range.h"
+#include "protocol/operator_libraries.h"
 
 namespace minifyd {
 Expected<FailureCheck> failure_check_of(const EvaluationSpec& spec) {
@@ -18,6 +20,7 @@ protocol::EvaluateRequest evaluate_request(const EvaluationSpec& spec, const Gra
   request.backend_options = spec.backend_options;
   request.accuracy = spec.accuracy;
   request.nan_check = spec.nan_check;
+  request.op_libraries = spec.op_libraries;
   return request;
 }
 
@@ -28,6 +31,7 @@ nlohmann::json encode(const EvaluationSpec& spec) {
                       {"nan_check", spec.nan_check},
                       {"timeout_ms", spec.timeout.count()}};
   if (spec.check_str) json["check_str"] = *spec.check_str;
+  protocol::encode_op_libraries(spec.op_libraries, json);
   return json;
 }
 
@@ -51,11 +55,16 @@ Expected<EvaluationSpec> decode_evaluation_spec(const JsonView& view) {
   if (auto read = view.read("nan_check", spec.nan_check); !read) return read.error();
   std::int64_t timeout_ms = 0;
   if (auto read = view.read("timeout_ms", timeout_ms); !read) return read.error();
-  if (timeout_ms <= 0) return view.error("timeout_ms: must be positive");
+  if (auto checked = check_number(static_cast<double>(timeout_ms) / 1000, number_ranges::timeout_seconds); !checked)
+    return view.error("timeout_ms: " + std::to_string(timeout_ms) + " ms is out of range: must be " +
+                      describe(number_ranges::timeout_seconds));
   spec.timeout = std::chrono::milliseconds(timeout_ms);
   std::string check_str;
   if (auto read = view.read_optional("check_str", check_str); !read) return read.error();
   if (!check_str.empty()) spec.check_str = check_str;
+  auto libraries = protocol::decode_op_libraries(view);
+  if (!libraries) return libraries.error();
+  spec.op_libraries = std::move(*libraries);
   // Worker limits were part of the spec once: a request carrying them asks for what a spec no longer
   // sets (daemon.md: the daemon's workers run under minifyd's limits), so it is refused, not dropped.
   for (const char* key : {"cpu_limit_seconds", "memory_limit_mb"})

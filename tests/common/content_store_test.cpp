@@ -46,7 +46,7 @@ TEST_CASE("put names a blob by the SHA-256 of its bytes and get returns them", "
   CHECK(hash == "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824");
   CHECK(store.contains(hash));
   CHECK(std::filesystem::exists(dir / "store/blobs/2c" / hash));
-  auto content = store.get(hash);
+  auto content = store.get(hash, 5);
   REQUIRE(content.has_value());
   CHECK(*content == "hello");
   CHECK(put(store, "hello") == hash);  // idempotent
@@ -63,7 +63,7 @@ TEST_CASE("a batch's blobs are the store's at once; its sync names a blob that v
   REQUIRE(fresh.has_value());
   REQUIRE(found.has_value());
   CHECK(*found == existing);
-  auto content = store.get(*fresh);
+  auto content = store.get(*fresh, 5);
   REQUIRE(content.has_value());
   CHECK(*content == "fresh");
   CHECK(batch.sync().has_value());
@@ -93,10 +93,10 @@ TEST_CASE("a blob put from another store is linked when it is this user's alone,
   std::string weights(100000, 'w');
   std::string linked = put(source, weights);
   minifyd::BlobBatch batch(store);
-  REQUIRE(batch.put_from(source, linked).has_value());
+  REQUIRE(batch.put_from(source, linked, weights.size()).has_value());
   CHECK(inode(store.blob_path(linked)) == inode(source.blob_path(linked)));
   CHECK(batch.sync().has_value());
-  auto content = store.get(linked);
+  auto content = store.get(linked, weights.size());
   REQUIRE(content.has_value());
   CHECK(*content == weights);
 
@@ -104,14 +104,14 @@ TEST_CASE("a blob put from another store is linked when it is this user's alone,
   std::string shared = put(source, "shared with the group");
   std::filesystem::permissions(source.blob_path(shared), std::filesystem::perms::group_write,
                                std::filesystem::perm_options::add);
-  REQUIRE(batch.put_from(source, shared).has_value());
+  REQUIRE(batch.put_from(source, shared, 21).has_value());
   CHECK(inode(store.blob_path(shared)) != inode(source.blob_path(shared)));
-  CHECK(store.get(shared).has_value());
+  CHECK(store.get(shared, 21).has_value());
 
   // Corrupt in the source: an error naming the hash, and nothing of it left in the store.
   std::string corrupt = put(source, "will be corrupted");
   overwrite(source.blob_path(corrupt), "was corrupted!!!!");
-  auto refused = batch.put_from(source, corrupt);
+  auto refused = batch.put_from(source, corrupt, 17);
   REQUIRE_FALSE(refused.has_value());
   CHECK(refused.error().kind == ErrorKind::corrupt);
   CHECK(refused.error().message.find(corrupt) != std::string::npos);
@@ -119,7 +119,7 @@ TEST_CASE("a blob put from another store is linked when it is this user's alone,
 
   // Missing from the source: not found, naming the hash and the source.
   std::string absent(64, 'a');
-  auto missing = batch.put_from(source, absent);
+  auto missing = batch.put_from(source, absent, 1);
   REQUIRE_FALSE(missing.has_value());
   CHECK(missing.error().kind == ErrorKind::not_found);
   CHECK(missing.error().message.find((dir / "source").string()) != std::string::npos);
@@ -131,13 +131,13 @@ TEST_CASE("a corrupted or truncated blob is an error naming the hash", "[store]"
   std::string hash = put(store, std::string(1000, 'x'));
 
   overwrite(store.blob_path(hash), std::string(999, 'x') + "y");
-  auto corrupted = store.get(hash);
+  auto corrupted = store.get(hash, 1000);
   REQUIRE_FALSE(corrupted.has_value());
   CHECK(corrupted.error().kind == ErrorKind::corrupt);
   CHECK(corrupted.error().message.find("blob " + hash + ": corrupted") == 0);
 
   overwrite(store.blob_path(hash), std::string(500, 'x'));
-  auto truncated = store.get(hash);
+  auto truncated = store.get(hash, 1000);
   REQUIRE_FALSE(truncated.has_value());
   CHECK(truncated.error().message.find(hash) != std::string::npos);
 
@@ -145,7 +145,8 @@ TEST_CASE("a corrupted or truncated blob is an error naming the hash", "[store]"
   auto short_read = store.read_into(hash, buffer, sizeof buffer);
   REQUIRE_FALSE(short_read.has_value());
   CHECK(short_read.error().kind == ErrorKind::corrupt);
-  CHECK(short_read.error().message == "blob " + hash + ": holds 500 bytes, expected 1000");
+  CHECK(short_read.error().message.find("blob " + hash + ": ") == 0);
+  CHECK(short_read.error().message.find("holds 500 bytes, expected 1000") != std::string::npos);
   overwrite(store.blob_path(hash), std::string(999, 'x') + "y");
   auto wrong_bytes = store.read_into(hash, buffer, sizeof buffer);
   REQUIRE_FALSE(wrong_bytes.has_value());
@@ -164,7 +165,7 @@ TEST_CASE("a corrupted or truncated blob is an error naming the hash", "[store]"
   CHECK(report->problems[0].find(hash) != std::string::npos);
 
   std::string absent(64, 'e');
-  auto missing = store.get(absent);
+  auto missing = store.get(absent, 1);
   REQUIRE_FALSE(missing.has_value());
   CHECK(missing.error().kind == ErrorKind::not_found);
   CHECK(missing.error().message.find("blob " + absent + ": missing") == 0);
@@ -185,7 +186,7 @@ TEST_CASE("a mapped blob is verified, private to its mapping, and mapped again o
   REQUIRE(again.has_value());
   static_cast<char*>(again->data())[0] = 'w';
   CHECK(static_cast<const char*>(mapped->data())[0] == 'm');
-  CHECK(store.get(hash).value() == bytes);  // the file never sees a mapping's write
+  CHECK(store.get(hash, bytes.size()).value() == bytes);  // the file never sees a mapping's write
 
   auto wrong_size = store.map(hash, bytes.size() + 1);
   REQUIRE_FALSE(wrong_size.has_value());
@@ -280,7 +281,7 @@ TEST_CASE("two writer processes of the same content leave one valid blob", "[sto
     CHECK(WIFEXITED(status));
     CHECK(WEXITSTATUS(status) == 0);
   }
-  auto content = store.get(expected);
+  auto content = store.get(expected, bytes.size());
   REQUIRE(content.has_value());
   CHECK(*content == bytes);
   std::size_t blobs = 0;
@@ -296,7 +297,7 @@ TEST_CASE("gc removes exactly the blobs no root names", "[store]") {
   std::string a = put(store, "a"), b = put(store, "b"), c = put(store, "c"), d = put(store, "d");
   REQUIRE(store.write_root("graph", {a, b}).has_value());
   REQUIRE(store.write_root("job-7", {b, c}).has_value());
-  std::ofstream(dir / "store/tmp/.leftover.123") << "partial";
+  std::ofstream(dir / "store/tmp/.graph.json.a1B2c3") << "partial";  // as write_file_atomic names it
 
   auto report = store.gc();
   REQUIRE(report.has_value());

@@ -4,6 +4,8 @@
 
 #include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
 #include <optional>
 #include <string>
 
@@ -33,4 +35,31 @@ TEST_CASE("a directory's owner lock has one holder, named to whoever else asks, 
 
   first.reset();
   CHECK(OwnerLock::acquire(dir.path()).has_value());
+}
+
+TEST_CASE("an owner lock planted as a link is refused and its target left as it was") {
+  test::TempDir dir;
+  std::filesystem::path victim = dir / "victim";
+  std::ofstream(victim) << "a victim's file\n";
+  std::filesystem::create_directory(dir / "out");
+  std::filesystem::create_symlink(victim, dir / "out" / owner_lock_file_name);
+  auto held = OwnerLock::acquire(dir / "out");
+  REQUIRE_FALSE(held.has_value());
+  CHECK(held.error().kind == ErrorKind::invalid_input);
+  CHECK(held.error().message == (dir / "out" / owner_lock_file_name).string() +
+                                    " is a symbolic link, which is not followed here");
+  CHECK(read_file(victim).value() == "a victim's file\n");
+}
+
+TEST_CASE("a directory of another user's is not written") {
+  if (::geteuid() != 0) return;  // only root can make a directory another user's
+  test::TempDir dir;
+  std::filesystem::create_directory(dir / "theirs");
+  REQUIRE(::chown((dir / "theirs").c_str(), 65534, 65534) == 0);
+  auto held = OwnerLock::acquire(dir / "theirs");
+  REQUIRE_FALSE(held.has_value());
+  CHECK(held.error().kind == ErrorKind::invalid_input);
+  CHECK(held.error().message == (dir / "theirs").string() + " belongs to uid 65534, not to this user (uid 0): "
+                                                             "choose a directory of your own");
+  CHECK_FALSE(std::filesystem::exists(dir / "theirs" / owner_lock_file_name));
 }

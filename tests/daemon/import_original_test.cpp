@@ -26,7 +26,7 @@ TEST_CASE("import_original vouches for the blobs it writes, not for those the st
 
   REQUIRE(place.vouched->size() == 1);
   CHECK(place.vouched->at(weights_hash) == place.store.identity(weights_hash).value());
-  CHECK(place.store.get(weights_hash).value() == weights);
+  CHECK(place.store.get(weights_hash, weights.size()).value() == weights);
   CHECK(place.store.read_root(place.original_root()).value() == std::vector<std::string>{weights_hash, bias_hash});
   CHECK(protocol::vouched_for(*place.vouched, original).size() == 1);
 }

@@ -55,7 +55,7 @@ TEST_CASE("propagate stores each intermediate once, skipping views of earlier va
 
   auto store = ContentStore::open(store_path, false);
   REQUIRE(store.has_value());
-  auto relu_bytes = store->get(propagated.values[0].storage.hash);
+  auto relu_bytes = store->get(propagated.values[0].storage.hash, propagated.values[0].storage.nbytes);
   REQUIRE(relu_bytes.has_value());
   REQUIRE(relu_bytes->size() == 32 * sizeof(float));
   std::vector<float> relu(32);

@@ -83,7 +83,8 @@ def recompile_limit(options):
 
 def import_torch20(env):
     """PyTorch 2.0's shape, repro.py and minifier_launcher.py as 2.0 wrote them: the same graph, its
-    config lines as backend options (the bug's among them; not compile_threads, the worker's own),
+    config lines as backend options (the bug's among them; not compile_threads, the worker's own, nor the
+    paths the config rule refuses),
     random inputs said so; `minify run` on the repro.py ends at the relu."""
     summaries = {}
     for name in ("torch20_repro", "torch20_minifier_launcher"):
@@ -94,6 +95,11 @@ def import_torch20(env):
         expect(summary["format"] == "pytorch-2.0" and summary["nodes"] == 9 and summary["random_storages"] == 1
                and summary["save_dir"] is None and options.get(BUG) == "compile_error" and "compile_threads" not in options
                and recompile_limit(options) == "64", f"import of {fixture}: {summary}")
+        # The paths the 2.0 file saved with its whole config are data the rule refuses (docs/security.md,
+        # "Config is data"): said, not carried.
+        expect(not any("debug_dir_root" in key or "base_dir" in key for key in options)
+               and any(note.startswith("torch._dynamo.config.debug_dir_root = ") and "is refused" in note
+                       for note in summary["notes"]), f"import of {fixture} carried its paths: {summary}")
         summaries[name] = [(node["name"], node.get("target")) for node in call_nodes(out)]
     expect(summaries["torch20_repro"] == summaries["torch20_minifier_launcher"],
            f"repro.py and minifier_launcher.py import as different graphs: {summaries}")

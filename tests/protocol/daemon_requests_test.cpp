@@ -71,3 +71,13 @@ TEST_CASE("a request with a field missing or mistyped is refused, naming the fie
         "priority: expected an int, got a bool");
   CHECK(refused({{"type", "query"}, {"graph_dir", 3}, {"evaluation", {}}}) == "graph_dir: expected a string, got an int");
 }
+
+TEST_CASE("a submit's priority is held to its range, never wrapped (issue 52)", "[daemon_requests]") {
+  nlohmann::json spec = nlohmann::json::object();
+  CHECK(std::get<SubmitRequest>(decoded({{"type", "submit"}, {"graph_dir", "/g"}, {"spec", spec}, {"priority", -1000000}}))
+            .priority == -1000000);
+  CHECK(refused({{"type", "submit"}, {"graph_dir", "/g"}, {"spec", spec}, {"priority", 2147483648LL}}) ==
+        "priority: 2147483648 is out of range: must be an integer from -1000000 to 1000000");
+  CHECK(refused({{"type", "submit"}, {"graph_dir", "/g"}, {"spec", spec}, {"priority", -1000001}}) ==
+        "priority: -1000001 is out of range: must be an integer from -1000000 to 1000000");
+}

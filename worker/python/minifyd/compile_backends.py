@@ -28,7 +28,53 @@ ENTRIES = ("compile_fx_inner", "compile_fx")
 
 
 class OptionError(Exception):
-    """A backend option that names no config key, or a value of the wrong type."""
+    """A backend option that names no config key, that the rule refuses, or a value of the wrong type."""
+
+
+# Which config a job may set (docs/security.md, "Config is data"): options come from a graph directory's
+# origin.json and a repro file's config lines as well as from --backend-opt, and a config value may name a
+# directory PyTorch then writes into (trace.debug_dir, debug_dir_root, cache directories), a compiler or a
+# command it runs (cpp.cxx), or code (a pass, a callable). So an option may be set only to what names no
+# file and runs nothing: a bool, an int or a float, when its default is one of those (or None); a string only
+# for the options listed here, to one of their values. Options that make PyTorch write files wherever their
+# directory points are refused whatever their value (the keys as --backend-opt spells them; a key ending in
+# "." refuses every option under it).
+STRING_OPTIONS = {
+    "cpp.inject_relu_bug_TESTING_ONLY": ("compile_error", "runtime_error", "accuracy"),
+    "triton.inject_relu_bug_TESTING_ONLY": ("compile_error", "runtime_error", "accuracy"),
+    "max_autotune_gemm_backends": ("ATEN", "TRITON", "ATEN,TRITON", "ATEN,TRITON,CPP", "ATEN,TRITON,CUTLASS"),
+    "max_autotune_conv_backends": ("ATEN", "TRITON", "ATEN,TRITON"),
+}
+REFUSED_OPTIONS = {
+    "trace.": "it makes Inductor write its debug files (into trace.debug_dir)",
+    "save_args": "it makes Inductor save a compiled graph's arguments to files",
+    "cpp.enable_kernel_profile": "it makes Inductor's kernels write profiles to files",
+    "torch._dynamo.config.replay_record_enabled": "it makes Dynamo write replay records (into debug_dir_root)",
+}
+
+
+def option_refusal(key, default, text):
+    """Why the option `key` (whose default value is `default`) may not be set to `text`, or None (the rule above)."""
+    for refused, why in REFUSED_OPTIONS.items():
+        if key == refused or (refused.endswith(".") and key.startswith(refused)):
+            return f"backend option {key} is refused: {why} (docs/security.md)"
+    if key in STRING_OPTIONS:
+        if text not in STRING_OPTIONS[key]:
+            return f"backend option {key}={text!r} is refused: its values are {', '.join(STRING_OPTIONS[key])}"
+        return None
+    if default is None:
+        try:
+            value = ast.literal_eval(text.strip())
+        except (ValueError, SyntaxError, RecursionError):
+            value = text
+        if value is None or isinstance(value, (bool, int, float)):
+            return None
+        return (f"backend option {key}={text!r} is refused: an option whose default is None is set only to a bool "
+                "or a number, not to a string such as a path or a command (docs/security.md)")
+    if not isinstance(default, (bool, int, float)):
+        return (f"backend option {key} is refused: a job sets only options whose values are bools and numbers, "
+                f"not a {type(default).__name__} such as a path or a command (docs/security.md)")
+    return None
 
 
 def _typed_value(key, text, default):
@@ -39,12 +85,12 @@ def _typed_value(key, text, default):
             return True
         if lowered in ("false", "0"):
             return False
-        raise OptionError(f"backend option {key}={text}: expected true or false")
+        raise OptionError(f"backend option {key}={text!r}: expected true or false")
     if isinstance(default, (int, float)):
         try:
             return type(default)(text)
         except ValueError:
-            raise OptionError(f"backend option {key}={text}: expected {type(default).__name__}") from None
+            raise OptionError(f"backend option {key}={text!r}: expected {type(default).__name__}") from None
     if isinstance(default, str):
         return text
     # None (an Optional[str] such as cpp.inject_relu_bug_TESTING_ONLY), lists, dicts: a Python
@@ -54,12 +100,13 @@ def _typed_value(key, text, default):
     except (ValueError, SyntaxError):
         return text
     if default is not None and not isinstance(value, type(default)):
-        raise OptionError(f"backend option {key}={text}: expected a {type(default).__name__} literal")
+        raise OptionError(f"backend option {key}={text!r}: expected a {type(default).__name__} literal")
     return value
 
 
 def config_patches(options):
-    """{config module: {key: typed value}} for the --backend-opt pairs; OptionError for an unknown key."""
+    """{config module: {key: typed value}} for the --backend-opt pairs; OptionError for an unknown key or one
+    the rule refuses."""
     patches = {}
     for key, text in sorted(options.items()):
         if key == ENTRY_OPTION:
@@ -73,7 +120,10 @@ def config_patches(options):
         if name not in known:
             close = difflib.get_close_matches(name, known, n=3)
             hint = f" (did you mean {', '.join(close)}?)" if close else ""
-            raise OptionError(f"backend option {key}: {module_name} has no option '{name}'{hint}")
+            raise OptionError(f"backend option {key!r}: {module_name} has no option {name!r}{hint}")
+        refusal = option_refusal(key, known[name], text)
+        if refusal:
+            raise OptionError(refusal)
         patches.setdefault(module_name, {})[name] = _typed_value(key, text, known[name])
     return patches
 

@@ -5,7 +5,7 @@
 # configuration a captured or exported graph was compiled under (compile_options(): against the defaults).
 import importlib
 
-from minifyd.compile_backends import CONFIG_MODULES
+from minifyd.compile_backends import CONFIG_MODULES, option_refusal
 
 INDUCTOR_CONFIG = "torch._inductor.config"
 # Config values the worker decides, not the user's run: it compiles every candidate in its own process
@@ -34,15 +34,19 @@ def _option_text(value):
 
 def changed_options(before, after, notes):
     """{--backend-opt key: text} for each config value that differs in after from before; a change
-    that is not passed on is said in notes (a list)."""
+    that is not passed on (the worker's to decide, or refused by compile_backends' rule: a path, a
+    command) is said in notes (a list)."""
     options = {}
     for prefix, module in CONFIG_MODULES.items():
         for name, value in after[module].items():
             if name in before[module] and before[module][name] != value:
                 key = name if module == INDUCTOR_CONFIG else prefix + name
+                refusal = option_refusal(key, before[module][name], _option_text(value))
                 if key in WORKER_DECIDES:
                     notes.append(f"{key} = {value!r} is not passed on: the worker compiles every candidate in "
                                  "its own process")
+                elif refusal:
+                    notes.append(f"{key} = {value!r} is not passed on: {refusal}")
                 else:
                     options[key] = _option_text(value)
     return options

@@ -55,6 +55,9 @@ class _Storages:
 def _encode_node(node, where, storages, constants, gm):
     entry = {"name": node.name, "op": node.op}
     if node.op == "get_attr":
+        refused = gf.attribute_path_refusal(node.target)
+        if refused:
+            raise gf.FormatError(f"{where}: target: {refused}")
         entry["target"] = node.target
         if node.target not in constants:
             value = functools.reduce(getattr, node.target.split("."), gm)
@@ -90,8 +93,9 @@ def export(target, example_inputs, out_dir):
         constants, nodes = {}, []
         for i, node in enumerate(gm.graph.nodes):
             where = f"{graph_path}: node {node.name!r} (nodes[{i}])"
-            if not gf.NODE_NAME.fullmatch(node.name):
-                raise gf.FormatError(f"{where}: name is not an identifier ([A-Za-z_][A-Za-z0-9_]*)")
+            refused = gf.name_refusal(node.name)
+            if refused:
+                raise gf.FormatError(f"{where}: name: {refused}")
             nodes.append(_encode_node(node, where, storages, constants, gm))
         placeholders = sum(n["op"] == "placeholder" for n in nodes)
         if placeholders != len(inputs):

@@ -8,6 +8,7 @@ import operator
 import os
 import pathlib
 import re
+import stat
 import tempfile
 
 import torch
@@ -22,7 +23,6 @@ DTYPES = {name: getattr(torch, name) for name in (
     "bool uint8 int8 int16 int32 int64 float16 bfloat16 float32 float64 complex32 complex64 complex128").split()}
 LAYOUTS = "strided sparse_coo sparse_csr sparse_csc sparse_bsr sparse_bsc _mkldnn".split()
 MEMORY_FORMATS = "contiguous_format preserve_format channels_last channels_last_3d".split()
-NODE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 DEVICE_NAME = re.compile(r"cpu|cuda|cuda:[0-9]+|meta")
 SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 OP_TARGET = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)::([A-Za-z_][A-Za-z0-9_]*)(?:\.([A-Za-z_][A-Za-z0-9_]*))?")
@@ -35,6 +35,7 @@ SYMINT_ARITHMETIC = {f"operator.{name}": getattr(operator, name)
 # and every repro.py carries in place of this line.
 GRAPH_TARGETS_JSON = pathlib.Path(__file__).resolve().with_name("graph_targets.json").read_text()
 GRAPH_TARGETS = json.loads(GRAPH_TARGETS_JSON)
+IDENTIFIER = re.compile(GRAPH_TARGETS["names"]["identifier"], re.ASCII)
 
 
 class FormatError(Exception):
@@ -77,19 +78,63 @@ def decode_value(raw, resolve, where):
     raise FormatError(f"{where}: unknown value encoding {tag!r}")
 
 
-def operator_refusal(name):
-    """Why a graph may not call the operator 'ns::op[.overload]', or None when the rule lets it."""
+def name_refusal(name):
+    """Why a graph may not name a node or a keyword argument `name`, or None when it may (the rule's names,
+    docs/security.md): FX writes these names into Python unquoted, so anything but an identifier is code."""
+    rule = GRAPH_TARGETS["names"]
+    if not isinstance(name, str):
+        return f"{name!r} is not a string"
+    if len(name) > rule["max_length"]:
+        return f"{name[:80]!r}... is longer than {rule['max_length']} characters"
+    if not IDENTIFIER.fullmatch(name):
+        return f"{name!r} is not an identifier ({rule['identifier']})"
+    if name in rule["keywords"]:
+        return f"{name!r} is a Python keyword"
+    prefix, _, suffix = rule["special"].partition("*")
+    if len(name) >= len(prefix) + len(suffix) and name.startswith(prefix) and name.endswith(suffix):
+        return f"{name!r} is a special name of Python's ({rule['special']})"
+    return None
+
+
+def attribute_path_refusal(path):
+    """name_refusal for a constant's name (a get_attr target): a dotted path whose segments are names."""
+    if not isinstance(path, str):
+        return f"{path!r} is not a string"
+    if len(path) > GRAPH_TARGETS["names"]["max_length"]:
+        return name_refusal(path)
+    for segment in path.split("."):
+        refused = name_refusal(segment)
+        if refused:
+            return f"{path!r}: a segment {refused} (a constant's name is a dotted path of identifiers)"
+    return None
+
+
+def operator_refusal(name, namespaces=()):
+    """Why a graph may not call the operator 'ns::op[.overload]', or None when the rule lets it; namespaces:
+    those the job's operator libraries add to the rule's (--op-library)."""
     op = name.split(".", 1)[0]
     namespace = op.split("::", 1)[0]
     if op in GRAPH_TARGETS["refused"]:
         return f"target {name!r} is refused: {GRAPH_TARGETS['refused'][op]} (docs/security.md)"
-    if namespace in GRAPH_TARGETS["namespaces"] or op in GRAPH_TARGETS["operators"]:
+    if namespace in GRAPH_TARGETS["namespaces"] or op in GRAPH_TARGETS["operators"] or namespace in namespaces:
         return None
     return (f"target {name!r} is refused: a graph calls operators of the namespaces "
-            f"{', '.join(GRAPH_TARGETS['namespaces'])} only, not of {namespace!r} (docs/security.md)")
+            f"{', '.join(GRAPH_TARGETS['namespaces'])} only, not of {namespace!r}, unless its job names a library "
+            f"of them (--op-library {namespace}=PATH.so; docs/security.md)")
 
 
-def resolve_target(name, where):
+def library_namespace_refusal(namespace):
+    """Why an operator library may not add `namespace`, or None when it may: an identifier, not the rule's own."""
+    refused = name_refusal(namespace)
+    if refused:
+        return f"the namespace {refused}"
+    if namespace in GRAPH_TARGETS["namespaces"]:
+        return (f"the namespace {namespace!r} is PyTorch's own ({', '.join(GRAPH_TARGETS['namespaces'])}): "
+                "an operator library adds a namespace of its own")
+    return None
+
+
+def resolve_target(name, where, namespaces=()):
     """A call_function target as the callable: 'aten::add.Tensor' -> torch.ops.aten.add.Tensor.
 
     Only what the rule lets a graph call, and only operators the dispatcher has: torch.ops also
@@ -103,7 +148,7 @@ def resolve_target(name, where):
     if not match:
         raise FormatError(f"{where}: target {name!r} is neither 'getitem', 'namespace::name[.overload]' nor "
                           f"SymInt arithmetic ({', '.join(SYMINT_ARITHMETIC)})")
-    refusal = operator_refusal(name)
+    refusal = operator_refusal(name, namespaces)
     if refusal:
         raise FormatError(f"{where}: {refusal}")
     namespace, op, overload = match.groups()
@@ -120,14 +165,53 @@ def resolve_target(name, where):
     return resolved
 
 
-def read_blob(store_dir, digest):
-    """The bytes of one blob, verified against its name."""
-    path = os.path.join(store_dir, "blobs", digest[:2], digest)
+def _open_blob_file(store_dir, digest):
+    """The descriptor of a blob's file, opened name by name under store_dir with O_NOFOLLOW (blobs/,
+    blobs/XX/, the blob: no link planted in the store is followed) and O_NONBLOCK (a FIFO never blocks
+    the open); the C++ store's open_regular_under does the same."""
+    names = ("blobs", digest[:2], digest)
+    fd = os.open(store_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except FileNotFoundError:
-        raise FormatError(f"blob {digest}: missing from the store at {store_dir}") from None
+        for depth, name in enumerate(names):
+            last = depth == len(names) - 1
+            flags = (os.O_RDONLY | os.O_NONBLOCK) if last else (os.O_RDONLY | os.O_DIRECTORY)
+            try:
+                opened = os.open(name, flags | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+            except FileNotFoundError:
+                raise FormatError(f"blob {digest}: missing from the store at {store_dir}") from None
+            except OSError as error:
+                path = os.path.join(store_dir, *names[:depth + 1])
+                if stat.S_ISLNK(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode):
+                    raise FormatError(f"blob {digest}: {path} is a symbolic link, which is not followed here") from None
+                raise FormatError(f"blob {digest}: {path}: {error.strerror}") from None
+            os.close(fd)
+            fd = opened
+        opened, fd = fd, -1
+        return opened
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
+def read_blob(store_dir, digest, nbytes=None):
+    """The bytes of one blob, verified against its name: only a regular file reached through no link, and
+    with nbytes only one of exactly that size, refused before a byte is read otherwise (a FIFO, /dev/zero
+    behind a link, a sparse 8 GiB file where the document says 128 bytes); never more than its size read."""
+    fd = _open_blob_file(store_dir, digest)
+    with os.fdopen(fd, "rb", buffering=0) as f:
+        info = os.fstat(fd)
+        path = os.path.join(store_dir, "blobs", digest[:2], digest)
+        if not stat.S_ISREG(info.st_mode):
+            raise FormatError(f"blob {digest}: {path} is not a regular file")
+        if nbytes is not None and info.st_size != nbytes:
+            raise FormatError(f"blob {digest}: {path}: holds {info.st_size} bytes, expected {nbytes}")
+        data = bytearray()
+        while len(data) < info.st_size:
+            chunk = f.read(info.st_size - len(data))
+            if not chunk:
+                break
+            data += chunk
+    data = bytes(data)
     if hashlib.sha256(data).hexdigest() != digest:
         raise FormatError(f"blob {digest}: corrupted: its {len(data)} bytes hash to something else")
     return data
@@ -175,7 +259,7 @@ def _load_storage(store_dir, entry, where, read):
     digest = entry.get("hash")
     if not isinstance(digest, str) or not SHA256_HEX.fullmatch(digest):
         raise FormatError(f"{where}: hash: {digest!r} is not a SHA-256 digest (64 lowercase hex digits)")
-    data = read(store_dir, digest)
+    data = read(store_dir, digest, entry["nbytes"])
     if len(data) != entry["nbytes"]:
         raise FormatError(f"{where}: blob {digest} holds {len(data)} bytes, expected {entry['nbytes']}")
     # frombuffer refuses an empty buffer; bytearray keeps the tensor's memory writable.
@@ -226,9 +310,10 @@ def load_graph_and_document(graph_dir):
     return (*build_graph(doc, os.path.join(graph_dir, "store"), path), doc)
 
 
-def build_graph(doc, store_dir, path, read=read_blob):
+def build_graph(doc, store_dir, path, read=read_blob, namespaces=()):
     """A graph document whose blobs are in store_dir as (torch.fx.GraphModule, list of inputs);
-    path names the document in errors; read(store_dir, digest) gives a blob's verified bytes."""
+    path names the document in errors; read(store_dir, digest) gives a blob's verified bytes; namespaces:
+    those the job's operator libraries add to the rule's."""
     if not isinstance(doc, dict) or doc.get("format") != GRAPH_FORMAT or doc.get("version") != GRAPH_VERSION:
         found = (doc.get("format"), doc.get("version")) if isinstance(doc, dict) else (type(doc).__name__, None)
         raise FormatError(f"{path}: not a {GRAPH_FORMAT} version {GRAPH_VERSION} document "
@@ -236,6 +321,10 @@ def build_graph(doc, store_dir, path, read=read_blob):
     check_store_version(store_dir)
     flats = [_load_storage(store_dir, s, f"{path}: storages[{i}]", read) for i, s in enumerate(doc["storages"])]
     inputs = [_make_input(flats, t, f"{path}: inputs[{i}]") for i, t in enumerate(doc["inputs"])]
+    for name in doc.get("constants", {}):
+        refused = attribute_path_refusal(name)
+        if refused:
+            raise FormatError(f"{path}: constants: the name {refused}")
     constants = {name: _make_tensor(flats, t, f"{path}: constants[{name!r}]")
                  for name, t in doc.get("constants", {}).items()}
 
@@ -249,8 +338,13 @@ def build_graph(doc, store_dir, path, read=read_blob):
     for i, raw in enumerate(doc["nodes"]):
         name, op = raw.get("name"), raw.get("op")
         where = f"{path}: node {name!r} (nodes[{i}])"
-        if not isinstance(name, str) or not NODE_NAME.fullmatch(name) or name in nodes:
-            raise FormatError(f"{where}: name: not a unique identifier ([A-Za-z_][A-Za-z0-9_]*)")
+        refused = name_refusal(name) or (f"{name!r} is taken by an earlier node" if name in nodes else None)
+        if refused:
+            raise FormatError(f"{where}: name: {refused}")
+        for key in raw.get("kwargs", {}):
+            refused = name_refusal(key)
+            if refused:
+                raise FormatError(f"{where}: kwargs: the key {refused}")
         args = tuple(decode_value(a, resolve, f"{where}: args[{j}]") for j, a in enumerate(raw.get("args", [])))
         kwargs = {k: decode_value(v, resolve, f"{where}: kwargs.{k}") for k, v in raw.get("kwargs", {}).items()}
         if op == "placeholder":
@@ -258,10 +352,13 @@ def build_graph(doc, store_dir, path, read=read_blob):
             target = name
         elif op == "get_attr":
             target = raw.get("target")
+            refused = attribute_path_refusal(target)
+            if refused:
+                raise FormatError(f"{where}: target: {refused}")
             if target not in constants:
                 raise FormatError(f"{where}: target: {target!r} is not in constants")
         elif op == "call_function":
-            target = resolve_target(raw.get("target"), f"{where}: target")
+            target = resolve_target(raw.get("target"), f"{where}: target", namespaces)
         elif op == "output":
             if len(args) != 1 or i != len(doc["nodes"]) - 1:
                 raise FormatError(f"{where}: output must be the last node and have exactly one argument")

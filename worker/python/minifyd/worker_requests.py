@@ -11,6 +11,7 @@ import time
 import torch
 
 from minifyd import bisect_probe, compile_backends, exception_verdict, output_code, repro_template, value_analysis
+from minifyd.operator_libraries import LibraryError, OperatorLibraries
 from minifyd import graph_format as gf
 from minifyd import worker_protocol as wp
 
@@ -22,12 +23,12 @@ class BlobCache:
     def __init__(self, budget_bytes=1 << 30):
         self.budget, self.used, self.blobs = budget_bytes, 0, collections.OrderedDict()
 
-    def read(self, store_dir, digest):
+    def read(self, store_dir, digest, nbytes):
         key = (store_dir, digest)
         if key in self.blobs:
             self.blobs.move_to_end(key)
             return self.blobs[key]
-        data = gf.read_blob(store_dir, digest)
+        data = gf.read_blob(store_dir, digest, nbytes)
         self.blobs[key] = data
         self.used += len(data)
         while self.used > self.budget and len(self.blobs) > 1:
@@ -46,6 +47,7 @@ class RequestHandler:
         # With GPUs: the lock a compiled graph's run holds (device_lock.py says why); None without.
         self.device_lock = device_lock
         self.cache = BlobCache()
+        self.libraries = OperatorLibraries()
 
     @contextlib.contextmanager
     def _device_to_itself(self, timings=None):
@@ -63,12 +65,23 @@ class RequestHandler:
             yield
 
     def _loader(self, request):
+        namespaces = OperatorLibraries.namespaces(request.op_libraries)
+
         def load():
-            return gf.build_graph(request.graph, request.store, "graph", self.cache.read)
+            return gf.build_graph(request.graph, request.store, "graph", self.cache.read, namespaces)
         return load
 
     def handle(self, request):
-        """The reply line for an evaluate, propagate or analyze request."""
+        """The reply line for an evaluate, propagate or analyze request. Serving in its own process, whose next
+        request may be another job's, the worker retires after one naming operator libraries."""
+        reply = self._handle(request)
+        return wp.retiring_line(reply) if self.in_process and request.op_libraries else reply
+
+    def _handle(self, request):
+        try:
+            self.libraries.require(request.op_libraries)
+        except LibraryError as error:
+            return wp.error_line(request.id, str(error))
         try:
             if isinstance(request, wp.EvaluateRequest):
                 return self.evaluate(request)
