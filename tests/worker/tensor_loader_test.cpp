@@ -168,7 +168,7 @@ TEST_CASE("large blobs load mapped; a run's copies of them are mappings of their
   CHECK(first[5].item<float>() == 5.0f);
   CHECK(run.inputs[1].toTensor()[0].item<float>() == 1.0f);
   CHECK(worker::fresh_arguments(loaded).inputs[0].toTensor()[5].item<float>() == 5.0f);
-  CHECK(fixture.store.get(*hash)->size() == nbytes);
+  CHECK(fixture.store.get(*hash, nbytes)->size() == nbytes);
   CHECK(worker::fresh_arguments(loaded).inputs[0].toTensor().storage().data() != first.storage().data());
 
   at::Tensor resized = worker::fresh_arguments(loaded).inputs[0].toTensor();
