@@ -12,6 +12,9 @@
 #           changed file (the worker's own check of the recorded SHA-256) are refused; minify-worker
 #           serving in its own process retires after the request; on one minifyd, a job with the
 #           library, then queries without it: the graph is refused, an aten graph answered.
+#   python  the Python worker, with the library built at test time against its PyTorch 2.x: without
+#           --op-library the graph is refused naming the namespace; with it, `query` under aot_eager and
+#           inductor is the kernel's crash.
 import argparse
 import hashlib
 import json
@@ -219,12 +222,50 @@ def cpp(args):
     daemon_jobs(args, crash_graph, plain_graph, library, faulty, work)
 
 
-SCENARIOS = {"op_library_cpp": cpp}
+# The library built against the PyTorch 2.x of the Python worker, as a user builds theirs for their own.
+BUILD_FOR_PYTHON = """
+import subprocess, sys, torch
+from torch.utils import cpp_extension
+source, library = sys.argv[1:]
+command = ["g++", "-shared", "-fPIC", "-O2", "-std=c++17",
+           f"-D_GLIBCXX_USE_CXX11_ABI={int(torch._C._GLIBCXX_USE_CXX11_ABI)}", source, "-o", library]
+command += [f"-I{path}" for path in cpp_extension.include_paths()]
+command += [f"-L{path}" for path in cpp_extension.library_paths()] + ["-lc10", "-ltorch", "-ltorch_cpu"]
+sys.exit(subprocess.run(command).returncode)
+"""
+
+
+def python(args):
+    """The Python worker: without --op-library the graph is refused naming the namespace; with it,
+    `query` under aot_eager and inductor is the custom kernel's crash, in the worker's forked child."""
+    if not shutil.which(args.python) and not os.access(args.python, os.X_OK):
+        print(f"SKIP: no PyTorch 2.x python at {args.python}")
+        sys.exit(77)
+    work = args.work
+    library = os.path.join(work, "minifyd_test_operators.so")
+    code, stdout, stderr = run([args.python, "-c", BUILD_FOR_PYTHON,
+                                os.path.join(ROOT, "tests", "plugins", "test_operators.cpp"), library])
+    expect(code == 0, f"building the operator library for {args.python}: exit {code}\n{stdout}{stderr[-3000:]}")
+    crash_graph = export(args.python, library, 7, os.path.join(work, "crash-graph"), work)
+    with_library = ["--op-library", f"{NAMESPACE}={library}"]
+    expect_exit(args, "query --backend aot_eager without --op-library", EXIT_USAGE, [f"'{NAMESPACE}'"],
+                "query", crash_graph, "--backend", "aot_eager", "--python", args.python, "--json")
+    for backend in ("aot_eager", "inductor"):
+        output = expect_exit(args, f"query --backend {backend} with --op-library", EXIT_FAILED, ["crash"],
+                             "query", crash_graph, "--backend", backend, "--python", args.python, "--json",
+                             *with_library)
+        verdict = json.loads(output.splitlines()[0])["verdict"]
+        expect(verdict.get("kind") == "crash" and verdict.get("signal") == "SIGSEGV",
+               f"the custom operator's crash in the Python worker under {backend}: {verdict}")
+        print(f"the Python worker ran the custom operator under {backend}: {verdict['kind']} {verdict['signal']}")
+
+
+SCENARIOS = {"op_library_cpp": cpp, "op_library_python": python}
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--scenario", choices=sorted(SCENARIOS), required=True)
-    for name in ("--minify", "--minifyd", "--worker", "--faulty", "--library", "--python-1-13", "--work"):
+    for name in ("--minify", "--minifyd", "--worker", "--faulty", "--library", "--python-1-13", "--python", "--work"):
         parser.add_argument(name, required=True)
     arguments = parser.parse_args()
     shutil.rmtree(arguments.work, ignore_errors=True)
