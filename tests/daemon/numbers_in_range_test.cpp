@@ -56,7 +56,7 @@ TEST_CASE("numeric options out of their range are refused naming the option", "[
   CHECK_THAT(parse_error({"--gpus", "0", "--workers-per-gpu", "1000"}), Catch::Contains("--workers-per-gpu"));
 }
 
-TEST_CASE("--gpus times --workers-per-gpu is bounded as --workers is", "[numbers]") {
+TEST_CASE("a pool of --gpus times --workers-per-gpu workers is bounded as --workers is", "[numbers]") {
   cli::PoolOptions pool;
   pool.gpus = "0,1,2,3,4,5,6,7,8";
   pool.workers_per_gpu = 64;
@@ -86,7 +86,7 @@ TEST_CASE("a spec's numbers out of their range are refused naming the field", "[
   CHECK(run::decode_run_spec(JsonView(spec)).value().max_time_seconds == 600);
 
   spec = run_spec_json();
-  spec["max_queries"] = 0;
+  spec["max_queries"] = 0u;  // as parsed from text: a count
   CHECK(run::decode_run_spec(JsonView(spec)).error().message ==
         "max_queries: 0 is out of range: must be an integer from 1 to 1000000000");
   spec["max_queries"] = 18446744073709551615ULL;
