@@ -165,11 +165,10 @@ def resolve_target(name, where, namespaces=()):
     return resolved
 
 
-def _open_blob_file(store_dir, digest):
-    """The descriptor of a blob's file, opened name by name under store_dir with O_NOFOLLOW (blobs/,
-    blobs/XX/, the blob: no link planted in the store is followed) and O_NONBLOCK (a FIFO never blocks
-    the open); the C++ store's open_regular_under does the same."""
-    names = ("blobs", digest[:2], digest)
+def _open_in_store(store_dir, names, what):
+    """The descriptor of store_dir/names[0]/..., opened name by name with O_NOFOLLOW (no link planted in the
+    store is followed) and, at the end, O_NONBLOCK (a FIFO never blocks the open); the C++ store's
+    open_regular_under does the same. FileNotFoundError when a name is missing, FormatError otherwise."""
     fd = os.open(store_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
         for depth, name in enumerate(names):
@@ -178,12 +177,12 @@ def _open_blob_file(store_dir, digest):
             try:
                 opened = os.open(name, flags | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
             except FileNotFoundError:
-                raise FormatError(f"blob {digest}: missing from the store at {store_dir}") from None
+                raise
             except OSError as error:
                 path = os.path.join(store_dir, *names[:depth + 1])
                 if stat.S_ISLNK(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode):
-                    raise FormatError(f"blob {digest}: {path} is a symbolic link, which is not followed here") from None
-                raise FormatError(f"blob {digest}: {path}: {error.strerror}") from None
+                    raise FormatError(f"{what}: {path} is a symbolic link, which is not followed here") from None
+                raise FormatError(f"{what}: {path}: {error.strerror}") from None
             os.close(fd)
             fd = opened
         opened, fd = fd, -1
@@ -193,25 +192,35 @@ def _open_blob_file(store_dir, digest):
             os.close(fd)
 
 
-def read_blob(store_dir, digest, nbytes=None):
-    """The bytes of one blob, verified against its name: only a regular file reached through no link, and
-    with nbytes only one of exactly that size, refused before a byte is read otherwise (a FIFO, /dev/zero
-    behind a link, a sparse 8 GiB file where the document says 128 bytes); never more than its size read."""
-    fd = _open_blob_file(store_dir, digest)
-    with os.fdopen(fd, "rb", buffering=0) as f:
-        info = os.fstat(fd)
-        path = os.path.join(store_dir, "blobs", digest[:2], digest)
+def _read_in_store(store_dir, names, what, nbytes=None, most=None):
+    """The bytes of store_dir/names..., opened as _open_in_store does: only a regular file, and with nbytes
+    only one of exactly that size, with most only one of at most that size, refused before a byte is read
+    otherwise (a FIFO, /dev/zero behind a link, a sparse 8 GiB file where the document says 128 bytes)."""
+    path = os.path.join(store_dir, *names)
+    with os.fdopen(_open_in_store(store_dir, names, what), "rb", buffering=0) as f:
+        info = os.fstat(f.fileno())
         if not stat.S_ISREG(info.st_mode):
-            raise FormatError(f"blob {digest}: {path} is not a regular file")
+            raise FormatError(f"{what}: {path} is not a regular file")
         if nbytes is not None and info.st_size != nbytes:
-            raise FormatError(f"blob {digest}: {path}: holds {info.st_size} bytes, expected {nbytes}")
+            raise FormatError(f"{what}: {path}: holds {info.st_size} bytes, expected {nbytes}")
+        if most is not None and info.st_size > most:
+            raise FormatError(f"{what}: {path}: holds {info.st_size} bytes, more than its {most}")
         data = bytearray()
         while len(data) < info.st_size:
             chunk = f.read(info.st_size - len(data))
             if not chunk:
                 break
             data += chunk
-    data = bytes(data)
+    return bytes(data)
+
+
+def read_blob(store_dir, digest, nbytes=None):
+    """The bytes of one blob, verified against its name, read as _read_in_store reads: never through a link,
+    never more than its size, and with nbytes only a blob of that size."""
+    try:
+        data = _read_in_store(store_dir, ("blobs", digest[:2], digest), f"blob {digest}", nbytes=nbytes)
+    except FileNotFoundError:
+        raise FormatError(f"blob {digest}: missing from the store at {store_dir}") from None
     if hashlib.sha256(data).hexdigest() != digest:
         raise FormatError(f"blob {digest}: corrupted: its {len(data)} bytes hash to something else")
     return data
@@ -219,12 +228,12 @@ def read_blob(store_dir, digest, nbytes=None):
 
 def check_store_version(store_dir):
     try:
-        with open(os.path.join(store_dir, "VERSION")) as f:
-            text = f.read()
+        text = _read_in_store(store_dir, ("VERSION",), "the content store", most=len(STORE_VERSION_TEXT) + 64)
     except FileNotFoundError:
         raise FormatError(f"{store_dir} is not a minifyd content store (it has no VERSION file)") from None
-    if text != STORE_VERSION_TEXT:
-        raise FormatError(f"{store_dir}: store format {text.strip()!r} is not supported (expected 'minifyd-store 1')")
+    if text != STORE_VERSION_TEXT.encode():
+        raise FormatError(f"{store_dir}: store format {text.decode(errors='replace').strip()!r} is not supported "
+                          "(expected 'minifyd-store 1')")
 
 
 def fill_storage(fill, nbytes):
