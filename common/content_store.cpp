@@ -69,10 +69,14 @@ bool is_fanout_name(std::string_view name) {
 
 // A directory's entry names (without . and ..), read from an open descriptor of it (its own, which
 // fdopendir takes over): no link on the way to it was followed by whoever opened it.
-Expected<std::vector<std::string>> entry_names(OpenFile dir, const fs::path& path) {
-  DIR* stream = ::fdopendir(dir.fd);
+// The names in the open directory `dir` (path names it in errors), read through a second descriptor of
+// it: `dir` stays open for the *at() calls on what is listed.
+Expected<std::vector<std::string>> entry_names(const OpenFile& dir, const fs::path& path) {
+  OpenFile listed{::dup(dir.fd)};
+  if (listed.fd < 0) return errno_error(path.string(), errno);
+  DIR* stream = ::fdopendir(listed.fd);
   if (stream == nullptr) return errno_error(path.string(), errno);
-  dir.fd = -1;  // closedir closes it
+  listed.fd = -1;  // closedir closes it
   std::vector<std::string> names;
   errno = 0;
   while (const dirent* entry = ::readdir(stream)) {
@@ -83,6 +87,22 @@ Expected<std::vector<std::string>> entry_names(OpenFile dir, const fs::path& pat
   ::closedir(stream);
   if (saved != 0) return errno_error(path.string(), saved);
   return names;
+}
+
+// A directory of the store, opened without following a link, and the names in it.
+struct Listing {
+  OpenFile dir;
+  std::vector<std::string> names;
+};
+
+// root/relative's Listing; nullopt where it does not exist.
+Expected<std::optional<Listing>> list_under(const fs::path& root, const fs::path& relative) {
+  auto dir = open_under(root, relative, O_RDONLY | O_DIRECTORY);
+  if (!dir && dir.error().kind == ErrorKind::not_found) return std::optional<Listing>();
+  if (!dir) return dir.error();
+  auto names = entry_names(*dir, root / relative);
+  if (!names) return names.error();
+  return std::optional<Listing>(Listing{std::move(*dir), std::move(*names)});
 }
 
 }  // namespace
@@ -357,12 +377,10 @@ Expected<std::vector<std::string>> ContentStore::read_root(std::string_view name
 
 Expected<std::vector<std::string>> ContentStore::root_names() const {
   std::vector<std::string> names;
-  auto dir = open_under(root_, "roots", O_RDONLY | O_DIRECTORY);
-  if (!dir && dir.error().kind == ErrorKind::not_found) return names;
-  if (!dir) return dir.error();
-  auto entries = entry_names(std::move(*dir), root_ / "roots");
-  if (!entries) return entries.error();
-  for (const std::string& file : *entries) {
+  auto roots = list_under(root_, "roots");
+  if (!roots) return roots.error();
+  if (!*roots) return names;
+  for (const std::string& file : (*roots)->names) {
     if (file.size() > 5 && file.compare(file.size() - 5, 5, ".json") == 0 && file[0] != '.')
       names.push_back(file.substr(0, file.size() - 5));
   }
@@ -380,25 +398,20 @@ Expected<void> ContentStore::remove_root(std::string_view name) const {
 
 Expected<ContentStore::BlobListing> ContentStore::list_blobs() const {
   BlobListing listing;
-  auto blobs = open_under(root_, "blobs", O_RDONLY | O_DIRECTORY);
-  if (!blobs && blobs.error().kind == ErrorKind::not_found) return listing;
+  auto blobs = list_under(root_, "blobs");
   if (!blobs) return blobs.error();
-  auto fanouts = entry_names(std::move(*blobs), root_ / "blobs");
-  if (!fanouts) return fanouts.error();
-  for (const std::string& fanout : *fanouts) {
+  if (!*blobs) return listing;
+  for (const std::string& fanout : (*blobs)->names) {
     fs::path relative = fs::path("blobs") / fanout;
     if (!is_fanout_name(fanout)) {
       listing.strangers.push_back(relative.string() + ": not a directory of blobs (named by two hex digits)");
       continue;
     }
-    auto dir = open_under(root_, relative, O_RDONLY | O_DIRECTORY);
-    if (!dir) return dir.error();
-    int dir_fd = dir->fd;
-    OpenFile listed{::dup(dir_fd)};
-    if (listed.fd < 0) return errno_error((root_ / relative).string(), errno);
-    auto names = entry_names(std::move(listed), root_ / relative);
-    if (!names) return names.error();
-    for (const std::string& name : *names) {
+    auto fanout_listing = list_under(root_, relative);
+    if (!fanout_listing) return fanout_listing.error();
+    if (!*fanout_listing) continue;  // removed since blobs/ was listed
+    int dir_fd = (*fanout_listing)->dir.fd;
+    for (const std::string& name : (*fanout_listing)->names) {
       struct stat info {};
       bool is_blob = is_sha256_hex(name) && name.compare(0, 2, fanout) == 0;
       bool regular = ::fstatat(dir_fd, name.c_str(), &info, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(info.st_mode);
@@ -446,16 +459,12 @@ Expected<std::uint64_t> ContentStore::remove_blob(std::string_view hash) const {
 }
 
 Expected<std::uint64_t> ContentStore::sweep_temp_files() const {
-  auto dir = open_under(root_, temp_directory_name, O_RDONLY | O_DIRECTORY);
-  if (!dir && dir.error().kind == ErrorKind::not_found) return 0;
-  if (!dir) return dir.error();
-  int dir_fd = dir->fd;
-  OpenFile listed{::dup(dir_fd)};
-  if (listed.fd < 0) return errno_error((root_ / temp_directory_name).string(), errno);
-  auto names = entry_names(std::move(listed), root_ / temp_directory_name);
-  if (!names) return names.error();
+  auto temps = list_under(root_, temp_directory_name);
+  if (!temps) return temps.error();
+  if (!*temps) return 0;
+  int dir_fd = (*temps)->dir.fd;
   std::uint64_t removed = 0;
-  for (const std::string& name : *names) {
+  for (const std::string& name : (*temps)->names) {
     struct stat info {};
     if (!is_temp_file_name(name) || ::fstatat(dir_fd, name.c_str(), &info, AT_SYMLINK_NOFOLLOW) != 0 ||
         !S_ISREG(info.st_mode))

@@ -48,13 +48,18 @@ Expected<std::int64_t> submit_job(const protocol::SubmitRequest& request, const 
   if (auto room = room_in_queue(jobs, max_queued); !room) return room.error();
   auto graph_dir = absolute_dir(request.graph_dir, "graph_dir");
   if (!graph_dir) return graph_dir.error();
+  // The graph's file is read first, so that a request naming no graph is answered naming its path; it
+  // is decoded once the spec says which namespaces the job's operator libraries add.
+  std::filesystem::path graph_file = *graph_dir / graph_file_name;
+  auto graph_json = read_json_file(graph_file);
+  if (!graph_json) return graph_json.error();
   // The spec names the graph it was made for; the job's is the one submitted.
   nlohmann::json spec_json = request.spec;
   if (spec_json.is_object()) spec_json["graph_dir"] = graph_dir->string();
   auto run_spec = run::decode_run_spec(JsonView(spec_json, "spec"));
   if (!run_spec) return run_spec.error();
-  auto document = load_graph_dir(*graph_dir, run_spec->evaluation.operators());
-  if (!document) return document.error();
+  auto document = decode_graph_document(*graph_json, run_spec->evaluation.operators());
+  if (!document) return document.error().with_context(graph_file.string());
   if (auto strategies = search::select_strategies(run_spec->strategies); !strategies) return strategies.error();
   if (auto check = failure_check_of(run_spec->evaluation); !check) return check.error();
   if (auto served = pools.can_serve(run_spec->evaluation.backend); !served) return served.error();

@@ -102,7 +102,7 @@ TEST_CASE("lint names the node and the fix", "[graph]") {
   CHECK(has_error(errors, "early", "references node 'x' which does not come before it"));
   CHECK(has_error(errors, "bad_target", "target 'relu' is not an operator overload"));
   CHECK(has_error(errors, "bad_getitem", "getitem takes exactly (node, int index)"));
-  CHECK(has_error(errors, "no_target", "target: \"\" is not an identifier"));
+  CHECK(has_error(errors, "no_target", "target: \"\": a segment \"\" is not an identifier"));
   CHECK(has_error(errors, "p", "a placeholder takes no arguments"));
   CHECK(errors.size() == 5);
 }

@@ -35,8 +35,10 @@ def expect(condition, what):
 
 
 class Env:
+    """A scenario's command line: minify, minifyd, python, work and the file's own options (as attributes,
+    argparse's names: --python-1-13 is python_1_13)."""
     def __init__(self, args):
-        self.minify, self.minifyd, self.python, self.work = args.minify, args.minifyd, args.python, args.work
+        vars(self).update({name: value for name, value in vars(args).items() if name != "scenario"})
 
     def export(self, model, aot=True):
         """The model's graph directory: the graph AOT autograd hands Inductor, or make_fx's trace."""
@@ -141,19 +143,24 @@ def check_repro_reproduces(env, out, bug):
         expect("AccuracyError" in done.stderr, f"repro.py fails otherwise:\n{done.stderr[-2000:]}")
 
 
-def run_scenarios(scenarios, label="inductor"):
+def run_scenarios(scenarios, label="inductor", options=(), fresh_work=False):
     """The entry point of a test file: --scenario NAME runs scenarios[NAME](Env); exit 77 (skip) where
-    the PyTorch 2.x python is missing."""
+    the PyTorch 2.x python is missing. options: the file's own required options (paths, given as
+    absolute ones); fresh_work: the work directory emptied first."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--scenario", choices=sorted(scenarios), required=True)
     parser.add_argument("--minify", required=True)
     parser.add_argument("--minifyd", required=True)
     parser.add_argument("--python", required=True, help="the PyTorch 2.x python (--python of minify)")
     parser.add_argument("--work", required=True)
+    for name in options:
+        parser.add_argument(name, required=True)
     args = parser.parse_args()
     if not os.access(args.python, os.X_OK) and not shutil.which(args.python):
         print(f"SKIP: no PyTorch 2.x python at {args.python}: run scripts/torch2_env.sh (README command B does)")
         sys.exit(SKIP)
+    if fresh_work:
+        shutil.rmtree(args.work, ignore_errors=True)
     os.makedirs(args.work, exist_ok=True)
     scenarios[args.scenario](Env(args))
     print(f"{label}.{args.scenario}: ok")

@@ -10,7 +10,6 @@
 #                the Python worker, and through minifyd) and a minifyd `submit` each refuse, naming the
 #                blob, never hanging; so are a graph.json that is a FIFO or a sparse 8 GiB file; minifyd
 #                answers `list` within 1 s after each, and `shutdown` ends it.
-import argparse
 import hashlib
 import json
 import os
@@ -22,7 +21,9 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "minifyd"))
+sys.path.insert(0, os.path.join(HERE, "..", "inductor"))
 from daemon_harness import Daemon, Tools, expect  # noqa: E402
+from harness import run_scenarios  # noqa: E402
 
 EXIT_FAILED, EXIT_USAGE = 1, 2
 # 32 floats, -16 to 15: their log has NaNs, so the graph fails under --nan.
@@ -263,12 +264,4 @@ def blobs(args):
 SCENARIOS = {"owner_link": owner_link, "store_links": store_links, "blobs": blobs}
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--scenario", choices=sorted(SCENARIOS), required=True)
-    for name in ("--minify", "--minifyd", "--python", "--work"):
-        parser.add_argument(name, required=True)
-    arguments = parser.parse_args()
-    shutil.rmtree(arguments.work, ignore_errors=True)
-    os.makedirs(arguments.work)
-    SCENARIOS[arguments.scenario](arguments)
-    print(f"security.{arguments.scenario}: ok")
+    run_scenarios(SCENARIOS, label="security", fresh_work=True)

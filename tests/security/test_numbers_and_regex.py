@@ -14,10 +14,8 @@
 #                    excess refused with "the queue is full", the daemon answering throughout.
 #   retention        a done job's store roots dropped after --keep-results (a couple of seconds
 #                    here), the store collected, its row kept and its result said to be expired.
-import argparse
 import json
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -26,7 +24,9 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "minifyd"))
+sys.path.insert(0, os.path.join(HERE, "..", "inductor"))
 from daemon_harness import Daemon, Tools, expect, job_args  # noqa: E402
+from harness import run_scenarios  # noqa: E402
 from cases import CASES, export_case  # noqa: E402
 from test_daemon import send_raw  # noqa: E402
 
@@ -260,18 +260,10 @@ def scenario_retention(tools, work):
         daemon.stop()
 
 
-SCENARIOS = {"check_str": scenario_check_str, "numbers": scenario_numbers, "minifyd_options": scenario_minifyd_options,
-             "queue_limit": scenario_queue_limit, "retention": scenario_retention}
+SCENARIOS = {name: (lambda env, scenario=scenario: scenario(Tools(env.minify, env.minifyd, env.faulty), env.work))
+             for name, scenario in {"check_str": scenario_check_str, "numbers": scenario_numbers,
+                                    "minifyd_options": scenario_minifyd_options, "queue_limit": scenario_queue_limit,
+                                    "retention": scenario_retention}.items()}
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--scenario", choices=sorted(SCENARIOS), required=True)
-    for name in ("--minify", "--minifyd", "--python", "--faulty", "--work"):
-        parser.add_argument(name, required=True)
-    arguments = parser.parse_args()
-    work = os.path.abspath(arguments.work)
-    shutil.rmtree(work, ignore_errors=True)
-    os.makedirs(work)
-    SCENARIOS[arguments.scenario](Tools(os.path.abspath(arguments.minify), os.path.abspath(arguments.minifyd),
-                                        os.path.abspath(arguments.faulty)), work)
-    print(f"security.{arguments.scenario}: ok")
+    run_scenarios(SCENARIOS, label="security", options=("--faulty",), fresh_work=True)

@@ -15,7 +15,6 @@
 #   python  the Python worker, with the library built at test time against its PyTorch 2.x: without
 #           --op-library the graph is refused naming the namespace; with it, `query` under aot_eager and
 #           inductor is the kernel's crash.
-import argparse
 import hashlib
 import json
 import os
@@ -27,7 +26,9 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(HERE, "..", "minifyd"))
+sys.path.insert(0, os.path.join(HERE, "..", "inductor"))
 from daemon_harness import Daemon, Tools, expect  # noqa: E402
+from harness import run_scenarios  # noqa: E402
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 NAMESPACE = "minifyd_test"
@@ -238,9 +239,6 @@ sys.exit(subprocess.run(command).returncode)
 def python(args):
     """The Python worker: without --op-library the graph is refused naming the namespace; with it,
     `query` under aot_eager and inductor is the custom kernel's crash, in the worker's forked child."""
-    if not shutil.which(args.python) and not os.access(args.python, os.X_OK):
-        print(f"SKIP: no PyTorch 2.x python at {args.python}")
-        sys.exit(77)
     work = args.work
     library = os.path.join(work, "minifyd_test_operators.so")
     code, stdout, stderr = run([args.python, "-c", BUILD_FOR_PYTHON,
@@ -263,12 +261,5 @@ def python(args):
 SCENARIOS = {"op_library_cpp": cpp, "op_library_python": python}
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--scenario", choices=sorted(SCENARIOS), required=True)
-    for name in ("--minify", "--minifyd", "--worker", "--faulty", "--library", "--python-1-13", "--python", "--work"):
-        parser.add_argument(name, required=True)
-    arguments = parser.parse_args()
-    shutil.rmtree(arguments.work, ignore_errors=True)
-    os.makedirs(arguments.work)
-    SCENARIOS[arguments.scenario](arguments)
-    print(f"security.{arguments.scenario}: ok")
+    run_scenarios(SCENARIOS, label="security", options=("--worker", "--faulty", "--library", "--python-1-13"),
+                  fresh_work=True)
