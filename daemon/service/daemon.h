@@ -99,11 +99,19 @@ class Daemon final : public transport::RequestHandler {
   void reply_ok(const Connection& connection, const nlohmann::json& tag, const Reply& body) {
     connection->send(protocol::ok_reply(protocol::encode(body), tag));
   }
-  // Runs `work` on the blocking pool and `done` with its result back on the io thread.
+  // Runs `work` (which returns an Expected) on the blocking pool and `done` with its result back on the
+  // io thread. What the work throws (std::bad_alloc, where a file's size or a graph's asked for more
+  // than there is) is its answer as an error: the daemon serves on.
   template <class Work, class Done>
   void off_thread(Work work, Done done) {
     boost::asio::post(blocking_, [this, work = std::move(work), done = std::move(done)]() mutable {
-      auto answer = work();
+      auto answer = [&work]() -> decltype(work()) {
+        try {
+          return work();
+        } catch (const std::exception& e) {
+          return make_error(ErrorKind::io, std::string("the daemon's work for it failed: ") + e.what());
+        }
+      }();
       boost::asio::post(io_, [done = std::move(done), answer = std::move(answer)]() mutable { done(std::move(answer)); });
     });
   }

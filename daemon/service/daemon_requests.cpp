@@ -43,23 +43,41 @@ Expected<void> room_in_queue(const JobStore& jobs, std::size_t max_queued) {
 // in the job store, in that order (a job never exists without its blobs), under the store's shared
 // lock: a daemon of the same queue sweeping orphan roots at its start (under the exclusive lock)
 // never sees the root without its job.
+// A request's graph.json, read before the spec or evaluation that comes with it, so that a request
+// naming no graph is answered naming its path, and decoded once they say which namespaces the job's
+// operator libraries add.
+struct SubmittedGraph {
+  std::filesystem::path file;
+  nlohmann::json json;
+
+  Expected<GraphDocument> decode(const OperatorScope& operators) const {
+    auto document = decode_graph_document(json, operators);
+    if (!document) return document.error().with_context(file.string());
+    return document;
+  }
+};
+
+Expected<SubmittedGraph> read_submitted_graph(const std::filesystem::path& graph_dir) {
+  std::filesystem::path file = graph_dir / graph_file_name;
+  auto json = read_json_file(file);
+  if (!json) return json.error();
+  return SubmittedGraph{std::move(file), std::move(*json)};
+}
+
 Expected<std::int64_t> submit_job(const protocol::SubmitRequest& request, const ContentStore& store, JobStore& jobs,
                                   ProgramPools& pools, std::size_t max_queued) {
   if (auto room = room_in_queue(jobs, max_queued); !room) return room.error();
   auto graph_dir = absolute_dir(request.graph_dir, "graph_dir");
   if (!graph_dir) return graph_dir.error();
-  // The graph's file is read first, so that a request naming no graph is answered naming its path; it
-  // is decoded once the spec says which namespaces the job's operator libraries add.
-  std::filesystem::path graph_file = *graph_dir / graph_file_name;
-  auto graph_json = read_json_file(graph_file);
-  if (!graph_json) return graph_json.error();
+  auto graph = read_submitted_graph(*graph_dir);
+  if (!graph) return graph.error();
   // The spec names the graph it was made for; the job's is the one submitted.
   nlohmann::json spec_json = request.spec;
   if (spec_json.is_object()) spec_json["graph_dir"] = graph_dir->string();
   auto run_spec = run::decode_run_spec(JsonView(spec_json, "spec"));
-  if (!run_spec) return run_spec.error();
-  auto document = decode_graph_document(*graph_json, run_spec->evaluation.operators());
-  if (!document) return document.error().with_context(graph_file.string());
+  if (!run_spec) return run_spec.error().with_context("the submit of " + graph_dir->string());
+  auto document = graph->decode(run_spec->evaluation.operators());
+  if (!document) return document.error();
   if (auto strategies = search::select_strategies(run_spec->strategies); !strategies) return strategies.error();
   if (auto check = failure_check_of(run_spec->evaluation); !check) return check.error();
   if (auto served = pools.can_serve(run_spec->evaluation.backend); !served) return served.error();
@@ -126,9 +144,11 @@ struct PreparedQuery {
 // The evaluate request for the graph in `graph_dir`, which the worker reads from its store in place.
 Expected<PreparedQuery> prepare_query(const nlohmann::json& evaluation, const std::filesystem::path& graph_dir,
                                       ProgramPools& pools) {
+  auto graph = read_submitted_graph(graph_dir);
+  if (!graph) return graph.error();
   auto spec = decode_evaluation_spec(JsonView(evaluation, "evaluation"));
-  if (!spec) return spec.error();
-  auto document = load_graph_dir(graph_dir, spec->operators());
+  if (!spec) return spec.error().with_context("the query of " + graph_dir.string());
+  auto document = graph->decode(spec->operators());
   if (!document) return document.error();
   if (auto served = pools.can_serve(spec->backend); !served) return served.error();
   auto check = failure_check_of(*spec);

@@ -41,6 +41,7 @@ class OptionError(Exception):
 # "." refuses every option under it).
 STRING_OPTIONS = {
     "cpp.inject_relu_bug_TESTING_ONLY": ("compile_error", "runtime_error", "accuracy"),
+    "cpp.inject_log1p_bug_TESTING_ONLY": ("compile_error", "runtime_error", "accuracy"),
     "triton.inject_relu_bug_TESTING_ONLY": ("compile_error", "runtime_error", "accuracy"),
     "max_autotune_gemm_backends": ("ATEN", "TRITON", "ATEN,TRITON", "ATEN,TRITON,CPP", "ATEN,TRITON,CUTLASS"),
     "max_autotune_conv_backends": ("ATEN", "TRITON", "ATEN,TRITON"),
