@@ -19,7 +19,7 @@ Expected<FailureCheck> FailureCheck::with_check_str(const std::string& pattern) 
   auto regex = std::make_shared<const RE2>(pattern, options);
   if (!regex->ok())
     return make_error(ErrorKind::invalid_input,
-                      "--check-str '" + pattern + "' is not a regular expression RE2 takes (" + regex->error() +
+                      "--check-str '" + pattern + "' is not a valid regular expression for RE2 (" + regex->error() +
                           "): patterns match in linear time, so backreferences and lookaround are not supported");
   FailureCheck check;
   check.regex_ = std::move(regex);
