@@ -86,12 +86,12 @@ def _typed_value(key, text, default):
             return True
         if lowered in ("false", "0"):
             return False
-        raise OptionError(f"backend option {key}={text!r}: expected true or false")
+        raise OptionError(f"backend option {key}={text}: expected true or false")
     if isinstance(default, (int, float)):
         try:
             return type(default)(text)
         except ValueError:
-            raise OptionError(f"backend option {key}={text!r}: expected {type(default).__name__}") from None
+            raise OptionError(f"backend option {key}={text}: expected {type(default).__name__}") from None
     if isinstance(default, str):
         return text
     # None (an Optional[str] such as cpp.inject_relu_bug_TESTING_ONLY), lists, dicts: a Python
@@ -101,7 +101,7 @@ def _typed_value(key, text, default):
     except (ValueError, SyntaxError):
         return text
     if default is not None and not isinstance(value, type(default)):
-        raise OptionError(f"backend option {key}={text!r}: expected a {type(default).__name__} literal")
+        raise OptionError(f"backend option {key}={text}: expected a {type(default).__name__} literal")
     return value
 
 
