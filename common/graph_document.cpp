@@ -124,9 +124,7 @@ std::vector<std::string> document_problems(const GraphDocument& document, const 
                        std::to_string(document.inputs.size()) + " inputs");
   for (const Node* node : document.graph.nodes())
     if (node->op() == OpCode::get_attr && document.constants.count(node->target()) == 0)
-      problems.push_back("node " + node_label(node->name()) + ": target: constant " +
-                         (attribute_path_refusal(node->target()) ? quoted_for_message(node->target())
-                                                                 : "'" + node->target() + "'") +
+      problems.push_back("node " + node_label(node->name()) + ": target: constant " + node_label(node->target()) +
                          " is not in constants");
 
   for (std::size_t i = 0; i < document.storages.size(); ++i)

@@ -103,8 +103,7 @@ std::string quoted_for_message(std::string_view text) {
 }
 
 std::string node_label(std::string_view name) {
-  return is_identifier(name) && name.size() <= rule().max_name_length ? "'" + std::string(name) + "'"
-                                                                       : quoted_for_message(name);
+  return attribute_path_refusal(name) ? quoted_for_message(name) : "'" + std::string(name) + "'";
 }
 
 std::optional<std::string> operator_refusal(std::string_view target, const OperatorScope& scope) {

@@ -43,7 +43,8 @@ std::optional<std::string> attribute_path_refusal(std::string_view path);
 // escaped), cut to its first 80 bytes, so a hostile name can neither break a message's line nor fill
 // a log.
 std::string quoted_for_message(std::string_view text);
-// A node's name as messages name it: 'add' for an identifier, else quoted_for_message's form.
+// A node's or a constant's name as messages name it: 'add' where the rule lets it be a name (a dotted
+// path of identifiers), else quoted_for_message's form.
 std::string node_label(std::string_view name);
 
 }  // namespace minifyd
