@@ -14,6 +14,11 @@ import sys
 
 from harness import (BUG, EXIT_FAILS, HERE, ROOT, call_nodes, expect, run_scenarios, write_file)
 
+# Inductor's C++ code runs a loop in an OpenMP parallel region only where torch sees more than one thread,
+# and torch's default is the physical cores as cpuinfo counts them: 1 on some 2-core machines (CI's
+# included). The program, minify and minifyd's workers all inherit this, so each compiles the same code,
+# and the one FX graph cache they share (its key holds no thread count) never serves one's code to another.
+os.environ["OMP_NUM_THREADS"] = "2"
 PROGRAM = os.path.join(HERE, "models", "two_graphs.py")
 CAPTURE_SITE = os.path.join(ROOT, "worker", "python", "capture_site")
 # How each injected bug ends two_graphs.py (bug, rows) without the capture, and what the captured graph's

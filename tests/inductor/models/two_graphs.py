@@ -2,7 +2,8 @@
 # the relu in the second, where Inductor's injected relu bug strikes.
 #   python3 two_graphs.py [BUG [ROWS]]
 # BUG: cpp.inject_relu_bug_TESTING_ONLY (runtime_error, the default; compile_error; accuracy) or none.
-# ROWS (default 256): the inputs' rows; at 256 the relu's C++ loop runs in an OpenMP parallel region,
+# ROWS (default 256): the inputs' rows; at 256 (and torch using two threads or more: OMP_NUM_THREADS) the
+# relu's C++ loop runs in an OpenMP parallel region,
 # where runtime_error's `throw 1` aborts the process (SIGABRT); at 8 it runs serially, and Inductor's
 # binding turns it into `RuntimeError: unhandled error` (exit 1).
 import sys
