@@ -1,11 +1,14 @@
 // Writing the outputs.
 #include "daemon/run/output_writer.h"
 
+#include <nlohmann/json.hpp>
+
 #include "common/file_util.h"
 #include "common/graph_codec.h"
 #include "common/graph_dot.h"
 #include "daemon/pool/worker_program.h"
 #include "daemon/run/repro_script.h"
+#include "protocol/operator_libraries.h"
 
 namespace minifyd::run {
 
@@ -24,6 +27,13 @@ Expected<void> write_after_aot_repro(const EvaluationSpec& evaluation, const Out
     arguments.push_back(key + "=" + value);
   }
   if (evaluation.accuracy != protocol::AccuracyMode::off) arguments.push_back("--accuracy");
+  // The job's operator libraries, which the writer loads (checked as a worker does) and repro.py too.
+  if (!evaluation.op_libraries.empty()) {
+    nlohmann::json libraries = nlohmann::json::object();
+    protocol::encode_op_libraries(evaluation.op_libraries, libraries);
+    arguments.push_back("--op-libraries");
+    arguments.push_back(libraries[protocol::op_libraries_key].dump());
+  }
   auto written = place.standby != nullptr && place.standby->waiting()
                      ? place.standby->run_main("after_aot_repro", arguments, helper_timeout_seconds)
                      : run_python_main(*python, "after_aot_repro", arguments, helper_timeout_seconds);

@@ -10,6 +10,8 @@
 #include <boost/asio/post.hpp>
 
 #include "common/graph_codec.h"
+#include "common/log.h"
+#include "daemon/search/strategies/truncate_suffix.h"
 
 namespace minifyd::run {
 namespace {
@@ -24,6 +26,15 @@ protocol::PropagateRequest propagate_request(const GraphDocument& document, cons
   return request;
 }
 
+// Whether a propagation failed because the graph itself does not run eagerly (a kernel's crash, an
+// exception, the worker exiting under it), not for want of an answer (a timeout, a cancel, a worker
+// that could not start or spoke out of turn).
+bool failed_in_eager_run(const WorkerOutcome& outcome) {
+  if (auto* fault = std::get_if<WorkerFault>(&outcome))
+    return fault->kind == WorkerFault::Kind::crashed || fault->kind == WorkerFault::Kind::exited;
+  return std::holds_alternative<protocol::ErrorReply>(std::get<protocol::WorkerReply>(outcome));
+}
+
 Expected<protocol::PropagateReply> reply_of(const WorkerOutcome& outcome) {
   if (auto* fault = std::get_if<WorkerFault>(&outcome))
     return make_error(ErrorKind::io, fault->describe() +
@@ -35,6 +46,8 @@ Expected<protocol::PropagateReply> reply_of(const WorkerOutcome& outcome) {
   return *propagated;
 }
 
+std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+
 }  // namespace
 
 Expected<protocol::PropagateReply> propagate(const PoolAccess& pool, const GraphDocument& document,
@@ -45,32 +58,101 @@ Expected<protocol::PropagateReply> propagate(const PoolAccess& pool, const Graph
 
 // What the asks, posted from any thread, and the answers, on the pool's, share.
 struct RunPropagations::Shared : std::enable_shared_from_this<Shared> {
-  Shared(const PoolAccess& pool, const ContentStore& store, const protocol::VouchedBlobs& vouched, std::string root,
-         std::chrono::milliseconds timeout, std::vector<OperatorLibrary> libraries, std::function<void()> on_answer)
-      : pool(pool), store(store), vouched(vouched), root(std::move(root)), timeout(timeout),
-        libraries(std::move(libraries)), on_answer(std::move(on_answer)) {}
+  Shared(const PoolAccess& access, const ContentStore& values_store, const protocol::VouchedBlobs& vouched_blobs,
+         std::string root_name, std::chrono::milliseconds request_timeout, std::vector<OperatorLibrary> job_libraries,
+         std::function<void()> answered)
+      : pool(access), store(values_store), vouched(vouched_blobs), root(std::move(root_name)),
+        timeout(request_timeout), libraries(std::move(job_libraries)), on_answer(std::move(answered)) {}
 
-  // On the pool's thread: `document` propagated as the values' ask `ask`.
-  void submit(std::size_t ask, const GraphDocument& document) {
+  // On the pool's thread: `document` propagated as the values' ask `ask`; where the graph does not run
+  // eagerly, its longest prefix that does (PrefixSearch).
+  void submit(std::size_t ask, GraphDocument document) {
+    auto asked = std::make_shared<GraphDocument>(std::move(document));
+    request(*asked, [this, ask, asked](const WorkerOutcome& outcome, Expected<search::EagerValueMap> arrived) {
+      if (arrived) return answer(ask, *arrived);
+      if (!failed_in_eager_run(outcome)) return answer_failed(arrived.error());
+      start_prefix_search(ask, std::move(*asked), arrived.error());
+    });
+  }
+
+  // On the pool's thread: `document` propagated, its values rooted, then `done` called with the
+  // worker's outcome and them (on the pool's thread, unless the RunPropagations is gone first).
+  using Done = std::function<void(const WorkerOutcome&, Expected<search::EagerValueMap>)>;
+  void request(const GraphDocument& document, Done done) {
     auto lock = store.lock_shared();
-    if (!lock) return answer_failed(lock.error().with_context("locking the store for the values"));
+    if (!lock) {
+      WorkerOutcome none = WorkerFault{WorkerFault::Kind::cancelled, {}, "the store could not be locked", {}, false};
+      return done(none, lock.error().with_context("locking the store for the values"));
+    }
     protocol::PropagateRequest request = propagate_request(document, store.root(), libraries, false);
     request.vouched = protocol::vouched_for(vouched, document);
     auto held = std::make_shared<std::optional<StoreLock>>(std::move(*lock));
     auto ticket = std::make_shared<RequestPool::Ticket>();
     *ticket = pool.pool.submit(std::move(request), timeout,
-                               [alive = weak_from_this(), ask, held, ticket](WorkerOutcome outcome) {
+                               [alive = weak_from_this(), held, ticket, done = std::move(done)](WorkerOutcome outcome) {
                                  auto shared = alive.lock();
                                  if (!shared) return;
                                  shared->tickets.erase(*ticket);
-                                 auto values = shared->rooted(reply_of(outcome));
+                                 auto arrived = shared->rooted(reply_of(outcome));
                                  held->reset();
-                                 if (values)
-                                   shared->answer(ask, *values);
-                                 else
-                                   shared->answer_failed(values.error());
+                                 done(outcome, std::move(arrived));
                                });
     tickets.insert(*ticket);
+  }
+
+  // A graph whose eager run fails at one of its nodes (fx_minifier's ConcreteProp would die there: a
+  // vendor's operator whose own kernel crashes on a shape) still has the values of the nodes before
+  // it, and a search may load those: the longest prefix that propagates is found by bisection over
+  // the graph's computations, one prefix a round (truncated_at), and answers the ask; the failing node
+  // and those after it keep no stored value, so the search never turns them into loads.
+  struct PrefixSearch {
+    std::size_t ask;
+    GraphDocument document;
+    std::vector<std::size_t> cuts;  // the document's computations, by index among its nodes
+    std::size_t passing = 0;        // the longest prefix known to propagate: cuts[0, passing)
+    std::size_t failing = 0;        // the shortest known not to: cuts[0, failing)
+    search::EagerValueMap values;   // the longest passing prefix's
+    Error why;                      // how the whole document failed
+  };
+
+  void start_prefix_search(std::size_t ask, GraphDocument document, Error why) {
+    auto prefixes =
+        std::make_shared<PrefixSearch>(PrefixSearch{ask, std::move(document), {}, 0, 0, {}, std::move(why)});
+    std::vector<Node*> nodes = prefixes->document.graph.nodes();
+    for (std::size_t index = 0; index < nodes.size(); ++index)
+      if (nodes[index]->op() != OpCode::placeholder && nodes[index]->op() != OpCode::output)
+        prefixes->cuts.push_back(index);
+    prefixes->failing = prefixes->cuts.size();
+    probe_prefix(prefixes);
+  }
+
+  void probe_prefix(const std::shared_ptr<PrefixSearch>& prefixes) {
+    if (prefixes->failing <= prefixes->passing + 1) return end_prefix_search(*prefixes);
+    std::size_t length = prefixes->passing + (prefixes->failing - prefixes->passing) / 2;
+    search::SearchState whole{search::clone_document(prefixes->document), {}, nullptr};
+    search::SearchState prefix = search::truncated_at(whole, prefixes->cuts[length - 1]);
+    request(prefix.document, [this, prefixes, length](const WorkerOutcome& outcome,
+                                                      Expected<search::EagerValueMap> arrived) {
+      if (arrived) {
+        prefixes->passing = length;
+        prefixes->values = std::move(*arrived);
+      } else if (failed_in_eager_run(outcome)) {
+        prefixes->failing = length;
+      } else {
+        return answer_failed(arrived.error());
+      }
+      probe_prefix(prefixes);
+    });
+  }
+
+  void end_prefix_search(const PrefixSearch& prefixes) {
+    std::string where;
+    if (prefixes.passing < prefixes.cuts.size())
+      where = " at node " + prefixes.document.graph.nodes()[prefixes.cuts[prefixes.passing]]->name();
+    log::warn("the graph does not run eagerly" + where + " (" + first_line(prefixes.why.message) + "): the " +
+              std::to_string(prefixes.passing) + " computations before it keep their values, the " +
+              std::to_string(prefixes.cuts.size() - prefixes.passing) + " from there on are never loaded");
+    answer(prefixes.ask, prefixes.values);
   }
 
   // The reply's values rooted, with every earlier answer's, as `root`, the worker's root dropped.
@@ -121,8 +203,8 @@ RunPropagations::RunPropagations(const PoolAccess& pool, const ContentStore& sto
         auto shared = alive.lock();
         if (!shared) return;
         ++shared->unanswered;
-        boost::asio::post(io, [alive, ask, document = std::move(document)] {
-          if (auto shared = alive.lock()) shared->submit(ask, document);
+        boost::asio::post(io, [alive, ask, document = std::move(document)]() mutable {
+          if (auto living = alive.lock()) living->submit(ask, std::move(document));
         });
       });
 }

@@ -30,7 +30,8 @@ Expected<protocol::PropagateReply> propagate(const PoolAccess& pool, const Graph
 // prefix the bisection found) is propagated by a worker. The answers' values are rooted in `store` as
 // `root` (each worker's own root dropped) before they arrive; until then a shared lock keeps a gc of
 // the store away from them. Asks may come from any thread: they are posted to the pool's. Dropped,
-// the unanswered requests are cancelled.
+// the unanswered requests are cancelled. A document that does not run eagerly (a kernel's crash or
+// exception) is answered by its longest prefix that does: the values before the failing node.
 class RunPropagations {
  public:
   // `on_answer` runs on the pool's thread after each answer (to wake a search awaiting them).

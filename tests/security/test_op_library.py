@@ -6,15 +6,17 @@
 # rows (the plain graph) or 7 (the crash graph):
 #   cpp     the C++ worker, with the library CMake built against this build's LibTorch: without
 #           --op-library the graph is refused naming the namespace (validate, query, run); with it,
-#           `query --backend eager` of the size-7 graph is the kernel's crash, and `run` under the faulty
-#           plugin crashing at the custom operator ends at it and its input; a symbolic link, a
+#           `query --backend eager` of the size-7 graph is the kernel's crash, `run` of it under eager
+#           (whose propagation stops at the crashing kernel) and `run` under the faulty plugin crashing
+#           at the custom operator each end at it and its input; a symbolic link, a
 #           group-writable file, another user's file (as root), a namespace of PyTorch's own and a
 #           changed file (the worker's own check of the recorded SHA-256) are refused; minify-worker
 #           serving in its own process retires after the request; on one minifyd, a job with the
 #           library, then queries without it: the graph is refused, an aten graph answered.
 #   python  the Python worker, with the library built at test time against its PyTorch 2.x: without
 #           --op-library the graph is refused naming the namespace; with it, `query` under aot_eager and
-#           inductor is the kernel's crash.
+#           inductor is the kernel's crash, and `run` under aot_eager ends at it and its input, its
+#           repro.py loading the library and crashing under plain PyTorch.
 import hashlib
 import json
 import os
@@ -106,6 +108,16 @@ def ends_at_custom_operator(out, what):
     expect(ops == [("placeholder", None), ("call_function", f"{NAMESPACE}::crash_on_shape"), ("output", None)],
            f"{what}: the minimized graph is not the custom operator and its input: {ops}")
     print(f"{what}: minimized to {ops}")
+
+
+def minified_in_eager(args, graph, out, backend, with_library):
+    """The size-7 graph, whose custom kernel crashes in eager too, minified like any other: its values
+    are propagated up to the crashing node, which ends alone on a load of its input."""
+    output = expect_exit(args, f"run of the size-7 graph under {backend[1]} with --op-library", EXIT_OK,
+                         ['"minimized"', "does not run eagerly at node"], "run", graph, "--out", out, *backend,
+                         "--json", *with_library)
+    ends_at_custom_operator(out, f"run of the crashing kernel under {backend[1]}")
+    return output
 
 
 def refusals(args, graph, library, work):
@@ -217,6 +229,7 @@ def cpp(args):
     expect_exit(args, "run with --op-library (C++ worker)", EXIT_OK, ['"minimized"'],
                 "run", plain_graph, "--out", os.path.join(work, "run-out"), *faulty, "--json", *with_library)
     ends_at_custom_operator(os.path.join(work, "run-out"), "run under the faulty plugin")
+    minified_in_eager(args, crash_graph, os.path.join(work, "eager-out"), ["--backend", "eager"], with_library)
 
     refusals(args, crash_graph, library, work)
     worker_requests(args, plain_graph, own_copy(library, os.path.join(work, "changing.so")))
@@ -238,7 +251,8 @@ sys.exit(subprocess.run(command).returncode)
 
 def python(args):
     """The Python worker: without --op-library the graph is refused naming the namespace; with it,
-    `query` under aot_eager and inductor is the custom kernel's crash, in the worker's forked child."""
+    `query` under aot_eager and inductor is the custom kernel's crash, in the worker's forked child, and
+    `run` under aot_eager minimizes to it."""
     work = args.work
     library = os.path.join(work, "minifyd_test_operators.so")
     code, stdout, stderr = run([args.python, "-c", BUILD_FOR_PYTHON,
@@ -256,6 +270,12 @@ def python(args):
         expect(verdict.get("kind") == "crash" and verdict.get("signal") == "SIGSEGV",
                f"the custom operator's crash in the Python worker under {backend}: {verdict}")
         print(f"the Python worker ran the custom operator under {backend}: {verdict['kind']} {verdict['signal']}")
+    out = os.path.join(work, "aot-eager-out")
+    minified_in_eager(args, crash_graph, out, ["--backend", "aot_eager", "--python", args.python], with_library)
+    # after_aot's repro.py loads the library itself, and crashes under plain PyTorch as the worker did.
+    code, _, stderr = run([args.python, os.path.join(out, "repro.py")])
+    expect(code == -11, f"{out}/repro.py under plain PyTorch: exit {code}, not SIGSEGV\n{stderr[-2000:]}")
+    print("its repro.py loads the library and crashes under plain PyTorch (SIGSEGV)")
 
 
 SCENARIOS = {"op_library_cpp": cpp, "op_library_python": python}

@@ -8,6 +8,7 @@ import contextlib
 import importlib
 import inspect
 import io
+import json
 import os
 import re
 import sys
@@ -17,6 +18,8 @@ import torch
 from minifyd import compile_backends
 from minifyd import graph_format as gf
 from minifyd import repro_arguments
+from minifyd import worker_protocol as wp
+from minifyd.operator_libraries import LibraryError, OperatorLibraries
 from minifyd.worker_main import CRASH_SIGNALS
 
 INPUTS_DIR = "repro_inputs"
@@ -118,10 +121,19 @@ def _sha1_named_blobs():
     return {"stable_hash": True} if "stable_hash" in inspect.signature(save_graph_repro).parameters else {}
 
 
-def write_repro(graph_dir, out_path, backend, options, accuracy):
-    """Writes out_path for the graph in graph_dir; the inputs go to INPUTS_DIR beside it."""
+def library_loads(libraries):
+    """repro.py's lines that load the job's operator libraries, which its graph calls: each path a
+    repr(), a namespace an identifier (the library rule's)."""
+    return "".join(f"torch.ops.load_library({library['path']!r})  # --op-library {library['namespace']}\n"
+                   for library in libraries)
+
+
+def write_repro(graph_dir, out_path, backend, options, accuracy, libraries=()):
+    """Writes out_path for the graph in graph_dir; the inputs go to INPUTS_DIR beside it. libraries: the
+    job's operator libraries (checked and loaded here, as a worker loads them), which repro.py loads too."""
     from torch._dynamo.repro.after_aot import save_graph_repro
-    gm, inputs, doc = gf.load_graph_and_document(graph_dir)
+    OperatorLibraries().require(list(libraries))
+    gm, inputs, doc = gf.load_graph_and_document(graph_dir, OperatorLibraries.namespaces(libraries))
     # Set, not patched: the generator writes the config values that differ from the defaults.
     for module_name, values in compile_backends.config_patches(options).items():
         module = importlib.import_module(module_name)
@@ -136,7 +148,7 @@ def write_repro(graph_dir, out_path, backend, options, accuracy):
     written = {}
     with _filled_storages_unsaved(_filled_inputs(doc, inputs), written):
         save_graph_repro(text, gm, inputs, backend, save_dir=save_dir, accuracy=accuracy, **_sha1_named_blobs())
-    prelude = PRELUDE + (FILL_FUNCTIONS + "\n\n" if written else "")
+    prelude = PRELUDE + library_loads(libraries) + (FILL_FUNCTIONS + "\n\n" if written else "")
     # PyTorch's generator leaves load_args without a body for a graph of no inputs (a minimized graph
     # that builds its tensors itself, as a full() of a NaN constant does): a SyntaxError, not the bug.
     source = prelude + re.sub(r"^def load_args\(reader\):\n(?=\S)", "def load_args(reader):\n    pass\n",
@@ -151,8 +163,12 @@ def write_repro_of(args, out_path):
     """write_repro for repro_arguments.repro_parser's args: 0, or 2 with the error on stderr."""
     options = dict(pair.split("=", 1) for pair in args.backend_opt)
     try:
-        write_repro(args.graph_dir, out_path, args.backend, options, args.accuracy)
-    except (gf.FormatError, compile_backends.OptionError, OSError) as error:
+        libraries = wp.op_libraries_of({"op_libraries": json.loads(args.op_libraries)}, 0)
+        write_repro(args.graph_dir, out_path, args.backend, options, args.accuracy, libraries)
+    except json.JSONDecodeError as error:
+        print(f"repro.py for {args.graph_dir}: --op-libraries is not JSON: {error}", file=sys.stderr)
+        return 2
+    except (gf.FormatError, compile_backends.OptionError, OSError, LibraryError, wp.RequestError) as error:
         print(f"repro.py for {args.graph_dir}: {error}", file=sys.stderr)
         return 2
     return 0

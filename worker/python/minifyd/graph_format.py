@@ -311,12 +311,13 @@ def load_graph(graph_dir):
     return load_graph_and_document(graph_dir)[:2]
 
 
-def load_graph_and_document(graph_dir):
-    """load_graph's GraphModule and inputs, and the graph.json document they were built from."""
+def load_graph_and_document(graph_dir, namespaces=()):
+    """load_graph's GraphModule and inputs, and the graph.json document they were built from; namespaces:
+    as build_graph's."""
     path = os.path.join(graph_dir, "graph.json")
     with open(path) as f:
         doc = json.load(f)
-    return (*build_graph(doc, os.path.join(graph_dir, "store"), path), doc)
+    return (*build_graph(doc, os.path.join(graph_dir, "store"), path, namespaces=namespaces), doc)
 
 
 def build_graph(doc, store_dir, path, read=read_blob, namespaces=()):

@@ -13,4 +13,6 @@ def repro_parser(description):
     parser.add_argument("--backend", required=True, choices=BACKENDS)
     parser.add_argument("--backend-opt", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--accuracy", action="store_true")
+    # The job's operator libraries, as protocol/operator_libraries.h writes them: a JSON array.
+    parser.add_argument("--op-libraries", default="[]", metavar="JSON")
     return parser

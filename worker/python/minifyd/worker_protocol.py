@@ -109,8 +109,8 @@ def nesting_depth(value):
     return deepest
 
 
-def _op_libraries(message, rid):
-    """The request's op_libraries (protocol/operator_libraries.h), each an object of three strings; the
+def op_libraries_of(message, rid):
+    """A message's op_libraries (protocol/operator_libraries.h), each an object of three strings; the
     namespace rule and the file's checks are the loader's (operator_libraries.py)."""
     libraries = _field(message, "op_libraries", (list,), "an array", rid, [])
     for i, library in enumerate(libraries):
@@ -144,7 +144,7 @@ def decode_request(line):
         raise RequestError(request_id, f"type: unknown request type '{kind}' ({', '.join(REQUEST_TYPES)})")
     graph = _field(message, "graph", (dict,), "an object", rid)
     store = _field(message, "store", (str,), "a string", rid)
-    libraries = _op_libraries(message, rid)
+    libraries = op_libraries_of(message, rid)
     if kind == "propagate":
         return PropagateRequest(rid, graph, store, _field(message, "for_analysis", (bool,), "a boolean", rid, False),
                                 libraries)
