@@ -18,7 +18,8 @@ Case = collections.namedtuple("Case", "model kind check graph exception_type rai
 # peer_nodes: the nodes (placeholders and output included, as PyTorch counts them) that PyTorch's own
 #   minifier ends at from the same minifier_launcher.py: the most a minimized graph may have.
 # ci: the routes (test_real.py) that `ctest` runs on every build (README command B), chosen by cost so
-#   that CI stays under 50 minutes while covering every kind; the others run with -DMINIFYD_REAL_BUGS_ALL=ON.
+#   that CI stays under 50 minutes while covering every kind and every route (one route a case); the others
+#   run with -DMINIFYD_EXTENDED_TESTS=ON.
 # bisect: (stage, subsystem) that `minify run --bisect` must name for the minimized graph (docs/bisect.md): what
 #   PyTorch's CompilerBisector names on the user's script (bench/bisect_comparison.py, docs/benchmarks.md
 #   "Bisect"); None where it was not measured. The capture and launcher routes check it.
@@ -27,16 +28,15 @@ Case = collections.namedtuple("Case", "model kind check graph exception_type rai
 #   CPU where there is no GPU, as a user's would, and its bug does not show there unless the case says so.
 ROUTES = ("capture", "launcher", "export")
 LOWERINGS, POST_GRAD = ("inductor", "lowerings"), ("inductor", "post_grad_passes")
-BOTH = ("capture", "launcher")
 CASES = {
     "outer_loop_keyerror": Case("outer_loop_keyerror_188228.py", "exception", None, "forward", "KeyError",
-                                "torch/_inductor/loop_body.py:get_read_expr", 12, BOTH, bisect=LOWERINGS),
+                                "torch/_inductor/loop_body.py:get_read_expr", 12, ("capture",), bisect=LOWERINGS),
     # CompilerBisector dies of it (its probes run in the user's process): the bisect is ours alone.
-    "heap_overflow": Case("heap_overflow_local_buffer_159154.py", "crash", None, "forward", None, None, 16, BOTH,
+    "heap_overflow": Case("heap_overflow_local_buffer_159154.py", "crash", None, "forward", None, None, 16, ("launcher",),
                           bisect=LOWERINGS),
     # CompilerBisector: post_grad_passes, the pass reinplace_inplaceable_ops.
     "index_put_inplace": Case("index_put_repeated_inplace_138908.py", "accuracy", "--accuracy", "forward", None, None,
-                              12, ("capture", "export"), bisect=POST_GRAD),
+                              12, ("capture",), bisect=POST_GRAD),
     "slice_scatter_backward": Case("b_slice_scatter_sum_bw.py", "accuracy", "--accuracy", "backward", None, None,
                                    5, ("capture",), bisect=LOWERINGS),
     # PyTorch's minifier cannot start on it: its accuracy check ignores the wrong integer output
@@ -67,7 +67,7 @@ CASES = {
     # joint_graph_passes (constant_fold_uniform_value, which makes the NaN constant): in the graph captured after
     # AOT autograd that pass has run already, and the bisect names the lowering it feeds (amax) instead.
     "constant_prior_nan": Case("constant_prior_nan_188225.py", "exception", None, "forward", "ValueError",
-                               "torch/_inductor/index_propagation.py:maximum", None, ("capture", "export"),
+                               "torch/_inductor/index_propagation.py:maximum", None, ("export",),
                                bisect=LOWERINGS),
     # PyTorch 2.11's Triton bugs, on the GPU machine; every route in CI, where they skip without a GPU.
     "constant_prior_nan_cuda": Case("constant_prior_nan_188225.py", "exception", None, "forward", "ValueError",
