@@ -263,7 +263,8 @@ def readiness_while_a_child_warms_up(env):
         said = json.loads(worker.read_line())  # unasked, once the warm-up is done
         expect(said == {"type": "readiness", "ready": True}, f"not the child's readiness: {said}")
         passed = worker.ask(evaluate(10, tiny, os.path.join(tiny_dir, "store")))
-        expect(passed["verdict"]["status"] == "pass" and "start_wait_ms" not in passed,
+        # At once: not the warm-up's seconds (a loaded machine may take some milliseconds to hand it over).
+        expect(passed["verdict"]["status"] == "pass" and passed.get("start_wait_ms", 0) < 250,
                f"a request sent once a child was ready waited: {passed}")
         worker.shut_down()
     finally:
