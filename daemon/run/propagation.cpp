@@ -68,22 +68,19 @@ struct RunPropagations::Shared : std::enable_shared_from_this<Shared> {
   // eagerly, its longest prefix that does (PrefixSearch).
   void submit(std::size_t ask, GraphDocument document) {
     auto asked = std::make_shared<GraphDocument>(std::move(document));
-    request(*asked, [this, ask, asked](const WorkerOutcome& outcome, Expected<search::EagerValueMap> arrived) {
+    request(*asked, [this, ask, asked](bool eager_run_failed, Expected<search::EagerValueMap> arrived) {
       if (arrived) return answer(ask, *arrived);
-      if (!failed_in_eager_run(outcome)) return answer_failed(arrived.error());
+      if (!eager_run_failed) return answer_failed(arrived.error());
       start_prefix_search(ask, std::move(*asked), arrived.error());
     });
   }
 
-  // On the pool's thread: `document` propagated, its values rooted, then `done` called with the
-  // worker's outcome and them (on the pool's thread, unless the RunPropagations is gone first).
-  using Done = std::function<void(const WorkerOutcome&, Expected<search::EagerValueMap>)>;
+  // On the pool's thread: `document` propagated, its values rooted, then `done` called with them and
+  // whether the graph's eager run failed (on the pool's thread, unless the RunPropagations is gone first).
+  using Done = std::function<void(bool eager_run_failed, Expected<search::EagerValueMap>)>;
   void request(const GraphDocument& document, Done done) {
     auto lock = store.lock_shared();
-    if (!lock) {
-      WorkerOutcome none = WorkerFault{WorkerFault::Kind::cancelled, {}, "the store could not be locked", {}, false};
-      return done(none, lock.error().with_context("locking the store for the values"));
-    }
+    if (!lock) return done(false, lock.error().with_context("locking the store for the values"));
     protocol::PropagateRequest request = propagate_request(document, store.root(), libraries, false);
     request.vouched = protocol::vouched_for(vouched, document);
     auto held = std::make_shared<std::optional<StoreLock>>(std::move(*lock));
@@ -95,7 +92,7 @@ struct RunPropagations::Shared : std::enable_shared_from_this<Shared> {
                                  shared->tickets.erase(*ticket);
                                  auto arrived = shared->rooted(reply_of(outcome));
                                  held->reset();
-                                 done(outcome, std::move(arrived));
+                                 done(failed_in_eager_run(outcome), std::move(arrived));
                                });
     tickets.insert(*ticket);
   }
@@ -107,8 +104,8 @@ struct RunPropagations::Shared : std::enable_shared_from_this<Shared> {
   // and those after it keep no stored value, so the search never turns them into loads.
   struct PrefixSearch {
     std::size_t ask;
-    GraphDocument document;
-    std::vector<std::size_t> cuts;  // the document's computations, by index among its nodes
+    search::SearchState whole;      // the asked document, without loads: each probe a truncated_at() of it
+    std::vector<std::size_t> cuts;  // its computations (is_cut_point), by index among its nodes
     std::size_t passing = 0;        // the longest prefix known to propagate: cuts[0, passing)
     std::size_t failing = 0;        // the shortest known not to: cuts[0, failing)
     search::EagerValueMap values;   // the longest passing prefix's
@@ -116,12 +113,11 @@ struct RunPropagations::Shared : std::enable_shared_from_this<Shared> {
   };
 
   void start_prefix_search(std::size_t ask, GraphDocument document, Error why) {
-    auto prefixes =
-        std::make_shared<PrefixSearch>(PrefixSearch{ask, std::move(document), {}, 0, 0, {}, std::move(why)});
-    std::vector<Node*> nodes = prefixes->document.graph.nodes();
+    auto prefixes = std::make_shared<PrefixSearch>(
+        PrefixSearch{ask, search::SearchState{std::move(document), {}, nullptr}, {}, 0, 0, {}, std::move(why)});
+    std::vector<Node*> nodes = prefixes->whole.document.graph.nodes();
     for (std::size_t index = 0; index < nodes.size(); ++index)
-      if (nodes[index]->op() != OpCode::placeholder && nodes[index]->op() != OpCode::output)
-        prefixes->cuts.push_back(index);
+      if (search::is_cut_point(prefixes->whole, *nodes[index])) prefixes->cuts.push_back(index);
     prefixes->failing = prefixes->cuts.size();
     probe_prefix(prefixes);
   }
@@ -129,14 +125,12 @@ struct RunPropagations::Shared : std::enable_shared_from_this<Shared> {
   void probe_prefix(const std::shared_ptr<PrefixSearch>& prefixes) {
     if (prefixes->failing <= prefixes->passing + 1) return end_prefix_search(*prefixes);
     std::size_t length = prefixes->passing + (prefixes->failing - prefixes->passing) / 2;
-    search::SearchState whole{search::clone_document(prefixes->document), {}, nullptr};
-    search::SearchState prefix = search::truncated_at(whole, prefixes->cuts[length - 1]);
-    request(prefix.document, [this, prefixes, length](const WorkerOutcome& outcome,
-                                                      Expected<search::EagerValueMap> arrived) {
+    search::SearchState prefix = search::truncated_at(prefixes->whole, prefixes->cuts[length - 1]);
+    request(prefix.document, [this, prefixes, length](bool eager_run_failed, Expected<search::EagerValueMap> arrived) {
       if (arrived) {
         prefixes->passing = length;
         prefixes->values = std::move(*arrived);
-      } else if (failed_in_eager_run(outcome)) {
+      } else if (eager_run_failed) {
         prefixes->failing = length;
       } else {
         return answer_failed(arrived.error());
@@ -148,7 +142,7 @@ struct RunPropagations::Shared : std::enable_shared_from_this<Shared> {
   void end_prefix_search(const PrefixSearch& prefixes) {
     std::string where;
     if (prefixes.passing < prefixes.cuts.size())
-      where = " at node " + prefixes.document.graph.nodes()[prefixes.cuts[prefixes.passing]]->name();
+      where = " at node " + prefixes.whole.document.graph.nodes()[prefixes.cuts[prefixes.passing]]->name();
     log::warn("the graph does not run eagerly" + where + " (" + first_line(prefixes.why.message) + "): the " +
               std::to_string(prefixes.passing) + " computations before it keep their values, the " +
               std::to_string(prefixes.cuts.size() - prefixes.passing) + " from there on are never loaded");
