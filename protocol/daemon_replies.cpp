@@ -15,6 +15,7 @@ constexpr auto job_fields = [](auto& job, auto&& field) {
   field("sessions", job.sessions);
   field("error", job.error);
   field("cancel_requested", job.cancel_requested, false);
+  field("submitter_uid", job.submitter_uid);
   field("progress", job.progress);
 };
 

@@ -34,6 +34,7 @@ struct JobInfo {
   std::int64_t sessions = 0;  // how many times a run of it started
   std::optional<std::string> error;  // failed: why
   bool cancel_requested = false;     // on the wire only when true
+  std::optional<std::int64_t> submitter_uid;  // the uid that submitted it (none for jobs of older daemons)
   // Where it stands: its last progress event, or, once done, its end event with the run's summary.
   std::optional<JobEvent> progress;
 };

@@ -55,8 +55,10 @@ struct DaemonConfig {
   std::string native_worker_missing;
   std::string python;  // the Python worker's interpreter (--python; empty: found when first needed)
   std::size_t max_running_jobs = 2;
-  // A submit finding this many jobs queued is refused: the queue is full.
+  // A submit finding this many jobs queued is refused: the queue is full; so is one whose user has
+  // max_queued_jobs_per_user of them queued (through any daemon of a shared queue).
   std::size_t max_queued_jobs = 1000;
+  std::size_t max_queued_jobs_per_user = 200;
   // A job done, failed or cancelled longer ago loses its roots in the store (result_retention.h).
   std::chrono::milliseconds keep_results{std::chrono::hours(24 * 7)};
   std::string minify_executable;  // written into repro.py for plugin backends

@@ -29,14 +29,25 @@ Expected<std::filesystem::path> absolute_dir(const std::string& text, const char
   return path.lexically_normal();
 }
 
-// A submit is refused while the queue holds `max_queued` jobs: its own error, before the graph is read.
-Expected<void> room_in_queue(const JobStore& jobs, std::size_t max_queued) {
+// A submit is refused while the queue holds config.max_queued_jobs jobs, or its user's
+// max_queued_jobs_per_user: its own error, before the graph is read.
+Expected<void> room_in_queue(const JobStore& jobs, const DaemonConfig& config, std::int64_t uid) {
   auto counts = jobs.counts();
   if (!counts) return counts.error();
-  if (counts->queued < max_queued) return {};
-  return make_error(ErrorKind::unsupported, "the queue is full: " + std::to_string(counts->queued) +
-                                                " jobs wait (minifyd --max-queued-jobs " + std::to_string(max_queued) +
-                                                "); submit again once some have started");
+  if (counts->queued >= config.max_queued_jobs)
+    return make_error(ErrorKind::unsupported, "the queue is full: " + std::to_string(counts->queued) +
+                                                  " jobs wait (minifyd --max-queued-jobs " +
+                                                  std::to_string(config.max_queued_jobs) +
+                                                  "); submit again once some have started");
+  auto own = jobs.queued_by(uid);
+  if (!own) return own.error();
+  if (*own >= config.max_queued_jobs_per_user)
+    return make_error(ErrorKind::unsupported, "uid " + std::to_string(uid) + " has " + std::to_string(*own) +
+                                                  " jobs waiting, its share of the queue (minifyd "
+                                                  "--max-queued-jobs-per-user " +
+                                                  std::to_string(config.max_queued_jobs_per_user) +
+                                                  "); submit again once some have started");
+  return {};
 }
 
 // The submitted graph, validated, and the job's spec; then its blobs in the shared store and the job
@@ -64,9 +75,10 @@ Expected<SubmittedGraph> read_submitted_graph(const std::filesystem::path& graph
   return SubmittedGraph{std::move(file), std::move(*json)};
 }
 
-Expected<std::int64_t> submit_job(const protocol::SubmitRequest& request, const ContentStore& store, JobStore& jobs,
-                                  ProgramPools& pools, std::size_t max_queued) {
-  if (auto room = room_in_queue(jobs, max_queued); !room) return room.error();
+Expected<std::int64_t> submit_job(const protocol::SubmitRequest& request, std::int64_t submitter_uid,
+                                  const ContentStore& store, JobStore& jobs, ProgramPools& pools,
+                                  const DaemonConfig& config) {
+  if (auto room = room_in_queue(jobs, config, submitter_uid); !room) return room.error();
   auto graph_dir = absolute_dir(request.graph_dir, "graph_dir");
   if (!graph_dir) return graph_dir.error();
   auto graph = read_submitted_graph(*graph_dir);
@@ -91,7 +103,7 @@ Expected<std::int64_t> submit_job(const protocol::SubmitRequest& request, const 
   if (auto imported = run::import_original(*document, *source, place); !imported)
     return imported.error().with_context("importing " + graph_dir->string());
   return jobs.submit(NewJob{encode(spec).dump(), encode_graph_document(*document).dump(), graph_dir->string(),
-                            static_cast<int>(request.priority)});
+                            static_cast<int>(request.priority), submitter_uid});
 }
 
 // The outputs of a finished job in output.out_dir, as `minify run` writes them, with the result's blobs.
@@ -200,6 +212,7 @@ protocol::JobInfo Daemon::describe(const JobSummary& job) const {
   info.sessions = job.sessions;
   if (!job.error.empty()) info.error = job.error;
   info.cancel_requested = job.cancel_requested;
+  info.submitter_uid = job.submitter_uid;
   if (auto live = progress_.find(job.id); live != progress_.end()) {
     info.progress = live->second;
   } else if (!job.progress_json.empty()) {
@@ -212,7 +225,10 @@ protocol::JobInfo Daemon::describe(const JobSummary& job) const {
 }
 
 void Daemon::handle(const Connection& connection, const nlohmann::json& tag, protocol::SubmitRequest request) {
-  off_thread([this, request = std::move(request)] { return submit_job(request, store_, *jobs_, pools_, config_.max_queued_jobs); },
+  std::int64_t submitter_uid = connection->peer_uid();
+  off_thread([this, request = std::move(request), submitter_uid] {
+               return submit_job(request, submitter_uid, store_, *jobs_, pools_, config_);
+             },
              [this, connection, tag](Expected<std::int64_t> id) {
                if (!id) {
                  reply_error(connection, tag, id.error().with_context("submit"));

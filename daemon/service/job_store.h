@@ -28,6 +28,7 @@ struct NewJob {
   std::string graph_json;  // the submitted graph document
   std::string graph_name;  // where it came from, for listings
   int priority = 0;        // higher runs first; FIFO (by id) within a priority
+  std::int64_t submitter_uid = 0;  // the uid of the peer whose submit made it (the socket's SO_PEERCRED)
 };
 
 // What status and list show: no large columns.
@@ -43,6 +44,7 @@ struct JobSummary {
   std::string progress_json;  // the last progress event saved ("" if none)
   std::string error;          // why it failed
   bool cancel_requested = false;
+  std::optional<std::int64_t> submitter_uid;  // none for a job a minifyd before submitters recorded it
 };
 
 // A daemon's hold on a job it claimed: the job, and the session its claim started. The session is
@@ -119,6 +121,8 @@ class JobStore {
   virtual Expected<JobSummary> summary(std::int64_t id) const = 0;
   virtual Expected<std::vector<JobSummary>> list() const = 0;  // by id
   virtual Expected<JobCounts> counts() const = 0;
+  // How many jobs `uid` submitted that still wait in the queue (on a shared queue, through any daemon).
+  virtual Expected<std::size_t> queued_by(std::int64_t uid) const = 0;
 
   // The next queued job (highest priority, then lowest id), now running: sessions + 1, started_at
   // set. nullopt when none is queued. No job is claimed twice. Never one of `running_here`, the jobs

@@ -35,6 +35,7 @@ struct Options {
   cli::PoolOptions pool;
   std::size_t max_running_jobs = 2;
   std::size_t max_queued_jobs = 1000;
+  std::size_t max_queued_jobs_per_user = 200;
   double keep_results_days = 7;
   std::string worker;
   std::string python;
@@ -91,6 +92,7 @@ Expected<DaemonConfig> config_of(const Options& options) {
   config.python = options.python;
   config.max_running_jobs = options.max_running_jobs;
   config.max_queued_jobs = options.max_queued_jobs;
+  config.max_queued_jobs_per_user = options.max_queued_jobs_per_user;
   config.keep_results = std::chrono::milliseconds(static_cast<std::int64_t>(options.keep_results_days * 86'400'000));
   // repro.py of a plugin backend re-runs `minify query`, which lives beside minifyd.
   config.minify_executable = (running_executable().parent_path() / "minify").string();
@@ -124,6 +126,11 @@ int run_minifyd(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--max-queued-jobs", options.max_queued_jobs,
                  "jobs waiting in the queue at most; a submit beyond is refused (the queue is full)")
+      ->check(cli::within(number_ranges::queued_jobs))
+      ->capture_default_str();
+  app.add_option("--max-queued-jobs-per-user", options.max_queued_jobs_per_user,
+                 "jobs of one user (the submitting uid) waiting in the queue at most, through any daemon of a shared "
+                 "queue; a submit beyond is refused")
       ->check(cli::within(number_ranges::queued_jobs))
       ->capture_default_str();
   app.add_option("--keep-results", options.keep_results_days,

@@ -14,7 +14,7 @@ namespace {
 
 // The rows of minifyd_schema; docs/daemon.md says how it may change. migrations[N] brings a database
 // of version N to N + 1, in the transaction that records N + 1.
-constexpr int schema_version = 3;
+constexpr int schema_version = 4;
 constexpr const char* migrations[] = {
     R"sql(
 CREATE TABLE minifyd_jobs (
@@ -72,6 +72,8 @@ END $$;
 CREATE TRIGGER minifyd_job_changed AFTER INSERT OR UPDATE OF state, progress, cancel_requested ON minifyd_jobs
   FOR EACH ROW EXECUTE FUNCTION minifyd_notify_job_change();
 )sql",
+    // 3 → 4: who submitted each job.
+    "ALTER TABLE minifyd_jobs ADD COLUMN submitter_uid BIGINT;",
 };
 static_assert(std::size(migrations) == schema_version);
 
@@ -83,7 +85,8 @@ constexpr const char* schema_lock = "SELECT pg_advisory_xact_lock(7234612019)";
 
 // read_summary()'s columns, then read_record()'s.
 #define MINIFYD_PG_SUMMARY_COLUMNS \
-  "id, state, priority, graph_name, submitted_at, started_at, finished_at, sessions, progress, error, cancel_requested"
+  "id, state, priority, graph_name, submitted_at, started_at, finished_at, sessions, progress, error, cancel_requested, " \
+  "submitter_uid"
 constexpr const char* summary_columns = MINIFYD_PG_SUMMARY_COLUMNS;
 constexpr const char* record_columns = MINIFYD_PG_SUMMARY_COLUMNS ", spec, graph, checkpoint, result, analysis";
 #undef MINIFYD_PG_SUMMARY_COLUMNS
@@ -126,17 +129,18 @@ JobSummary read_summary(const PGresult* result, int row) {
   job.progress_json = text(result, row, 8);
   job.error = text(result, row, 9);
   job.cancel_requested = text(result, row, 10) == "t";
+  if (!PQgetisnull(result, row, 11)) job.submitter_uid = integer(result, row, 11);
   return job;
 }
 
 JobRecord read_record(const PGresult* result, int row) {
   JobRecord record;
   record.summary = read_summary(result, row);
-  record.spec_json = text(result, row, 11);
-  record.graph_json = text(result, row, 12);
-  record.checkpoint_json = optional_text(result, row, 13);
-  record.result_json = optional_text(result, row, 14);
-  record.analysis_json = optional_text(result, row, 15);
+  record.spec_json = text(result, row, 12);
+  record.graph_json = text(result, row, 13);
+  record.checkpoint_json = optional_text(result, row, 14);
+  record.result_json = optional_text(result, row, 15);
+  record.analysis_json = optional_text(result, row, 16);
   return record;
 }
 
@@ -293,9 +297,10 @@ Expected<std::unique_ptr<PostgresJobStore>> PostgresJobStore::open(const std::st
 Expected<std::int64_t> PostgresJobStore::submit(const NewJob& job) {
   std::lock_guard<std::mutex> lock(db_->mutex());
   auto inserted = db_->run("recording a job",
-                           "INSERT INTO minifyd_jobs (state, priority, graph_name, spec, graph, submitted_at) "
-                           "VALUES ('queued', $1, $2, $3, $4, " MINIFYD_PG_NOW ") RETURNING id",
-                           {std::to_string(job.priority), job.graph_name, job.spec_json, job.graph_json});
+                           "INSERT INTO minifyd_jobs (state, priority, graph_name, spec, graph, submitted_at, submitter_uid) "
+                           "VALUES ('queued', $1, $2, $3, $4, " MINIFYD_PG_NOW ", $5) RETURNING id",
+                           {std::to_string(job.priority), job.graph_name, job.spec_json, job.graph_json,
+                            std::to_string(job.submitter_uid)});
   if (!inserted) return inserted.error();
   return integer(inserted->get(), 0, 0);
 }
@@ -338,6 +343,15 @@ Expected<JobCounts> PostgresJobStore::counts() const {
     }
   }
   return counts;
+}
+
+Expected<std::size_t> PostgresJobStore::queued_by(std::int64_t uid) const {
+  std::lock_guard<std::mutex> lock(db_->mutex());
+  auto selected = db_->run("counting the jobs of uid " + std::to_string(uid),
+                           "SELECT count(*) FROM minifyd_jobs WHERE state = 'queued' AND submitter_uid = $1",
+                           {std::to_string(uid)});
+  if (!selected) return selected.error();
+  return static_cast<std::size_t>(integer(selected->get(), 0, 0));
 }
 
 Expected<std::optional<JobRecord>> PostgresJobStore::claim_next(const std::vector<std::int64_t>& running_here) {

@@ -31,6 +31,7 @@ class PostgresJobStore final : public JobStore {
   Expected<JobSummary> summary(std::int64_t id) const override;
   Expected<std::vector<JobSummary>> list() const override;
   Expected<JobCounts> counts() const override;
+  Expected<std::size_t> queued_by(std::int64_t uid) const override;
   // A queued job, or a running one whose lease ran out, claimed for this store's owner under FOR
   // UPDATE SKIP LOCKED: daemons claiming at once take different jobs without waiting for each other.
   Expected<std::optional<JobRecord>> claim_next(const std::vector<std::int64_t>& running_here) override;

@@ -14,7 +14,7 @@ namespace minifyd::service {
 namespace {
 
 // PRAGMA user_version of the schema below; docs/daemon.md says how it may change.
-constexpr int schema_version = 2;
+constexpr int schema_version = 3;
 
 constexpr const char* schema = R"sql(
 CREATE TABLE IF NOT EXISTS jobs (
@@ -33,7 +33,8 @@ CREATE TABLE IF NOT EXISTS jobs (
   cancel_requested INTEGER NOT NULL DEFAULT 0,
   checkpoint TEXT,
   result TEXT,
-  analysis TEXT
+  analysis TEXT,
+  submitter_uid INTEGER
 );
 CREATE INDEX IF NOT EXISTS jobs_queue ON jobs (state, priority DESC, id);
 )sql";
@@ -42,12 +43,13 @@ CREATE INDEX IF NOT EXISTS jobs_queue ON jobs (state, priority DESC, id);
 constexpr const char* upgrades[] = {
     "",                                              // 0: a new database, made by the schema above
     "ALTER TABLE jobs ADD COLUMN analysis TEXT;",  // 1 → 2: the files of the original's analysis
+    "ALTER TABLE jobs ADD COLUMN submitter_uid INTEGER;",  // 2 → 3: who submitted each job
 };
 static_assert(std::size(upgrades) == schema_version);
 
 constexpr const char* summary_columns =
     "id, state, priority, graph_name, submitted_at, started_at, finished_at, sessions, progress, error, "
-    "cancel_requested";
+    "cancel_requested, submitter_uid";
 
 double unix_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -106,6 +108,9 @@ class Statement {
   std::optional<double> optional_real(int column) const {
     return is_null(column) ? std::nullopt : std::optional<double>(real(column));
   }
+  std::optional<std::int64_t> optional_integer(int column) const {
+    return is_null(column) ? std::nullopt : std::optional<std::int64_t>(integer(column));
+  }
   std::optional<std::string> optional_text(int column) const {
     return is_null(column) ? std::nullopt : std::optional<std::string>(text(column));
   }
@@ -129,6 +134,7 @@ JobSummary read_summary(const Statement& row, int first = 0) {
   job.progress_json = row.text(first + 8);
   job.error = row.text(first + 9);
   job.cancel_requested = row.integer(first + 10) != 0;
+  job.submitter_uid = row.optional_integer(first + 11);
   return job;
 }
 
@@ -196,9 +202,10 @@ Expected<std::unique_ptr<SqliteJobStore>> SqliteJobStore::open(const std::filesy
 Expected<std::int64_t> SqliteJobStore::submit(const NewJob& job) {
   std::lock_guard<std::mutex> lock(db_->mutex);
   Statement insert(db_->db,
-                   "INSERT INTO jobs (state, priority, graph_name, spec, graph, submitted_at) VALUES ('queued', ?, ?, ?, ?, ?)");
+                   "INSERT INTO jobs (state, priority, graph_name, spec, graph, submitted_at, submitter_uid) "
+                   "VALUES ('queued', ?, ?, ?, ?, ?, ?)");
   insert.bind(1, static_cast<std::int64_t>(job.priority)).bind(2, job.graph_name).bind(3, job.spec_json)
-      .bind(4, job.graph_json).bind(5, unix_now());
+      .bind(4, job.graph_json).bind(5, unix_now()).bind(6, job.submitter_uid);
   auto error = [&](const std::string& doing) { return db_->error(doing); };
   if (auto changed = change(db_->db, insert, error, "recording a job"); !changed) return changed.error();
   return static_cast<std::int64_t>(sqlite3_last_insert_rowid(db_->db));
@@ -215,11 +222,11 @@ Expected<JobRecord> SqliteJobStore::get(std::int64_t id) const {
   if (status != SQLITE_ROW) return db_->error("reading " + job_name(id));
   JobRecord record;
   record.summary = read_summary(select);
-  record.spec_json = select.text(11);
-  record.graph_json = select.text(12);
-  record.checkpoint_json = select.optional_text(13);
-  record.result_json = select.optional_text(14);
-  record.analysis_json = select.optional_text(15);
+  record.spec_json = select.text(12);
+  record.graph_json = select.text(13);
+  record.checkpoint_json = select.optional_text(14);
+  record.result_json = select.optional_text(15);
+  record.analysis_json = select.optional_text(16);
   return record;
 }
 
@@ -264,6 +271,14 @@ Expected<JobCounts> SqliteJobStore::counts() const {
   }
   if (status != SQLITE_DONE) return db_->error("counting jobs");
   return counts;
+}
+
+Expected<std::size_t> SqliteJobStore::queued_by(std::int64_t uid) const {
+  std::lock_guard<std::mutex> lock(db_->mutex);
+  Statement select(db_->db, "SELECT COUNT(*) FROM jobs WHERE state = 'queued' AND submitter_uid = ?");
+  select.bind(1, uid);
+  if (!select.prepared() || select.step() != SQLITE_ROW) return db_->error("counting the jobs of uid " + std::to_string(uid));
+  return static_cast<std::size_t>(select.integer(0));
 }
 
 Expected<std::optional<JobRecord>> SqliteJobStore::claim_next(const std::vector<std::int64_t>& running_here) {

@@ -19,6 +19,7 @@ class SqliteJobStore final : public JobStore {
   Expected<JobSummary> summary(std::int64_t id) const override;
   Expected<std::vector<JobSummary>> list() const override;
   Expected<JobCounts> counts() const override;
+  Expected<std::size_t> queued_by(std::int64_t uid) const override;
   Expected<std::optional<JobRecord>> claim_next(const std::vector<std::int64_t>& running_here) override;
   Expected<void> save_checkpoint(const JobClaim& claim, const std::string& checkpoint_json) override;
   Expected<void> save_analysis(const JobClaim& claim, const std::string& analysis_json) override;

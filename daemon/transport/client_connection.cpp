@@ -10,12 +10,13 @@
 namespace minifyd::transport {
 
 ClientConnection::ClientConnection(SocketServer& server, boost::asio::local::stream_protocol::socket socket,
-                                   std::uint64_t id, pid_t peer_pid)
+                                   std::uint64_t id, pid_t peer_pid, uid_t peer_uid)
     : server_(server),
       io_(server.io_),
       socket_(std::move(socket)),
       id_(id),
       peer_pid_(peer_pid),
+      peer_uid_(peer_uid),
       lines_(server.limits_.max_line_bytes),
       last_activity_(Clock::now()),
       idle_timer_(io_) {}

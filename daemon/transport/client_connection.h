@@ -25,11 +25,11 @@ class SocketServer;
 
 // The public methods are safe from any thread for as long as the io_context exists: those that act
 // are posted to the io thread and run there in call order (job threads push watch events with
-// send()), and do nothing once the connection is closed; id() and peer_pid() are fixed.
+// send()), and do nothing once the connection is closed; id(), peer_pid() and peer_uid() are fixed.
 class ClientConnection : public std::enable_shared_from_this<ClientConnection> {
  public:
   ClientConnection(SocketServer& server, boost::asio::local::stream_protocol::socket socket, std::uint64_t id,
-                   pid_t peer_pid);
+                   pid_t peer_pid, uid_t peer_uid);
 
   // Queues one message. A reply (a message with "ok") answers one request in flight.
   void send(const nlohmann::json& message);
@@ -41,6 +41,8 @@ class ClientConnection : public std::enable_shared_from_this<ClientConnection> {
   // Unique among this server's connections.
   std::uint64_t id() const { return id_; }
   pid_t peer_pid() const { return peer_pid_; }
+  // The peer's uid as the kernel gave it when it connected (SO_PEERCRED): who submits a job.
+  uid_t peer_uid() const { return peer_uid_; }
 
  private:
   friend class SocketServer;
@@ -62,6 +64,7 @@ class ClientConnection : public std::enable_shared_from_this<ClientConnection> {
   boost::asio::local::stream_protocol::socket socket_;
   std::uint64_t id_;
   pid_t peer_pid_;
+  uid_t peer_uid_;
   protocol::LineBuffer lines_;
   std::array<char, 64 * 1024> buffer_{};
   std::deque<std::string> outgoing_;  // each ends in '\n'; the front one is being written

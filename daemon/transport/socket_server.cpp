@@ -125,7 +125,7 @@ void SocketServer::on_accepted(stream_protocol::socket socket) {
   ucred peer{};
   socklen_t size = sizeof peer;
   bool known = ::getsockopt(socket.native_handle(), SOL_SOCKET, SO_PEERCRED, &peer, &size) == 0;
-  auto connection = std::make_shared<ClientConnection>(*this, std::move(socket), next_id_++, peer.pid);
+  auto connection = std::make_shared<ClientConnection>(*this, std::move(socket), next_id_++, peer.pid, peer.uid);
   connections_.emplace(connection->id(), connection);
   stats_.open = connections_.size();
   if (!known || peer.uid != ::geteuid())

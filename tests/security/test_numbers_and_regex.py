@@ -11,7 +11,9 @@
 #   minifyd_options  minifyd refuses --workers 100000, a --config with workers = 2^64 + 1 or
 #                    cpu-limit = -1, and a FIFO as --config, each within a few seconds, naming it.
 #   queue_limit      501 submits on one connection to a daemon with --max-queued-jobs 20: the
-#                    excess refused with "the queue is full", the daemon answering throughout.
+#                    excess refused with "the queue is full", the daemon answering throughout; each
+#                    job's submitter recorded, and restarted with --max-queued-jobs-per-user 20 (and
+#                    room in the queue), the user's next submit refused as over its share.
 #   retention        a done job's store roots dropped after --keep-results (a couple of seconds
 #                    here), the store collected, its row kept and its result said to be expired.
 import json
@@ -212,6 +214,23 @@ def scenario_queue_limit(tools, work):
                               capture_output=True, text=True, timeout=60)
         expect(done.returncode == EXIT_USAGE and "the queue is full" in done.stderr,
                f"minify submit on a full queue: exit {done.returncode}\n{done.stdout}{done.stderr}")
+        code, jobs, stderr = daemon.client("list", timeout=30)
+        expect(code == 0 and {job.get("submitter_uid") for job in jobs} == {os.getuid()},
+               f"the jobs' submitters are not this uid ({os.getuid()}): exit {code} {jobs[:3]} {stderr}")
+        shutdown_ends(daemon, timeout=120)
+    finally:
+        daemon.stop()
+    # The same queue, now with room for 100 jobs but 20 per user: this user's 20 or more (the hung one requeued)
+    # are its share.
+    daemon = Daemon(tools, os.path.join(work, "state"), "--workers", "1", "--max-running-jobs", "1",
+                    "--max-queued-jobs", "100", "--max-queued-jobs-per-user", "20").start()
+    try:
+        done = subprocess.run([tools.minify, "submit", graph, "--state-dir", daemon.state_dir, *hang],
+                              capture_output=True, text=True, timeout=60)
+        expect(done.returncode == EXIT_USAGE and f"uid {os.getuid()} has" in done.stderr
+               and "--max-queued-jobs-per-user 20" in done.stderr,
+               f"minify submit over the user's share: exit {done.returncode}\n{done.stdout}{done.stderr}")
+        list_answers_within(daemon)
         shutdown_ends(daemon, timeout=120)
     finally:
         daemon.stop()

@@ -30,8 +30,8 @@ using namespace minifyd::service;
 
 namespace {
 
-NewJob job(int priority = 0, const std::string& name = "graph") {
-  return NewJob{R"({"spec":1})", R"({"graph":1})", name, priority};
+NewJob job(int priority = 0, const std::string& name = "graph", std::int64_t submitter_uid = 1000) {
+  return NewJob{R"({"spec":1})", R"({"graph":1})", name, priority, submitter_uid};
 }
 
 template <class Store>
@@ -108,6 +108,26 @@ TEST_CASE("submitted jobs are read back whole and listed in order") {
   REQUIRE_FALSE(missing.has_value());
   CHECK(missing.error().kind == ErrorKind::not_found);
   CHECK(missing.error().message == "no job 9999");
+}
+
+TEST_CASE("each job records its submitter, and the queue counts what each user has waiting") {
+  std::string kind = GENERATE(as<std::string>{}, "sqlite", "postgresql");
+  INFO("the job store on " << kind);
+  Database database(kind);
+  auto store = database.open();
+  REQUIRE(store->submit(job(0, "a", 1000)).has_value());
+  REQUIRE(store->submit(job(0, "b", 1000)).has_value());
+  REQUIRE(store->submit(job(0, "c", 4294967294)).has_value());  // uids are unsigned 32-bit: the largest but -1
+  CHECK(store->summary(3)->submitter_uid == std::optional<std::int64_t>(4294967294));
+  CHECK((*store->list())[0].submitter_uid == std::optional<std::int64_t>(1000));
+  CHECK(store->queued_by(1000).value() == 2);
+  CHECK(store->queued_by(4294967294).value() == 1);
+  CHECK(store->queued_by(7).value() == 0);
+  CHECK(claim_id(*store) == 1);  // running: no longer waiting
+  CHECK(store->queued_by(1000).value() == 1);
+  REQUIRE(store->request_cancel(2).has_value());
+  CHECK(store->queued_by(1000).value() == 0);
+  CHECK(store->counts()->queued == 1);
 }
 
 TEST_CASE("claims take the highest priority first, then the oldest") {
@@ -274,13 +294,16 @@ TEST_CASE("a database of schema version 1 is upgraded in place, its jobs kept, a
   REQUIRE(store->save_analysis(claimed, R"({"analysis.md":"# Analysis"})").has_value());
   CHECK(store->get(1)->analysis_json == std::optional<std::string>(R"({"analysis.md":"# Analysis"})"));
 
-  auto reopened = open_store(path);  // version 2 now: nothing to upgrade
+  CHECK_FALSE(old->summary.submitter_uid.has_value());  // submitted before submitters were recorded
+  CHECK(store->queued_by(0).value() == 0);
+
+  auto reopened = open_store(path);  // version 3 now: nothing to upgrade
   CHECK(reopened->get(1)->analysis_json.has_value());
   REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
   sqlite3_stmt* version = nullptr;
   REQUIRE(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &version, nullptr) == SQLITE_OK);
   REQUIRE(sqlite3_step(version) == SQLITE_ROW);
-  CHECK(sqlite3_column_int(version, 0) == 2);
+  CHECK(sqlite3_column_int(version, 0) == 3);
   sqlite3_finalize(version);
   sqlite3_close(db);
 }
@@ -459,6 +482,7 @@ TEST_CASE("a PostgreSQL queue of schema version 1 is upgraded in place, its jobs
   auto old = store->get(1);
   REQUIRE(old.has_value());
   CHECK(old->summary.graph_name == "old");
+  CHECK_FALSE(old->summary.submitter_uid.has_value());
   JobClaim claimed = claim(*store);
   CHECK(claimed.id == 1);
   CHECK(store->renew({claimed})->lost.empty());
