@@ -33,7 +33,7 @@ std::string escape(std::string_view text) {
   return escaped;
 }
 
-std::string quoted(std::string_view text) { return "\"" + escape(text) + "\""; }
+std::string dot_string(std::string_view text) { return "\"" + escape(text) + "\""; }
 
 // "float32[2, 3]", as repro.py describes tensors.
 std::string tensor_text(const TensorMeta& tensor) {
@@ -73,7 +73,7 @@ std::string node_statement(const Node& node, const TensorMeta* tensor) {
       style = "shape=box, style=\"bold,filled\", fillcolor=\"#d9ead3\"";
       break;
   }
-  return "  " + quoted(node.name()) + " [label=" + quoted(label) + ", " + style + "];\n";
+  return "  " + dot_string(node.name()) + " [label=" + dot_string(label) + ", " + style + "];\n";
 }
 
 // (referenced node, where it sits in the user's arguments) for every reference, in order.
@@ -108,8 +108,8 @@ std::string graph_to_dot(const GraphDocument& document) {
     dot += node_statement(*node, tensor);
     std::vector<Reference> references = references_of(*node);
     for (const auto& [input, where] : references) {
-      edges += "  " + quoted(input->name()) + " -> " + quoted(node->name());
-      edges += references.size() > 1 ? " [label=" + quoted(where) + "];\n" : ";\n";
+      edges += "  " + dot_string(input->name()) + " -> " + dot_string(node->name());
+      edges += references.size() > 1 ? " [label=" + dot_string(where) + "];\n" : ";\n";
     }
   }
   return dot + edges + "}\n";
