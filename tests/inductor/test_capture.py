@@ -3,7 +3,10 @@
 #   capture_hook    under the hook alone, in the environment `minify capture` gives the program
 #                   (worker/python/capture_site first on PYTHONPATH, MINIFYD_CAPTURE_DIR, ...);
 #   capture_run     through `minify capture --run`, each captured graph minimized after the program;
-#   capture_submit  through `minify capture --submit`, each captured graph a job of a running minifyd.
+#   capture_submit  through `minify capture --submit`, each captured graph a job of a running minifyd;
+#   capture_made_up_inputs  the inputs capture makes for a graph whose inputs are no tensor of the program's
+#                   (a backward graph's): each the fake's shape, strides, offset and dtype, its storage
+#                   as large as they reach (a 2-D [96, 32] reaches 3072 elements, not 95 * 32 + 1).
 # The program's stdout and exit status must be what they are without the capture.
 import json
 import os
@@ -197,7 +200,35 @@ def capture_submit(env):
         minifyd.stop()
 
 
-SCENARIOS = {"capture_hook": capture_hook, "capture_run": capture_run, "capture_submit": capture_submit}
+# Run in the PyTorch 2.x python, with the minifyd package's directory as argv[1].
+MADE_UP_INPUTS = """
+import sys
+import torch
+from torch._subclasses.fake_tensor import FakeTensorMode
+sys.path.insert(0, sys.argv[1])
+from minifyd import capture_compiler
+with FakeTensorMode():
+    base = torch.empty(96, 32)
+    fakes = [base, base.t(), torch.empty(()), base[1:, 2:], base[5:5], torch.empty(4, 3, dtype=torch.int64).t(),
+             torch.empty(2, 3, 4).permute(2, 0, 1), torch.empty(8, dtype=torch.bool)]
+made = capture_compiler._made_up_inputs(fakes)
+for fake, real in zip(fakes, made):
+    wanted = (tuple(fake.shape), fake.stride(), fake.storage_offset(), fake.dtype)
+    got = (tuple(real.shape), real.stride(), real.storage_offset(), real.dtype)
+    assert got == wanted and not isinstance(real, type(fake)), f"made {got} for the fake {wanted}"
+print(made[0].untyped_storage().nbytes() // 4, made[2].item() == made[2].item())
+"""
+
+
+def capture_made_up_inputs(env):
+    done = subprocess.run([env.python, "-c", MADE_UP_INPUTS, os.path.join(ROOT, "worker", "python")],
+                          capture_output=True, text=True, timeout=300)
+    expect(done.returncode == 0 and done.stdout.split() == ["3072", "True"],
+           f"the inputs made for fakes: exit {done.returncode}, {done.stdout!r}\n{done.stderr[-3000:]}")
+
+
+SCENARIOS = {"capture_hook": capture_hook, "capture_run": capture_run, "capture_submit": capture_submit,
+             "capture_made_up_inputs": capture_made_up_inputs}
 
 if __name__ == "__main__":
     run_scenarios(SCENARIOS)

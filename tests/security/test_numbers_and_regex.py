@@ -182,13 +182,14 @@ def scenario_minifyd_options(tools, work):
 def scenario_queue_limit(tools, work):
     graph, args = compile_error_graph(work)
     args = job_args(args, tools)
-    # One job at a time, and it hangs for a minute: the others wait in the queue.
+    # One job at a time, and it hangs (for its 10 s limit, which the shutdown below waits out): the others
+    # wait in the queue.
     hang = [arg.replace("fault=compile-error", "fault=hang") for arg in args]
     daemon = Daemon(tools, os.path.join(work, "state"), "--workers", "1", "--max-running-jobs", "1",
                     "--max-queued-jobs", "20").start()
     try:
-        spec = {"graph_dir": graph, "evaluation": evaluation(tools, hang), "match": "same", "strategies": [],
-                "skip_sanity": False}
+        spec = {"graph_dir": graph, "evaluation": evaluation(tools, hang, timeout_ms=10000), "match": "same",
+                "strategies": [], "skip_sanity": False}
         lines = b"".join(json.dumps({"type": "submit", "tag": i, "graph_dir": graph, "spec": spec}).encode() + b"\n"
                          for i in range(501))
         replies = []

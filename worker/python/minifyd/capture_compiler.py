@@ -178,8 +178,8 @@ def _made_up_inputs(fake_inputs):
     for i, fake in enumerate(fake_inputs):
         if not isinstance(fake, torch.Tensor):
             raise CaptureError(f"input {i} is a {type(fake).__name__}, not a tensor (graph inputs must be tensors)")
-        size = max((n - 1) * s for n, s in zip(fake.shape, fake.stride())) + 1 if fake.numel() else 0
-        size += fake.storage_offset()
+        # An empty view may still start past its storage's start: the storage holds its offset.
+        size = max(gf.strided_reach(fake.shape, fake.stride(), fake.storage_offset()), fake.storage_offset())
         if fake.dtype.is_floating_point or fake.dtype.is_complex:
             flat = torch.randn(size, generator=generator).to(fake.dtype)
         elif fake.dtype == torch.bool:

@@ -288,7 +288,7 @@ def _make_tensor(flats, entry, where):
     if len(shape) != len(stride):
         raise FormatError(f"{where}: shape {shape} and stride {stride} differ in length")
     itemsize = torch.empty((), dtype=dtype).element_size()
-    reach = 0 if 0 in shape else (offset + sum((n - 1) * s for n, s in zip(shape, stride)) + 1) * itemsize
+    reach = strided_reach(shape, stride, offset) * itemsize
     flat = flats[index]
     if reach > flat.numel():
         raise FormatError(f"{where}: tensor reaches byte {reach} of storage {index}, which has {flat.numel()} bytes "
@@ -445,6 +445,12 @@ def storage_key(tensor):
     """What identifies the storage a tensor views: tensors with one key share their bytes."""
     storage = untyped_storage(tensor)
     return (str(tensor.device), storage.data_ptr(), storage.nbytes())
+
+
+def strided_reach(shape, stride, offset=0):
+    """How many elements of its storage a tensor of this shape, stride and storage offset reaches: its
+    last element's index plus one (every dimension's last step adds up), none for an empty tensor."""
+    return 0 if 0 in shape else offset + sum((n - 1) * s for n, s in zip(shape, stride)) + 1
 
 
 def storage_bytes(tensor):

@@ -105,7 +105,7 @@ def _proposal(doc, inputs, values, assignment, store, name):
         if viewers[index] > 1:
             return f"{name}: input {i} shares its storage with another tensor, which a smaller copy would part"
         itemsize = tensor.element_size()
-        needed = 0 if 0 in shape else (sum((n - 1) * s for n, s in zip(shape, stride)) + 1) * itemsize
+        needed = gf.strided_reach(shape, stride) * itemsize
         if "fill" in storage:
             reach[index] = needed
         else:
