@@ -43,12 +43,16 @@ std::string malformed(const nlohmann::json& json, const char* type) {
 TEST_CASE("a job's description keeps optional fields off the wire until they are set", "[daemon_replies]") {
   nlohmann::json json = encode(running_job());
   CHECK(json["progress"]["event"] == "progress");
-  for (const char* absent : {"finished_at", "error", "cancel_requested"}) CHECK_FALSE(json.contains(absent));
+  for (const char* absent : {"finished_at", "error", "cancel_requested", "submitter_uid"}) CHECK_FALSE(json.contains(absent));
   JobInfo cancelling = running_job();
   cancelling.cancel_requested = true;
   cancelling.error = "cancelled";
+  cancelling.submitter_uid = 4294967294;
   CHECK(encode(cancelling)["cancel_requested"] == true);
-  CHECK(round_trip(WatchReply{cancelling}).job.cancel_requested);
+  CHECK(encode(cancelling)["submitter_uid"] == 4294967294);
+  JobInfo decoded = round_trip(WatchReply{cancelling}).job;
+  CHECK(decoded.cancel_requested);
+  CHECK(decoded.submitter_uid == std::optional<std::int64_t>(4294967294));
 
   JobInfo done = running_job();
   done.state = "done";
