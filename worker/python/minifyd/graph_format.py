@@ -276,6 +276,12 @@ def _load_storage(store_dir, entry, where, read):
     return flat.to(entry.get("device", "cpu"))
 
 
+def strided_reach(shape, stride, offset=0):
+    """How many elements of its storage a tensor of this shape, stride and storage offset reaches: its
+    last element's index plus one (every dimension's last step adds up), none for an empty tensor."""
+    return 0 if 0 in shape else offset + sum((n - 1) * s for n, s in zip(shape, stride)) + 1
+
+
 def _make_tensor(flats, entry, where):
     """A typed view (set_ with shape, stride and offset) of one loaded storage, so views stay views."""
     index, dtype_name = entry.get("storage"), entry.get("dtype")
@@ -445,12 +451,6 @@ def storage_key(tensor):
     """What identifies the storage a tensor views: tensors with one key share their bytes."""
     storage = untyped_storage(tensor)
     return (str(tensor.device), storage.data_ptr(), storage.nbytes())
-
-
-def strided_reach(shape, stride, offset=0):
-    """How many elements of its storage a tensor of this shape, stride and storage offset reaches: its
-    last element's index plus one (every dimension's last step adds up), none for an empty tensor."""
-    return 0 if 0 in shape else offset + sum((n - 1) * s for n, s in zip(shape, stride)) + 1
 
 
 def storage_bytes(tensor):
