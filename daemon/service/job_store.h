@@ -19,6 +19,13 @@ const char* to_string(JobState state);
 std::optional<JobState> parse_job_state(std::string_view text);
 // done, failed and cancelled: nothing moves a job out of them.
 bool is_final(JobState state);
+// How many columns a comma-separated SQL column list names: where the columns selected after it start.
+constexpr int sql_column_count(std::string_view columns) {
+  int count = 1;
+  for (char c : columns) count += c == ',';
+  return count;
+}
+
 // "job 17", as errors name a job.
 std::string job_name(std::int64_t id);
 

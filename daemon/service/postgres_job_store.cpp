@@ -134,13 +134,14 @@ JobSummary read_summary(const PGresult* result, int row) {
 }
 
 JobRecord read_record(const PGresult* result, int row) {
+  constexpr int first = sql_column_count(summary_columns);  // the record's own columns, after the summary's
   JobRecord record;
   record.summary = read_summary(result, row);
-  record.spec_json = text(result, row, 12);
-  record.graph_json = text(result, row, 13);
-  record.checkpoint_json = optional_text(result, row, 14);
-  record.result_json = optional_text(result, row, 15);
-  record.analysis_json = optional_text(result, row, 16);
+  record.spec_json = text(result, row, first);
+  record.graph_json = text(result, row, first + 1);
+  record.checkpoint_json = optional_text(result, row, first + 2);
+  record.result_json = optional_text(result, row, first + 3);
+  record.analysis_json = optional_text(result, row, first + 4);
   return record;
 }
 

@@ -220,13 +220,14 @@ Expected<JobRecord> SqliteJobStore::get(std::int64_t id) const {
   int status = select.prepared() ? select.step() : SQLITE_ERROR;
   if (status == SQLITE_DONE) return make_error(ErrorKind::not_found, "no " + job_name(id));
   if (status != SQLITE_ROW) return db_->error("reading " + job_name(id));
+  constexpr int first = sql_column_count(summary_columns);  // the record's own columns, after the summary's
   JobRecord record;
   record.summary = read_summary(select);
-  record.spec_json = select.text(12);
-  record.graph_json = select.text(13);
-  record.checkpoint_json = select.optional_text(14);
-  record.result_json = select.optional_text(15);
-  record.analysis_json = select.optional_text(16);
+  record.spec_json = select.text(first);
+  record.graph_json = select.text(first + 1);
+  record.checkpoint_json = select.optional_text(first + 2);
+  record.result_json = select.optional_text(first + 3);
+  record.analysis_json = select.optional_text(first + 4);
   return record;
 }
 
