@@ -5,7 +5,6 @@
 #include <utility>
 
 #include "common/json_view.h"
-#include "protocol/daemon_requests.h"
 #include "protocol/json_nesting.h"
 
 namespace minifyd::protocol {
@@ -20,28 +19,10 @@ ErrorKind parse_error_kind(const std::string& text) {
   return ErrorKind::io;
 }
 
-// A peer's text inside our error messages: at most `limit` bytes of it.
-std::string excerpt(std::string_view text, std::size_t limit) {
-  return text.size() <= limit ? std::string(text) : std::string(text.substr(0, limit)) + "...";
-}
-
-std::string known_types() {
-  std::string list;
-  for (const std::string& type : daemon_request_types()) list += (list.empty() ? "" : ", ") + type;
-  return list;
-}
-
-template <std::size_t... index>
-std::vector<std::string> request_types(std::index_sequence<index...>) {
-  return {std::variant_alternative_t<index, TypedDaemonRequest>::type...};
-}
-
 }  // namespace
 
-const std::vector<std::string>& daemon_request_types() {
-  static const std::vector<std::string> types =
-      request_types(std::make_index_sequence<std::variant_size_v<TypedDaemonRequest>>());
-  return types;
+std::string excerpt(std::string_view text, std::size_t limit) {
+  return text.size() <= limit ? std::string(text) : std::string(text.substr(0, limit)) + "...";
 }
 
 nlohmann::json encode(const DaemonGreeting& greeting) {
@@ -86,27 +67,6 @@ Expected<nlohmann::json> parse_request_line(std::string_view line) {
     return make_error(ErrorKind::invalid_input,
                       std::string("the request is not a JSON object but ") + json->type_name());
   return json;
-}
-
-Expected<DaemonRequest> decode_request_object(nlohmann::json object) {
-  auto type = object.find("type");
-  if (type == object.end())
-    return make_error(ErrorKind::invalid_input, "the request has no \"type\" (one of: " + known_types() + ")");
-  if (!type->is_string())
-    return make_error(ErrorKind::invalid_input,
-                      std::string("the request's \"type\" is ") + type->type_name() + ", not a string");
-  std::string name = type->get<std::string>();
-  const auto& known = daemon_request_types();
-  if (std::find(known.begin(), known.end(), name) == known.end())
-    return make_error(ErrorKind::invalid_input,
-                      "unknown request type \"" + excerpt(name, 100) + "\" (known: " + known_types() + ")");
-  return DaemonRequest{std::move(name), std::move(object)};
-}
-
-Expected<DaemonRequest> decode_daemon_request(std::string_view line) {
-  auto object = parse_request_line(line);
-  if (!object) return object.error();
-  return decode_request_object(std::move(*object));
 }
 
 nlohmann::json request_tag(const nlohmann::json& request) {

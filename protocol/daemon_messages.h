@@ -23,9 +23,6 @@ inline constexpr std::size_t daemon_max_request_bytes = 1024 * 1024;
 // Messages nest a few levels; a deeper line is hostile (see json_nesting.h) and refused unparsed.
 inline constexpr std::size_t daemon_max_nesting = 64;
 
-// The request types the daemon serves, in the order error messages list them.
-const std::vector<std::string>& daemon_request_types();
-
 // The first line on every connection: {"minifyd": "daemon", "protocol": 1, "pid": 4242}.
 struct DaemonGreeting {
   std::int64_t protocol = daemon_protocol_version;
@@ -41,16 +38,15 @@ std::string to_line(const nlohmann::json& message);
 // One line of the protocol, in either direction, as JSON. Errors: nested too deeply, not JSON.
 Expected<nlohmann::json> parse_daemon_line(std::string_view line);
 
+// A peer's text inside our error messages: at most `limit` bytes of it.
+std::string excerpt(std::string_view text, std::size_t limit);
+
 struct DaemonRequest {
-  std::string type;     // one of daemon_request_types()
+  std::string type;     // one of daemon_request_types() (daemon_requests.h)
   nlohmann::json json;  // the whole request object
 };
 // A request line as a JSON object. Errors: those of parse_daemon_line, not an object.
 Expected<nlohmann::json> parse_request_line(std::string_view line);
-// Errors: no "type", a "type" that is no string, an unknown type (listing the known ones).
-Expected<DaemonRequest> decode_request_object(nlohmann::json object);
-// Both of the above.
-Expected<DaemonRequest> decode_daemon_request(std::string_view line);
 
 // The request's "tag", which its reply echoes; null when it has none.
 nlohmann::json request_tag(const nlohmann::json& request);

@@ -1,6 +1,7 @@
 // Encoding and decoding of minifyd's requests.
 #include "protocol/daemon_requests.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <utility>
 
@@ -9,6 +10,17 @@
 
 namespace minifyd::protocol {
 namespace {
+
+std::string known_types() {
+  std::string list;
+  for (const std::string& type : daemon_request_types()) list += (list.empty() ? "" : ", ") + type;
+  return list;
+}
+
+template <std::size_t... index>
+std::vector<std::string> request_types(std::index_sequence<index...>) {
+  return {std::variant_alternative_t<index, TypedDaemonRequest>::type...};
+}
 
 constexpr auto submit_fields = [](auto& request, auto&& field) {
   field("graph_dir", request.graph_dir);
@@ -76,6 +88,34 @@ Expected<TypedDaemonRequest> decode_alternative(const DaemonRequest& request) {
 }
 
 }  // namespace
+
+const std::vector<std::string>& daemon_request_types() {
+  static const std::vector<std::string> types =
+      request_types(std::make_index_sequence<std::variant_size_v<TypedDaemonRequest>>());
+  return types;
+}
+
+Expected<DaemonRequest> decode_request_object(nlohmann::json object) {
+  auto type = object.find("type");
+  if (type == object.end())
+    return make_error(ErrorKind::invalid_input, "the request has no \"type\" (one of: " + known_types() + ")");
+  if (!type->is_string())
+    return make_error(ErrorKind::invalid_input,
+                      std::string("the request's \"type\" is ") + type->type_name() + ", not a string");
+  std::string name = type->get<std::string>();
+  const auto& known = daemon_request_types();
+  if (std::find(known.begin(), known.end(), name) == known.end())
+    return make_error(ErrorKind::invalid_input,
+                      "unknown request type \"" + excerpt(name, 100) + "\" (known: " + known_types() + ")");
+  return DaemonRequest{std::move(name), std::move(object)};
+}
+
+Expected<DaemonRequest> decode_daemon_request(std::string_view line) {
+  auto object = parse_request_line(line);
+  if (!object) return object.error();
+  return decode_request_object(std::move(*object));
+}
+
 
 nlohmann::json encode(const SubmitRequest& request) { return encode_request(request); }
 nlohmann::json encode(const StatusRequest& request) { return encode_request(request); }

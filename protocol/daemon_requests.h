@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -91,6 +92,14 @@ nlohmann::json encode(const CancelJobRequest& request);
 nlohmann::json encode(const QueryRequest& request);
 nlohmann::json encode(const StatsRequest& request);
 nlohmann::json encode(const DaemonShutdownRequest& request);
+
+// The request types the daemon serves, in the order error messages list them.
+const std::vector<std::string>& daemon_request_types();
+// A request object's envelope. Errors: no "type", a "type" that is no string, an unknown type (listing
+// the known ones).
+Expected<DaemonRequest> decode_request_object(nlohmann::json object);
+// A request line's envelope: parse_request_line(), then decode_request_object().
+Expected<DaemonRequest> decode_daemon_request(std::string_view line);
 
 // The typed request of an envelope decode_request_object() accepted. Errors name the bad field.
 Expected<TypedDaemonRequest> decode_typed_request(const DaemonRequest& request);

@@ -13,7 +13,8 @@
 
 #include "common/expected.h"
 #include "common/graph.h"
-#include "worker/eager_interpreter.h"
+#include "worker/eager_options.h"
+#include "worker/node_failure.h"
 #include "worker/graph_values.h"
 
 namespace minifyd::worker {

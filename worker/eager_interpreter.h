@@ -12,38 +12,10 @@
 #include <ATen/core/ivalue.h>
 
 #include "common/graph.h"
+#include "worker/eager_options.h"
+#include "worker/node_failure.h"
 
 namespace minifyd::worker {
-
-struct EagerOptions {
-  // The device that "cuda" and "cuda:N" arguments mean (a worker sees only its own GPU, as cuda:0).
-  // Unset: devices are used as written.
-  std::optional<at::Device> cuda_device;
-  // Every floating dtype argument becomes float64, as the seeds' cast_to_fp64 does to compute an
-  // fp64 reference. The caller casts floating inputs and constants itself.
-  bool fp64_reference = false;
-};
-
-enum class FailureKind {
-  invalid_graph,     // no output node, or a node the interpreter cannot run as written
-  unknown_operator,  // the dispatcher has no such operator overload
-  bad_argument,      // an argument does not bind to the schema: type, name, count, missing
-  bad_input,         // run() was given inputs or constants that do not match the graph
-  exception,         // the kernel (or the node callback) threw
-};
-
-const char* to_string(FailureKind kind);
-
-struct NodeFailure {
-  FailureKind kind = FailureKind::exception;
-  std::string node;            // the node's name; empty for a failure of the graph as a whole
-  std::string op;              // the node's target, such as "aten::mm"
-  std::string argument;        // the schema argument at fault, where there is one
-  std::string exception_type;  // for exceptions: "c10::Error", "c10::IndexError", "std::bad_alloc"
-  std::string message;         // for exceptions, the message without the C++ backtrace
-
-  std::string to_string() const;
-};
 
 struct EagerResult {
   // The output node's value, nested as written: tensor, tuple, list, None or a number.

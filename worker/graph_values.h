@@ -16,7 +16,8 @@
 
 #include "common/expected.h"
 #include "common/graph.h"
-#include "worker/eager_interpreter.h"
+#include "worker/eager_options.h"
+#include "worker/node_failure.h"
 
 namespace minifyd::worker {
 

@@ -188,7 +188,7 @@ Expected<std::optional<Error>> write_analysis_files(const std::filesystem::path&
   if (auto written = write_file_atomic(dir / analysis_json_name, encode_analysis(analysis, findings).dump(2) + "\n");
       !written)
     return written.error();
-  auto plot = draw_analysis_plot(dir);
+  auto plot = draw_analysis_plot(dir / analysis_json_name, dir / analysis_plot_name);
   std::string plot_note = plot ? std::string("![error against fp64 along the graph](") + analysis_plot_name + ")"
                                : plot.error().message;
   if (auto written = write_file_atomic(dir / analysis_markdown_name, analysis_markdown(analysis, findings, title, plot_note));

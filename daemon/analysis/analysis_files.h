@@ -15,6 +15,7 @@ namespace minifyd::analysis {
 
 inline constexpr const char* analysis_json_name = "analysis.json";
 inline constexpr const char* analysis_markdown_name = "analysis.md";
+inline constexpr const char* analysis_plot_name = "analysis.svg";
 
 // The analysis and its findings; `first_divergence` names a node or is null.
 nlohmann::json encode_analysis(const Analysis& analysis, const Findings& findings);

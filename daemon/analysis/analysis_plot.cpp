@@ -4,20 +4,18 @@
 #include <cstdlib>
 #include <vector>
 
-#include "daemon/analysis/analysis_files.h"
 #include "daemon/pool/worker_program.h"
 
 namespace minifyd::analysis {
 
-Expected<std::filesystem::path> draw_analysis_plot(const std::filesystem::path& dir) {
+Expected<std::filesystem::path> draw_analysis_plot(const std::filesystem::path& json, const std::filesystem::path& svg) {
   std::vector<std::string> pythons;
   if (const char* configured = std::getenv("MINIFYD_PLOT_PYTHON")) pythons.push_back(configured);
   pythons.push_back("/usr/bin/python3");
   pythons.push_back("python3");
-  std::filesystem::path svg = dir / analysis_plot_name;
   std::string why;
   for (const std::string& python : pythons) {
-    auto drawn = run_python_main(python, "analysis_plot", {(dir / analysis_json_name).string(), svg.string()},
+    auto drawn = run_python_main(python, "analysis_plot", {json.string(), svg.string()},
                                  helper_timeout_seconds);
     if (drawn) return svg;
     why += (why.empty() ? "" : "; ") + python + ": " + drawn.error().message;

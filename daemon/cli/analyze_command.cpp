@@ -9,14 +9,14 @@
 #include "common/content_store.h"
 #include "common/graph_codec.h"
 #include "daemon/analysis/analysis_files.h"
-#include "daemon/analysis/analysis_runner.h"
-#include "daemon/cli/cli.h"
+#include "daemon/analysis/analysis_requests.h"
+#include "daemon/options/exit_codes.h"
 #include "daemon/cli/commands.h"
-#include "daemon/cli/evaluation_options.h"
+#include "daemon/options/evaluation_options.h"
 #include "daemon/cli/graph_input.h"
-#include "daemon/cli/pool_options.h"
+#include "daemon/options/pool_options.h"
 #include "daemon/pool/gpu_visibility.h"
-#include "daemon/pool/pool_runner.h"
+#include "daemon/pool/local_pool.h"
 #include "daemon/run/minification.h"
 
 namespace minifyd::cli {
@@ -24,8 +24,8 @@ namespace {
 
 struct AnalyzeOptions {
   std::string dir;
-  EvaluationOptions evaluation;
-  PoolOptions pool;
+  options::EvaluationOptions evaluation;
+  options::PoolOptions pool;
   std::string out = "analysis";
   std::string mode = "both";
   bool json = false;
@@ -81,36 +81,36 @@ void print_summary(const analysis::Findings& findings, const std::filesystem::pa
 int analyze(AnalyzeOptions options) {
   std::optional<TemporaryDirectory> imported;
   auto dir = graph_dir_importing_to_temporary(options.dir, options.evaluation, imported);
-  if (!dir) return fail(exit_usage, dir.error().message, options.json);
+  if (!dir) return fail(options::exit_usage, dir.error().message, options.json);
   auto spec = options.evaluation.spec();
-  if (!spec) return fail(exit_usage, spec.error().message, options.json);
+  if (!spec) return fail(options::exit_usage, spec.error().message, options.json);
   auto document = load_graph_dir(*dir, spec->operators());
-  if (!document) return fail(exit_usage, document.error().message, options.json);
-  if (auto added = add_origin_options(*spec, *dir); !added) return fail(exit_usage, added.error().message, options.json);
+  if (!document) return fail(options::exit_usage, document.error().message, options.json);
+  if (auto added = add_origin_options(*spec, *dir); !added) return fail(options::exit_usage, added.error().message, options.json);
   auto slots = options.pool.slots();
-  if (!slots) return fail(exit_usage, slots.error().message, options.json);
+  if (!slots) return fail(options::exit_usage, slots.error().message, options.json);
   auto worker = worker_config_for(spec->backend, options.evaluation.worker_programs());
-  if (!worker) return fail(exit_usage, worker.error().message, options.json);
+  if (!worker) return fail(options::exit_usage, worker.error().message, options.json);
   worker->limits = options.evaluation.sandbox;
   hide_gpus_unless_used(*worker, *document);
   PoolConfig pool_config;
   pool_config.worker = std::move(*worker);
   pool_config.slots = std::move(*slots);
-  PoolRunner runner(std::move(pool_config));
+  LocalPool runner(std::move(pool_config));
 
   auto scratch = TemporaryDirectory::create("minify-analyze");
-  if (!scratch) return fail(exit_usage, scratch.error().message, options.json);
+  if (!scratch) return fail(options::exit_usage, scratch.error().message, options.json);
   auto store = scratch_store(*document, *dir, scratch->path());
-  if (!store) return fail(exit_usage, store.error().message, options.json);
+  if (!store) return fail(options::exit_usage, store.error().message, options.json);
   analysis::AnalysisPlan plan{*spec, modes_of(options.mode)};
   auto result = analysis::run_analysis(*document, std::filesystem::absolute(*store), plan, runner.access());
-  if (!result) return fail(exit_code_of(result.error()), result.error().message, options.json);
+  if (!result) return fail(options::exit_code_of(result.error()), result.error().message, options.json);
 
   analysis::Findings findings = analysis::findings_of(*result);
   std::filesystem::path out = std::filesystem::absolute(options.out);
   std::string title = "`" + std::filesystem::path(options.dir).filename().string() + "`";
   auto written = analysis::write_analysis_files(out, *result, findings, title);
-  if (!written) return fail(exit_usage, written.error().message, options.json);
+  if (!written) return fail(options::exit_usage, written.error().message, options.json);
   if (*written) std::cerr << "minify analyze: " << (*written)->message << "\n";
   print_summary(findings, out, options.json);
   return 0;

@@ -10,21 +10,21 @@
 #include "common/temporary_directory.h"
 #include "daemon/bisect/bisectable.h"
 #include "daemon/bisect/bisector.h"
-#include "daemon/cli/cli.h"
+#include "daemon/options/exit_codes.h"
 #include "daemon/cli/commands.h"
-#include "daemon/cli/evaluation_options.h"
+#include "daemon/options/evaluation_options.h"
 #include "daemon/cli/graph_input.h"
-#include "daemon/cli/pool_options.h"
+#include "daemon/options/pool_options.h"
 #include "daemon/pool/gpu_visibility.h"
-#include "daemon/pool/pool_runner.h"
+#include "daemon/pool/local_pool.h"
 
 namespace minifyd::cli {
 namespace {
 
 struct BisectOptions {
   std::string dir;
-  EvaluationOptions evaluation;
-  PoolOptions pool;
+  options::EvaluationOptions evaluation;
+  options::PoolOptions pool;
   std::string match = "same";
   bool json = false;
 };
@@ -49,38 +49,38 @@ void print_result(const bisect::BisectResult& result) {
 int bisect_command(BisectOptions& options) {
   std::optional<TemporaryDirectory> imported;
   auto dir = graph_dir_importing_to_temporary(options.dir, options.evaluation, imported);
-  if (!dir) return fail(dir.error().message, exit_usage, options.json);
+  if (!dir) return fail(dir.error().message, options::exit_usage, options.json);
   auto spec = options.evaluation.spec();
-  if (!spec) return fail(spec.error().message, exit_usage, options.json);
+  if (!spec) return fail(spec.error().message, options::exit_usage, options.json);
   auto document = load_graph_dir(*dir, spec->operators());
-  if (!document) return fail(document.error().message, exit_usage, options.json);
+  if (!document) return fail(document.error().message, options::exit_usage, options.json);
   if (auto bisectable = bisect::bisectable_backend(spec->backend); !bisectable)
-    return fail(bisectable.error().message, exit_usage, options.json);
-  if (auto added = add_origin_options(*spec, *dir); !added) return fail(added.error().message, exit_usage, options.json);
+    return fail(bisectable.error().message, options::exit_usage, options.json);
+  if (auto added = add_origin_options(*spec, *dir); !added) return fail(added.error().message, options::exit_usage, options.json);
   auto check = failure_check_of(*spec);
-  if (!check) return fail(check.error().message, exit_usage, options.json);
+  if (!check) return fail(check.error().message, options::exit_usage, options.json);
   auto match = parse_match_mode(options.match);
-  if (!match) return fail(match.error().message, exit_usage, options.json);
+  if (!match) return fail(match.error().message, options::exit_usage, options.json);
   auto slots = options.pool.slots();
-  if (!slots) return fail(slots.error().message, exit_usage, options.json);
+  if (!slots) return fail(slots.error().message, options::exit_usage, options.json);
   auto worker = worker_config_for(spec->backend, options.evaluation.worker_programs());
-  if (!worker) return fail(worker.error().message, exit_usage, options.json);
+  if (!worker) return fail(worker.error().message, options::exit_usage, options.json);
   worker->limits = options.evaluation.sandbox;
   hide_gpus_unless_used(*worker, *document);
 
   PoolConfig pool_config;
   pool_config.worker = std::move(*worker);
   pool_config.slots = std::move(*slots);
-  PoolRunner runner(std::move(pool_config));
+  LocalPool runner(std::move(pool_config));
   FailureJudge judge(std::move(*check), *match);
   auto result = bisect::bisect(runner.access(), *spec, *document, std::filesystem::absolute(*dir / store_dir_name), judge);
   if (!result) {
-    int code = result.error().kind == ErrorKind::invalid_input ? exit_does_not_fail : exit_code_of(result.error());
+    int code = result.error().kind == ErrorKind::invalid_input ? options::exit_does_not_fail : options::exit_code_of(result.error());
     return fail(result.error().message, code, options.json);
   }
   if (options.json) std::cout << bisect::encode(*result).dump() << "\n";
   else print_result(*result);
-  return exit_ok;
+  return options::exit_ok;
 }
 
 }  // namespace

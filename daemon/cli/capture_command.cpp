@@ -21,12 +21,12 @@
 #include <nlohmann/json.hpp>
 
 #include "common/file_util.h"
-#include "daemon/cli/cli.h"
+#include "daemon/options/exit_codes.h"
 #include "daemon/cli/commands.h"
 #include "daemon/cli/daemon_options.h"
 #include "daemon/cli/graph_input.h"
-#include "daemon/cli/number_option.h"
-#include "daemon/cli/pool_options.h"
+#include "daemon/options/number_option.h"
+#include "daemon/options/pool_options.h"
 #include "daemon/cli/run_settings.h"
 #include "daemon/cli/search_spec_options.h"
 #include "daemon/pool/worker_program.h"
@@ -46,7 +46,7 @@ struct CaptureOptions {
   bool run = false;
   bool submit = false;
   SearchSpecOptions search;
-  PoolOptions pool;
+  options::PoolOptions pool;
   DaemonOptions daemon;
   int priority = 0;
 };
@@ -182,7 +182,7 @@ int capture(const CaptureOptions& options) {
   if (options.submit)
     if (auto refused = options.search.evaluation.no_sandbox_for_daemon(); !refused) {
       std::cerr << "minify capture: " << refused.error().message << "\n";
-      return exit_usage;
+      return options::exit_usage;
     }
   std::filesystem::path capture_dir =
       std::filesystem::absolute(options.out.empty() ? default_capture_dir() : std::filesystem::path(options.out));
@@ -190,11 +190,11 @@ int capture(const CaptureOptions& options) {
   std::filesystem::create_directories(capture_dir, error);
   if (error) {
     std::cerr << "minify capture: creating " << capture_dir.string() << ": " << error.message() << "\n";
-    return exit_usage;
+    return options::exit_usage;
   }
   if (!std::filesystem::is_empty(capture_dir, error)) {
     std::cerr << "minify capture: " << capture_dir.string() << " is not empty\n";
-    return exit_usage;
+    return options::exit_usage;
   }
   protocol::AccuracyMode accuracy = options.search.evaluation.strict_accuracy ? protocol::AccuracyMode::strict_accuracy
                                     : options.search.evaluation.accuracy      ? protocol::AccuracyMode::accuracy
@@ -202,7 +202,7 @@ int capture(const CaptureOptions& options) {
   auto status = run_program(options.program, hook_environment(capture_dir, accuracy));
   if (!status) {
     std::cerr << "minify capture: " << status.error().message << "\n";
-    return exit_usage;
+    return options::exit_usage;
   }
   std::vector<std::filesystem::path> graphs = captured_graphs(capture_dir);
   for (const std::filesystem::path& graph : graphs)
@@ -230,7 +230,7 @@ void add_capture_command(CLI::App& app, Action& action) {
   options->pool.add_to(*command);
   options->daemon.add_to(*command, /*with_json=*/false);
   command->add_option("--priority", options->priority, "with --submit: the jobs' priority (default 0)")
-      ->check(within(number_ranges::priority));
+      ->check(options::within(number_ranges::priority));
   command->callback([options, &action] { action = [options] { return capture(*options); }; });
 }
 

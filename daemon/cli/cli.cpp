@@ -7,13 +7,9 @@
 
 #include "common/log.h"
 #include "daemon/cli/commands.h"
+#include "daemon/options/exit_codes.h"
 
 namespace minifyd::cli {
-
-int exit_code_of(const Error& error) {
-  if (error.kind == ErrorKind::no_space) return exit_no_space;
-  return error.kind == ErrorKind::io ? exit_worker_error : exit_usage;
-}
 
 int run(int argc, char** argv) {
   CLI::App app{"minify: shrink a PyTorch FX graph that breaks a compiler to the smallest graph that "
@@ -37,12 +33,12 @@ int run(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     int code = app.exit(e);
-    return code == 0 ? exit_ok : exit_usage;
+    return code == 0 ? options::exit_ok : options::exit_usage;
   }
   log::Level level;
   if (!log::parse_level(log_level, level)) {
     std::cerr << "minify: --log-level: unknown level '" << log_level << "'\n";
-    return exit_usage;
+    return options::exit_usage;
   }
   log::set_level(level);
   // Writing to a worker that just died must be an error value, not the end of the coordinator.

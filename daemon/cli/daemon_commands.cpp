@@ -10,11 +10,11 @@
 #include <nlohmann/json.hpp>
 
 #include "common/log.h"
-#include "daemon/cli/cli.h"
+#include "daemon/options/exit_codes.h"
 #include "daemon/cli/commands.h"
 #include "daemon/cli/daemon_options.h"
 #include "daemon/cli/graph_input.h"
-#include "daemon/cli/number_option.h"
+#include "daemon/options/number_option.h"
 #include "daemon/cli/progress_line.h"
 #include "daemon/cli/search_spec_options.h"
 #include "protocol/daemon_requests.h"
@@ -65,7 +65,7 @@ nlohmann::json jobs_json(const std::vector<protocol::JobInfo>& jobs) {
   return array;
 }
 
-int exit_code_of_state(const std::string& state) { return state == "done" ? exit_ok : exit_failed; }
+int exit_code_of_state(const std::string& state) { return state == "done" ? options::exit_ok : options::exit_failed; }
 
 // Follows a job's events until it ends: a live line on a terminal, else one line per event
 // (JSON with --json). Returns the final state.
@@ -117,7 +117,7 @@ int request_and_print(const DaemonOptions& daemon, const Request& request, Text 
   if (!reply) return daemon.fail(Request::type, reply.error());
   if (daemon.json) std::cout << protocol::encode(*reply).dump() << "\n";
   else text(*reply);
-  return exit_ok;
+  return options::exit_ok;
 }
 
 int submit(const SubmitOptions& options) {
@@ -136,7 +136,7 @@ int submit(const SubmitOptions& options) {
   if (!id) return options.daemon.fail(name, id.error());
   if (options.daemon.json) std::cout << protocol::encode(protocol::SubmitReply{*id}).dump() << std::endl;
   else std::cout << *id << std::endl;
-  if (!options.wait) return exit_ok;
+  if (!options.wait) return options::exit_ok;
   auto state = follow(*client, *id, options.daemon.json);
   if (!state) return options.daemon.fail(name, state.error());
   return exit_code_of_state(*state);
@@ -152,15 +152,15 @@ int status(const JobOptions& options) {
   if (reply->job) {
     if (options.daemon.json) std::cout << protocol::encode(*reply->job).dump() << "\n";
     else std::cout << job_line(*reply->job) << "\n";
-    return exit_ok;
+    return options::exit_ok;
   }
   if (options.daemon.json) {
     std::cout << jobs_json(reply->jobs).dump() << "\n";
-    return exit_ok;
+    return options::exit_ok;
   }
   for (const protocol::JobInfo& job : reply->jobs)
     if (job.state == "queued" || job.state == "running") std::cout << job_line(job) << "\n";
-  return exit_ok;
+  return options::exit_ok;
 }
 
 int list(const JobOptions& options) {
@@ -171,7 +171,7 @@ int list(const JobOptions& options) {
   if (options.daemon.json) std::cout << jobs_json(reply->jobs).dump() << "\n";
   else
     for (const protocol::JobInfo& job : reply->jobs) std::cout << job_line(job) << "\n";
-  return exit_ok;
+  return options::exit_ok;
 }
 
 int watch(const JobOptions& options) {
@@ -231,7 +231,7 @@ void add_daemon_commands(CLI::App& app, Action& action) {
   add_graph_argument(*submit_command, submit_options->dir)->required();
   submit_options->search.add_to(*submit_command, /*backend_required=*/true);
   submit_command->add_option("--priority", submit_options->priority, "higher runs first (default 0)")
-      ->check(within(number_ranges::priority));
+      ->check(options::within(number_ranges::priority));
   submit_command->add_flag("--wait", submit_options->wait, "follow the job until it ends");
   submit_options->daemon.add_to(*submit_command);
   submit_command->callback([submit_options, &action] { action = [submit_options] { return submit(*submit_options); }; });

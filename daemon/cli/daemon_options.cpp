@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "daemon/cli/cli.h"
+#include "daemon/options/exit_codes.h"
 #include "daemon/transport/daemon_location.h"
 
 namespace minifyd::cli {
@@ -26,7 +26,7 @@ int DaemonOptions::fail(const std::string& command, const Error& error) const {
   else std::cerr << "minify " << command << ": " << error.message << "\n";
   // As every command says it: the daemon unreachable (or its reply broken) is 3, a request it
   // refuses as bad input 2, a full disk 5.
-  return exit_code_of(error);
+  return options::exit_code_of(error);
 }
 
 Expected<std::int64_t> submit_job(transport::DaemonClient& client, const run::RunSpec& spec, int priority) {

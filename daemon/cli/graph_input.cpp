@@ -52,7 +52,7 @@ void remove_failed_import(const std::filesystem::path& out_dir, const std::set<s
 
 }  // namespace
 
-Expected<nlohmann::json> import_repro_file(const EvaluationOptions& evaluation, const std::filesystem::path& file,
+Expected<nlohmann::json> import_repro_file(const options::EvaluationOptions& evaluation, const std::filesystem::path& file,
                                            const std::filesystem::path& out_dir) {
   // A repro file is PyTorch 2.x code whatever the backend: the python is the one Inductor needs.
   auto python = find_python(evaluation.python);
@@ -93,7 +93,7 @@ Expected<nlohmann::json> import_repro_file(const EvaluationOptions& evaluation, 
   return summary;
 }
 
-Expected<std::filesystem::path> graph_dir_of(const std::string& argument, const EvaluationOptions& evaluation,
+Expected<std::filesystem::path> graph_dir_of(const std::string& argument, const options::EvaluationOptions& evaluation,
                                              const std::filesystem::path& import_dir) {
   if (!is_repro_file(argument)) return std::filesystem::path(argument);
   auto imported = import_repro_file(evaluation, argument, import_dir);
@@ -102,7 +102,7 @@ Expected<std::filesystem::path> graph_dir_of(const std::string& argument, const 
 }
 
 Expected<std::filesystem::path> graph_dir_importing_to_temporary(const std::string& argument,
-                                                                 const EvaluationOptions& evaluation,
+                                                                 const options::EvaluationOptions& evaluation,
                                                                  std::optional<TemporaryDirectory>& holder) {
   if (!is_repro_file(argument)) return std::filesystem::path(argument);
   auto temporary = TemporaryDirectory::create("minify-import");

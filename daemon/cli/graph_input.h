@@ -15,7 +15,7 @@
 
 #include "common/expected.h"
 #include "common/temporary_directory.h"
-#include "daemon/cli/evaluation_options.h"
+#include "daemon/options/evaluation_options.h"
 
 namespace minifyd::cli {
 
@@ -31,17 +31,17 @@ bool is_repro_file(const std::string& argument);
 // that evaluation's --python names or find_python() finds: the import's JSON summary (nodes,
 // inputs, random_storages, backend_options, notes, ...). Its notes go to stderr, and a warning when
 // storages were filled with random data.
-Expected<nlohmann::json> import_repro_file(const EvaluationOptions& evaluation, const std::filesystem::path& file,
+Expected<nlohmann::json> import_repro_file(const options::EvaluationOptions& evaluation, const std::filesystem::path& file,
                                            const std::filesystem::path& out_dir);
 
 // The graph directory `argument` names: itself, or for a repro file `import_dir` after importing it.
-Expected<std::filesystem::path> graph_dir_of(const std::string& argument, const EvaluationOptions& evaluation,
+Expected<std::filesystem::path> graph_dir_of(const std::string& argument, const options::EvaluationOptions& evaluation,
                                              const std::filesystem::path& import_dir);
 
 // graph_dir_of() importing a repro file into a temporary directory that `holder` keeps (and removes
 // when it goes): for commands done with the graph once they return (query, submit).
 Expected<std::filesystem::path> graph_dir_importing_to_temporary(const std::string& argument,
-                                                                 const EvaluationOptions& evaluation,
+                                                                 const options::EvaluationOptions& evaluation,
                                                                  std::optional<TemporaryDirectory>& holder);
 
 // dir/origin.json's backend options; none when the directory has no origin.json.

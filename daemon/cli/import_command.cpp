@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "daemon/cli/cli.h"
+#include "daemon/options/exit_codes.h"
 #include "daemon/cli/commands.h"
 #include "daemon/cli/graph_input.h"
 
@@ -14,7 +14,7 @@ namespace {
 struct ImportOptions {
   std::string file;
   std::string out;
-  EvaluationOptions evaluation;  // its --python and --import-timeout only
+  options::EvaluationOptions evaluation;  // its --python and --import-timeout only
   bool json = false;
 };
 
@@ -23,24 +23,24 @@ int import_file(const ImportOptions& options) {
     std::string message = options.file + ": not a file named *.py (an after_aot repro file)";
     if (options.json) std::cout << nlohmann::json{{"error", message}}.dump() << "\n";
     else std::cerr << "minify import: " << message << "\n";
-    return exit_usage;
+    return options::exit_usage;
   }
   auto summary = import_repro_file(options.evaluation, options.file, options.out);
   if (!summary) {
     if (options.json) std::cout << nlohmann::json{{"error", summary.error().message}}.dump() << "\n";
     else std::cerr << "minify import: " << summary.error().message << "\n";
-    return exit_code_of(summary.error());
+    return options::exit_code_of(summary.error());
   }
   if (options.json) {
     std::cout << summary->dump() << "\n";
-    return exit_ok;
+    return options::exit_ok;
   }
   std::cout << "imported " << options.file << ": " << summary->value("nodes", 0) << " nodes, "
             << summary->value("inputs", 0) << " inputs -> " << options.out << "\n";
   nlohmann::json options_of_file = summary->value("backend_options", nlohmann::json::object());
   for (const auto& [key, value] : options_of_file.items())
     std::cout << "backend option (from the file's config lines): " << key << "=" << value.get<std::string>() << "\n";
-  return exit_ok;
+  return options::exit_ok;
 }
 
 }  // namespace
@@ -54,7 +54,7 @@ void add_import_command(CLI::App& app, Action& action) {
   command->add_option("--python", options->evaluation.python,
                       "the python3 whose PyTorch 2.x runs the file's definitions (default: as for --backend inductor)");
   options->evaluation.add_import_timeout(*command);
-  add_memory_limit_option(*command, options->evaluation.sandbox);
+  options::add_memory_limit_option(*command, options->evaluation.sandbox);
   command->add_flag("--json", options->json, "print the import's summary as JSON");
   command->callback([options, &action] { action = [options] { return import_file(*options); }; });
 }

@@ -6,14 +6,14 @@
 #include <nlohmann/json.hpp>
 
 #include "common/graph_codec.h"
-#include "daemon/cli/cli.h"
+#include "daemon/options/exit_codes.h"
 #include "daemon/cli/commands.h"
 #include "daemon/cli/daemon_options.h"
-#include "daemon/cli/evaluation_options.h"
+#include "daemon/options/evaluation_options.h"
 #include "daemon/cli/graph_input.h"
 #include "daemon/cli/query_output.h"
 #include "daemon/pool/gpu_visibility.h"
-#include "daemon/pool/pool_runner.h"
+#include "daemon/pool/local_pool.h"
 #include "daemon/verdict/query_result.h"
 
 namespace minifyd::cli {
@@ -21,7 +21,7 @@ namespace {
 
 struct QueryOptions {
   std::string dir;
-  EvaluationOptions evaluation;
+  options::EvaluationOptions evaluation;
   bool json = false;
   bool through_daemon = false;  // --daemon
   DaemonOptions daemon;
@@ -41,7 +41,7 @@ int query_through_daemon(QueryOptions options, const EvaluationSpec& spec) {
 int fail_usage(const std::string& message, bool json) {
   if (json) std::cout << nlohmann::json{{"error", message}}.dump() << "\n";
   else std::cerr << "minify query: " << message << "\n";
-  return exit_usage;
+  return options::exit_usage;
 }
 
 int query(QueryOptions options) {
@@ -71,14 +71,14 @@ int query(QueryOptions options) {
   pool_config.worker = *worker;
   pool_config.warm_spares = false;
   pool_config.max_start_failures = 1;
-  PoolRunner runner(std::move(pool_config));
+  LocalPool runner(std::move(pool_config));
   WorkerOutcome outcome = request_and_wait(runner.access(), std::move(request), spec->timeout);
 
   auto result = query_result(outcome, *check);
   if (!result) {
     if (options.json) std::cout << nlohmann::json{{"error", result.error().message}}.dump() << "\n";
     else std::cerr << "minify query: " << result.error().message << "\n";
-    return exit_code_of(result.error());
+    return options::exit_code_of(result.error());
   }
   return print_query_result(*result, options.json);
 }

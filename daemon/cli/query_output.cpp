@@ -3,14 +3,14 @@
 
 #include <iostream>
 
-#include "daemon/cli/cli.h"
+#include "daemon/options/exit_codes.h"
 
 namespace minifyd::cli {
 
 int print_query_result(const protocol::QueryResult& result, bool json) {
   if (json) std::cout << protocol::encode(result).dump() << "\n";
   else std::cout << result.summary << "\n";
-  return result.fails ? exit_failed : exit_ok;
+  return result.fails ? options::exit_failed : options::exit_ok;
 }
 
 }  // namespace minifyd::cli

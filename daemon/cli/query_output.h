@@ -5,8 +5,8 @@
 
 namespace minifyd::cli {
 
-// Prints the summary line, or the JSON with --json; returns exit_failed when the graph fails the
-// check, exit_ok when it passes.
+// Prints the summary line, or the JSON with --json; returns options::exit_failed when the graph fails the
+// check, options::exit_ok when it passes.
 int print_query_result(const protocol::QueryResult& result, bool json);
 
 }  // namespace minifyd::cli

@@ -11,13 +11,13 @@
 #include <nlohmann/json.hpp>
 
 #include "common/log.h"
-#include "daemon/cli/cli.h"
+#include "daemon/options/exit_codes.h"
 #include "daemon/cli/commands.h"
 #include "daemon/cli/graph_input.h"
-#include "daemon/cli/number_option.h"
+#include "daemon/options/number_option.h"
 #include "daemon/cli/search_spec_options.h"
 #include "daemon/cli/progress_line.h"
-#include "daemon/cli/pool_options.h"
+#include "daemon/options/pool_options.h"
 #include "daemon/cli/run_settings.h"
 #include "daemon/run/out_dir_run.h"
 #include "daemon/run/output_writer.h"
@@ -37,7 +37,7 @@ struct RunOptions {
   std::string resume;
   // --resume takes these from the checkpoint instead.
   SearchSpecOptions search;
-  PoolOptions pool;
+  options::PoolOptions pool;
   bool list_strategies = false;
   bool json = false;
   std::optional<unsigned> speculate_after_ms;  // nullopt: the run's default (out_dir_run.h)
@@ -53,7 +53,7 @@ int fail(const std::string& message, int code, bool json) {
 int list_strategies() {
   for (const search::Strategy& strategy : search::all_strategies())
     std::cout << strategy.name << "\t" << strategy.summary << "\n";
-  return exit_ok;
+  return options::exit_ok;
 }
 
 void print_summary(const run::RunResult& result, const std::filesystem::path& out) {
@@ -80,17 +80,17 @@ int run_command(RunOptions& options) {
       if (option->count() > 0)
         return fail("--resume continues with the settings saved in the checkpoint; " + option->get_name() +
                         " cannot be given with it",
-                    exit_usage, options.json);
+                    options::exit_usage, options.json);
     if (!options.dir.empty() || !options.out.empty())
-      return fail("--resume OUT_DIR takes neither GRAPH_DIR nor --out", exit_usage, options.json);
+      return fail("--resume OUT_DIR takes neither GRAPH_DIR nor --out", options::exit_usage, options.json);
   } else if (options.dir.empty() || options.out.empty() || options.search.evaluation.backend.empty()) {
-    return fail("GRAPH_DIR (or FILE.py), --out and --backend are required (or --resume OUT_DIR)", exit_usage, options.json);
+    return fail("GRAPH_DIR (or FILE.py), --out and --backend are required (or --resume OUT_DIR)", options::exit_usage, options.json);
   }
 
   std::unique_ptr<run::Timeline> timeline;
   if (!options.timeline.empty()) {
     auto opened = run::Timeline::open(options.timeline);
-    if (!opened) return fail(opened.error().message, exit_usage, options.json);
+    if (!opened) return fail(opened.error().message, options::exit_usage, options.json);
     timeline = std::move(*opened);
   }
   // A resumed run takes its spec from the checkpoint.
@@ -101,14 +101,14 @@ int run_command(RunOptions& options) {
     // still finds it.
     std::filesystem::path import_dir = std::filesystem::path(options.out) / imported_graph_dir_name;
     auto dir = graph_dir_of(options.dir, options.search.evaluation, import_dir);
-    if (!dir) return fail(dir.error().message, exit_usage, options.json);
+    if (!dir) return fail(dir.error().message, options::exit_usage, options.json);
     auto made = options.search.spec(dir->string());
-    if (!made) return fail(made.error().message, exit_usage, options.json);
+    if (!made) return fail(made.error().message, options::exit_usage, options.json);
     spec = std::move(*made);
   }
 
   auto made_settings = run_settings_of(options.pool, options.search.evaluation, resuming ? options.resume : options.out);
-  if (!made_settings) return fail(made_settings.error().message, exit_usage, options.json);
+  if (!made_settings) return fail(made_settings.error().message, options::exit_usage, options.json);
   run::RunSettings settings = std::move(*made_settings);
   if (options.speculate_after_ms) settings.speculate_after = std::chrono::milliseconds(*options.speculate_after_ms);
   settings.timeline = timeline.get();
@@ -123,7 +123,7 @@ int run_command(RunOptions& options) {
 
   Expected<run::RunResult> result = spec ? run::start_run(*spec, settings) : run::resume_run(settings);
   if (progress) progress->finish();
-  if (!result) return fail(result.error().message, exit_code_of(result.error()), options.json);
+  if (!result) return fail(result.error().message, options::exit_code_of(result.error()), options.json);
 
   bool minimized = !search::nothing_to_minimize(result->stop);
   if (options.json) {
@@ -135,8 +135,8 @@ int run_command(RunOptions& options) {
   } else {
     print_summary(*result, settings.out_dir);
   }
-  if (!minimized) return exit_does_not_fail;
-  return result->stop == search::StopReason::error ? exit_worker_error : exit_ok;
+  if (!minimized) return options::exit_does_not_fail;
+  return result->stop == search::StopReason::error ? options::exit_worker_error : options::exit_ok;
 }
 
 }  // namespace
@@ -154,7 +154,7 @@ void add_run_command(CLI::App& app, Action& action) {
   command->add_option("--speculate-after", options->speculate_after_ms,
                       "when a deciding verdict is pending this many ms, search on in parallel as if the candidate "
                       "fails (overlaps hangs and fills idle workers; the result is unchanged); 0: never; default 20")
-      ->check(within(number_ranges::speculate_after_ms));
+      ->check(options::within(number_ranges::speculate_after_ms));
   command->add_option("--timeline", options->timeline,
                       "write FILE: one JSON line per worker start, request and phase of the run, as it happens "
                       "(bench/query_breakdown.py says where each query's time went)");

@@ -5,7 +5,7 @@
 
 namespace minifyd::cli {
 
-Expected<run::RunSettings> run_settings_of(const PoolOptions& pool, const EvaluationOptions& evaluation,
+Expected<run::RunSettings> run_settings_of(const options::PoolOptions& pool, const options::EvaluationOptions& evaluation,
                                            const std::filesystem::path& out_dir) {
   run::RunSettings settings;
   settings.out_dir = std::filesystem::absolute(out_dir).lexically_normal();

@@ -5,13 +5,13 @@
 #include <filesystem>
 
 #include "common/expected.h"
-#include "daemon/cli/evaluation_options.h"
-#include "daemon/cli/pool_options.h"
+#include "daemon/options/evaluation_options.h"
+#include "daemon/options/pool_options.h"
 #include "daemon/run/out_dir_run.h"
 
 namespace minifyd::cli {
 
-Expected<run::RunSettings> run_settings_of(const PoolOptions& pool, const EvaluationOptions& evaluation,
+Expected<run::RunSettings> run_settings_of(const options::PoolOptions& pool, const options::EvaluationOptions& evaluation,
                                            const std::filesystem::path& out_dir);
 
 }  // namespace minifyd::cli

@@ -5,7 +5,7 @@
 
 #include "daemon/bisect/bisectable.h"
 #include "daemon/cli/graph_input.h"
-#include "daemon/cli/number_option.h"
+#include "daemon/options/number_option.h"
 
 namespace minifyd::cli {
 
@@ -17,13 +17,13 @@ void SearchSpecOptions::add_to(CLI::App& command, bool backend_required) {
   registered.push_back(command.add_option("--strategies", strategies, "strategies to run (default: all)")->delimiter(','));
   registered.push_back(command.add_option("--max-granularity", max_granularity,
                                           "start each round at this granularity at most (a power of two)")
-                           ->check(within(number_ranges::max_granularity)));
+                           ->check(options::within(number_ranges::max_granularity)));
   registered.push_back(command.add_flag("--skip-sanity", skip_sanity,
                                         "do not check first that the original fails (any failure then counts)"));
   registered.push_back(command.add_option("--max-queries", max_queries, "stop after this many queries")
-                           ->check(within(number_ranges::max_queries)));
+                           ->check(options::within(number_ranges::max_queries)));
   registered.push_back(command.add_option("--max-time", max_time_seconds, "stop after this many seconds")
-                           ->check(within(number_ranges::max_time_seconds)));
+                           ->check(options::within(number_ranges::max_time_seconds)));
   registered.push_back(command.add_flag("--analyze", analyze,
                                         "analyze the original first (as minify analyze): analysis.md, analysis.json "
                                         "and analysis.svg go with the outputs"));

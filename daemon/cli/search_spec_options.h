@@ -9,13 +9,13 @@
 #include <CLI/CLI.hpp>
 
 #include "common/expected.h"
-#include "daemon/cli/evaluation_options.h"
+#include "daemon/options/evaluation_options.h"
 #include "daemon/run/run_spec.h"
 
 namespace minifyd::cli {
 
 struct SearchSpecOptions {
-  EvaluationOptions evaluation;
+  options::EvaluationOptions evaluation;
   std::string match = "same";
   std::vector<std::string> strategies;
   std::size_t max_granularity = 0;

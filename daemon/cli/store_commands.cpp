@@ -5,7 +5,7 @@
 
 #include "common/content_store.h"
 #include "common/graph_codec.h"
-#include "daemon/cli/cli.h"
+#include "daemon/options/exit_codes.h"
 #include "daemon/cli/commands.h"
 
 namespace minifyd::cli {
@@ -30,7 +30,7 @@ Expected<ContentStore> open_store(const std::string& dir) {
 int report_error(const char* command, const Error& error, bool json) {
   if (json) std::cout << nlohmann::json{{"error", error.message}}.dump() << "\n";
   else std::cerr << "minify store " << command << ": " << error.message << "\n";
-  return exit_usage;
+  return options::exit_usage;
 }
 
 int stat(const StoreOptions& options) {
@@ -50,7 +50,7 @@ int stat(const StoreOptions& options) {
               << " blobs referenced, " << stats->blobs - stats->referenced_blobs
               << " unreferenced, " << stats->missing_blobs << " missing\n";
   }
-  return exit_ok;
+  return options::exit_ok;
 }
 
 int verify(const StoreOptions& options) {
@@ -67,7 +67,7 @@ int verify(const StoreOptions& options) {
     std::cout << store->root().string() << ": " << report->blobs_checked << " blobs checked, "
               << report->problems.size() << " problems\n";
   }
-  return report->problems.empty() ? exit_ok : exit_failed;
+  return report->problems.empty() ? options::exit_ok : options::exit_failed;
 }
 
 int gc(const StoreOptions& options) {
@@ -86,7 +86,7 @@ int gc(const StoreOptions& options) {
               << report->bytes_removed << " bytes) and " << report->temp_files_removed
               << " temp files; kept " << report->blobs_kept << " blobs\n";
   }
-  return exit_ok;
+  return options::exit_ok;
 }
 
 }  // namespace

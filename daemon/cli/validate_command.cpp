@@ -8,9 +8,9 @@
 #include "common/content_store.h"
 #include "common/graph_codec.h"
 #include "common/operator_library.h"
-#include "daemon/cli/cli.h"
+#include "daemon/options/exit_codes.h"
 #include "daemon/cli/commands.h"
-#include "daemon/cli/evaluation_options.h"
+#include "daemon/options/evaluation_options.h"
 
 namespace minifyd::cli {
 namespace {
@@ -46,7 +46,7 @@ int validate(const ValidateOptions& options) {
       std::cout << nlohmann::json{{"valid", false}, {"error", document.error().message}}.dump() << "\n";
     else
       std::cerr << "minify validate: " << document.error().message << "\n";
-    return exit_failed;
+    return options::exit_failed;
   }
   std::vector<std::string> problems;
   if (options.check_store) problems = store_problems(*document, options.dir);
@@ -78,7 +78,7 @@ int validate(const ValidateOptions& options) {
               << " constants, " << document->storages.size() << " storages (" << bytes
               << " bytes)\ncanonical hash " << hash << "\n";
   }
-  return problems.empty() ? exit_ok : exit_failed;
+  return problems.empty() ? options::exit_ok : options::exit_failed;
 }
 
 }  // namespace
@@ -91,7 +91,7 @@ void add_validate_command(CLI::App& app, Action& action) {
   command->add_flag("--check-store", options->check_store,
                     "also read and verify every blob the graph needs");
   command->add_flag("--json", options->json, "print the summary as JSON");
-  add_op_library_option(*command, options->op_libraries);
+  options::add_op_library_option(*command, options->op_libraries);
   command->callback([options, &action] { action = [options] { return validate(*options); }; });
 }
 

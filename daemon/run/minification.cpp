@@ -9,13 +9,12 @@
 #include "common/canonical_hash.h"
 #include "common/graph_codec.h"
 #include "common/log.h"
-#include "daemon/analysis/analysis_plot.h"
-#include "daemon/analysis/analysis_runner.h"
+#include "daemon/analysis/analysis_requests.h"
 #include "daemon/bisect/bisector.h"
 #include "daemon/pool/worker_program.h"
 #include "daemon/run/plain_check.h"
 #include "daemon/run/plain_confirmation.h"
-#include "daemon/run/propagation.h"
+#include "daemon/propagation/propagation.h"
 #include "daemon/run/shape_proposer.h"
 #include "daemon/search/minifier.h"
 #include "daemon/search/strategy_registry.h"
@@ -368,7 +367,7 @@ Expected<RunResult> continue_run(Checkpoint checkpoint, const RunPlace& place, c
   }
   // The state's eager values, unless an earlier session saved them, come while the search runs, as it
   // asks for them.
-  std::optional<RunPropagations> propagation;
+  std::optional<propagation::RunPropagations> propagation;
   if (checkpoint.state.eager == nullptr) {
     propagation.emplace(pool, place.store, *place.vouched, place.intermediates_root(),
                         std::max(spec.evaluation.timeout, propagation_floor), spec.evaluation.op_libraries,

@@ -11,7 +11,7 @@
 #include "common/log.h"
 #include "common/owner_lock.h"
 #include "daemon/pool/gpu_visibility.h"
-#include "daemon/pool/pool_runner.h"
+#include "daemon/pool/local_pool.h"
 #include "daemon/pool/worker_program.h"
 #include "daemon/run/output_writer.h"
 #include "daemon/run/report.h"
@@ -169,7 +169,7 @@ Expected<RunResult> start_run(const RunSpec& spec, const RunSettings& given) {
   auto pool = pool_config(settings, spec.evaluation, *original);
   if (!pool) return pool.error();
   // The workers load LibTorch (half a second of CPU each) while the graph's tensors are imported.
-  PoolRunner runner(std::move(*pool));
+  LocalPool runner(std::move(*pool));
   std::error_code error;
   std::filesystem::create_directories(settings.out_dir, error);
   if (error) return make_error(ErrorKind::io, "creating " + settings.out_dir.string() + ": " + error.message());
@@ -230,7 +230,7 @@ Expected<RunResult> resume_run(const RunSettings& given) {
   RunPlace place = out_dir_place(std::move(*store), settings.out_dir);
   auto pool = pool_config(settings, checkpoint->spec.evaluation, checkpoint->state.document);
   if (!pool) return pool.error();
-  PoolRunner runner(std::move(*pool));
+  LocalPool runner(std::move(*pool));
   auto hooks = session_hooks(settings);
   std::unique_ptr<StandbyPython> standby = standby_for(checkpoint->spec.evaluation, settings);
   RunOutputs outputs(settings, standby.get());

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "daemon/search/computations_alone.h"
 #include "daemon/search/node_isolation.h"
-#include "daemon/search/prefix_bisection.h"
 
 namespace minifyd::search {
 namespace {
@@ -21,20 +21,6 @@ std::vector<std::string> computations(const SearchState& state) {
 }
 
 }  // namespace
-
-std::optional<SearchState> first_failing_computation(SearchRunner& runner, const SearchState& state,
-                                                      const std::vector<std::string>& names,
-                                                      const SearchState* reading) {
-  return runner.run_proposals(
-      failing_node_step, state, names.size(),
-      [&](const CandidateSink& offer) {
-        for (auto name = names.rbegin(); name != names.rend(); ++name) {
-          auto alone = isolate_nodes(state, {*name});
-          if (alone && !offer(std::move(*alone))) return;
-        }
-      },
-      reading);
-}
 
 std::optional<SearchState> try_kernel_computations_alone(SearchRunner& runner, const SearchState& state,
                                                          const std::vector<std::string>& kernel_nodes) {

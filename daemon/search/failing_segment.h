@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "daemon/search/computations_alone.h"
 #include "daemon/search/search_runner.h"
 #include "daemon/search/search_state.h"
 
@@ -39,15 +40,6 @@ SearchState narrow_to_failing_segment(SearchRunner& runner, SearchState state);
 // The rounds of narrow_to_failing_segment() from `segment`, one that failing_segment_step accepted
 // (where a lineage that went ahead of it goes on), whatever its size.
 SearchState narrow_failing_segment(SearchRunner& runner, SearchState segment);
-
-// Each of `names` (computations of `state`, in graph order) alone on loads of its inputs, as one step
-// (failing_node_step, as the prefix bisection's node alone): the first that fails, re-verified, or
-// nullopt. Last first: a fused kernel ends in its epilogue (the activation after a convolution and its
-// batch norm); on the conv net's crash on the CPU, tried after its kernel, 8 queries in all against 11
-// and 12 in graph order. `reading`: whose eager values the inputs' loads read, as run_proposals().
-std::optional<SearchState> first_failing_computation(SearchRunner& runner, const SearchState& state,
-                                                     const std::vector<std::string>& names,
-                                                     const SearchState* reading = nullptr);
 
 // The failing kernel's computations (SearchOptions::failing_kernel_nodes, those of `state`) each alone,
 // before the kernel as a whole is tried, when they are fewer than min_cut_points_to_bisect: the

@@ -5,7 +5,7 @@
 #include <optional>
 #include <vector>
 
-#include "daemon/search/failing_segment.h"
+#include "daemon/search/computations_alone.h"
 #include "daemon/search/strategies/truncate_suffix.h"
 
 namespace minifyd::search {

@@ -8,16 +8,14 @@
 #include <cstddef>
 #include <string_view>
 
+#include "daemon/search/computations_alone.h"
 #include "daemon/search/search_runner.h"
 #include "daemon/search/search_state.h"
 
 namespace minifyd::search {
 
 inline constexpr std::string_view failing_prefix_step = "failing-prefix";
-inline constexpr std::string_view failing_node_step = "failing-node";
 
-// Graphs with fewer cut points than this are left to the driver, whose first levels cost as much.
-inline constexpr std::size_t min_cut_points_to_bisect = 16;
 
 // `original` (known to fail) cut after the first of its nodes where a cut still fails, as found by
 // probes of up to runner.parallelism() cuts a round (truncated_at: the cut node becomes the output),

@@ -176,7 +176,7 @@ void Daemon::start_jobs() {
     }
     log::info("job " + std::to_string(id) + ": running (session " + std::to_string((*claimed)->summary.sessions) + ")");
     JobContext context{*jobs_, store_, io_, (*pool)->scheduler, (*pool)->pool.capacity(), [this] { return pools_.python(); }};
-    runners_[id] = std::make_unique<JobRunner>(context, std::move(**claimed),
+    runners_[id] = std::make_unique<JobThread>(context, std::move(**claimed),
                                                [this](std::int64_t job, protocol::JobEvent event) {
                                                  on_job_event(job, std::move(event));
                                                });

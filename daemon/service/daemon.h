@@ -1,5 +1,5 @@
 // minifyd: the long-running coordinator. One io thread serves the socket, the shared worker pool
-// and the scheduler; every running job searches on a thread of its own (job_runner.h) and blocking
+// and the scheduler; every running job searches on a thread of its own (job_thread.h) and blocking
 // file work (importing a submitted graph, exporting a result) runs on a small thread pool, so that
 // status and list are answered while the pool is saturated. State lives in the state directory:
 // jobs.sqlite (the job store) and store/ (the content store every job shares); or, for a queue
@@ -29,7 +29,7 @@
 #include "common/content_store.h"
 #include "common/expected.h"
 #include "daemon/pool/worker_pool.h"
-#include "daemon/service/job_runner.h"
+#include "daemon/service/job_thread.h"
 #include "daemon/service/job_store.h"
 #include "daemon/service/program_pools.h"
 #include "daemon/transport/socket_server.h"
@@ -175,7 +175,7 @@ class Daemon final : public transport::RequestHandler {
   std::set<std::int64_t> expired_;  // the jobs whose roots this daemon dropped (read by the blocking pool)
   bool requeue_pending_ = false;  // the requeue of interrupted jobs at start found the disk full
   boost::asio::thread_pool blocking_{2};
-  std::map<std::int64_t, std::unique_ptr<JobRunner>> runners_;
+  std::map<std::int64_t, std::unique_ptr<JobThread>> runners_;
   std::map<std::int64_t, protocol::ProgressEvent> progress_;  // the latest of each running job
   std::map<std::int64_t, std::chrono::steady_clock::time_point> progress_saved_;
   std::map<std::int64_t, std::vector<std::weak_ptr<transport::ClientConnection>>> watchers_;

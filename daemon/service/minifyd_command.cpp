@@ -13,10 +13,10 @@
 #include <CLI/CLI.hpp>
 
 #include "common/log.h"
-#include "daemon/cli/cli.h"
-#include "daemon/cli/evaluation_options.h"
-#include "daemon/cli/number_option.h"
-#include "daemon/cli/pool_options.h"
+#include "daemon/options/exit_codes.h"
+#include "daemon/options/evaluation_options.h"
+#include "daemon/options/number_option.h"
+#include "daemon/options/pool_options.h"
 #include "daemon/pool/install_layout.h"
 #include "daemon/pool/worker_executable.h"
 #include "daemon/service/daemon.h"
@@ -32,7 +32,7 @@ struct Options {
   std::string store;
   std::string name;
   double lease_seconds = 30;
-  cli::PoolOptions pool;
+  options::PoolOptions pool;
   std::size_t max_running_jobs = 2;
   std::size_t max_queued_jobs = 1000;
   std::size_t max_queued_jobs_per_user = 200;
@@ -118,31 +118,31 @@ int run_minifyd(int argc, char** argv) {
                  "this daemon's name in a shared queue, the same at every start (default: HOSTNAME:STATE_DIR)");
   app.add_option("--lease", options.lease_seconds,
                  "seconds a shared queue's job stays this daemon's after its last renewal (renewed every third)")
-      ->check(cli::within(number_ranges::lease_seconds))
+      ->check(options::within(number_ranges::lease_seconds))
       ->capture_default_str();
   options.pool.add_to(app);
   app.add_option("--max-running-jobs", options.max_running_jobs, "jobs searching at once; the rest wait")
-      ->check(cli::within(number_ranges::running_jobs))
+      ->check(options::within(number_ranges::running_jobs))
       ->capture_default_str();
   app.add_option("--max-queued-jobs", options.max_queued_jobs,
                  "jobs waiting in the queue at most; a submit beyond is refused (the queue is full)")
-      ->check(cli::within(number_ranges::queued_jobs))
+      ->check(options::within(number_ranges::queued_jobs))
       ->capture_default_str();
   app.add_option("--max-queued-jobs-per-user", options.max_queued_jobs_per_user,
                  "jobs of one user (the submitting uid) waiting in the queue at most, through any daemon of a shared "
                  "queue; a submit beyond is refused")
-      ->check(cli::within(number_ranges::queued_jobs))
+      ->check(options::within(number_ranges::queued_jobs))
       ->capture_default_str();
   app.add_option("--keep-results", options.keep_results_days,
                  "days a finished job's graphs and result stay in the store (fractions too); then they are dropped, "
                  "and the job's result is expired")
-      ->check(cli::within(number_ranges::keep_results_days))
+      ->check(options::within(number_ranges::keep_results_days))
       ->capture_default_str();
   app.add_option("--worker", options.worker, "the minify-worker executable (default: beside minifyd)");
   app.add_option("--python", options.python,
                  "the python3 whose PyTorch 2.x serves the torch.compile backends (default: found when a job first "
                  "needs it, as minify run finds it)");
-  cli::add_sandbox_options(app, options.sandbox);
+  options::add_sandbox_options(app, options.sandbox);
   app.add_option("--log-level", options.log_level, "debug, info, warn, error or off")->capture_default_str();
   // A service's settings in a file (scripts/deploy/minifyd.conf, docs/deploy.md): `name = value` per
   // option, the command line's own values winning; a name no option has is an error, not a silent no-op.
@@ -157,15 +157,15 @@ int run_minifyd(int argc, char** argv) {
     // CLI11 says "INI was not able to parse NAME" of a name that is no option: say which file and what.
     std::cerr << "minifyd: --config " << app.get_config_ptr()->as<std::string>() << ": " << e.what()
               << " (each line sets an option of `minifyd --help`, named without its dashes)\n";
-    return cli::exit_usage;
+    return options::exit_usage;
   } catch (const CLI::ParseError& e) {
     int code = app.exit(e);
-    return code == 0 ? cli::exit_ok : cli::exit_usage;
+    return code == 0 ? options::exit_ok : options::exit_usage;
   }
   log::Level level;
   if (!log::parse_level(options.log_level, level)) {
     std::cerr << "minifyd: --log-level: unknown level '" << options.log_level << "'\n";
-    return cli::exit_usage;
+    return options::exit_usage;
   }
   log::set_level(level);
   ::signal(SIGPIPE, SIG_IGN);
@@ -173,15 +173,15 @@ int run_minifyd(int argc, char** argv) {
   auto config = config_of(options);
   if (!config) {
     std::cerr << "minifyd: " << config.error().message << "\n";
-    return cli::exit_usage;
+    return options::exit_usage;
   }
   auto daemon = Daemon::open(std::move(*config));
   if (!daemon) {
     std::cerr << "minifyd: " << daemon.error().message << "\n";
-    return daemon.error().kind == ErrorKind::io ? cli::exit_worker_error : cli::exit_usage;
+    return daemon.error().kind == ErrorKind::io ? options::exit_worker_error : options::exit_usage;
   }
   (*daemon)->serve();
-  return cli::exit_ok;
+  return options::exit_ok;
 }
 
 }  // namespace minifyd::service

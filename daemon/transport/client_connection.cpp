@@ -5,19 +5,20 @@
 #include <boost/asio/write.hpp>
 
 #include "common/log.h"
-#include "daemon/transport/socket_server.h"
 
 namespace minifyd::transport {
 
-ClientConnection::ClientConnection(SocketServer& server, boost::asio::local::stream_protocol::socket socket,
-                                   std::uint64_t id, pid_t peer_pid, uid_t peer_uid)
-    : server_(server),
-      io_(server.io_),
+ClientConnection::ClientConnection(boost::asio::io_context& io, ConnectionOwner& owner, const ServerLimits& limits,
+                                   boost::asio::local::stream_protocol::socket socket, std::uint64_t id, pid_t peer_pid,
+                                   uid_t peer_uid)
+    : owner_(owner),
+      limits_(limits),
+      io_(io),
       socket_(std::move(socket)),
       id_(id),
       peer_pid_(peer_pid),
       peer_uid_(peer_uid),
-      lines_(server.limits_.max_line_bytes),
+      lines_(limits.max_line_bytes),
       last_activity_(Clock::now()),
       idle_timer_(io_) {}
 
@@ -60,11 +61,11 @@ void ClientConnection::on_bytes(std::size_t count) {
   while (!closing_ && !closed_) {
     auto line = lines_.next();
     if (!line) break;
-    server_.on_line(self, std::move(*line));
+    owner_.on_line(self, std::move(*line));
   }
   // A line past the cap is refused as soon as it is, not when (or if) its newline arrives.
-  if (!closing_ && !closed_ && lines_.pending_bytes() > server_.limits_.max_line_bytes)
-    server_.on_line(self, protocol::Line{{}, true, lines_.pending_bytes()});
+  if (!closing_ && !closed_ && lines_.pending_bytes() > limits_.max_line_bytes)
+    owner_.on_line(self, protocol::Line{{}, true, lines_.pending_bytes()});
   read();
 }
 
@@ -72,7 +73,7 @@ void ClientConnection::queue(std::string line) {
   if (closed_) return;
   line += '\n';
   pending_bytes_ += line.size();
-  if (pending_bytes_ > server_.limits_.max_pending_output_bytes)
+  if (pending_bytes_ > limits_.max_pending_output_bytes)
     return drop("it does not read what it is sent (" + std::to_string(pending_bytes_) + " bytes waiting)");
   outgoing_.push_back(std::move(line));
   if (!writing_) write();
@@ -93,13 +94,13 @@ void ClientConnection::write() {
 }
 
 void ClientConnection::watch_idleness() {
-  idle_timer_.expires_at(last_activity_ + server_.limits_.idle_timeout);
+  idle_timer_.expires_at(last_activity_ + limits_.idle_timeout);
   idle_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& error) {
     if (error || self->closed_) return;
     auto now = Clock::now();
     if (self->streaming_ || self->in_flight_ > 0) self->last_activity_ = now;
-    if (now - self->last_activity_ >= self->server_.limits_.idle_timeout)
-      return self->drop("idle for " + std::to_string(self->server_.limits_.idle_timeout.count()) + " ms");
+    if (now - self->last_activity_ >= self->limits_.idle_timeout)
+      return self->drop("idle for " + std::to_string(self->limits_.idle_timeout.count()) + " ms");
     self->watch_idleness();
   });
 }
@@ -111,7 +112,7 @@ void ClientConnection::close_when_written() {
 
 void ClientConnection::drop(const std::string& why) {
   log::warn("connection " + std::to_string(id_) + " (pid " + std::to_string(peer_pid_) + "): dropped, " + why);
-  ++server_.stats_.dropped;
+  owner_.on_dropped(*this);
   close();
 }
 
@@ -122,7 +123,7 @@ void ClientConnection::close() {
   socket_.shutdown(boost::asio::local::stream_protocol::socket::shutdown_both, ignored);
   socket_.close(ignored);
   idle_timer_.cancel();
-  server_.on_closed(*this);
+  owner_.on_closed(*this);
 }
 
 }  // namespace minifyd::transport

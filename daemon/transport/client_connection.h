@@ -1,5 +1,6 @@
 // One peer of minifyd's socket: reads its request lines into the server, writes replies and events
-// back in order, and closes itself when the peer idles or stops reading. The SocketServer makes it.
+// back in order, and closes itself when the peer idles or stops reading. The SocketServer makes it and
+// hears from it as its ConnectionOwner.
 #pragma once
 
 #include <sys/types.h>
@@ -17,19 +18,31 @@
 #include <boost/asio/steady_timer.hpp>
 #include <nlohmann/json.hpp>
 
+#include "daemon/transport/server_limits.h"
 #include "protocol/line_buffer.h"
 
 namespace minifyd::transport {
 
-class SocketServer;
+class ClientConnection;
+
+// What a connection tells the server that accepted it, on the io thread.
+class ConnectionOwner {
+ public:
+  virtual ~ConnectionOwner() = default;
+  // A request line, or an over-long one (Line::oversized) once the peer has sent more than max_line_bytes.
+  virtual void on_line(const std::shared_ptr<ClientConnection>& connection, protocol::Line line) = 0;
+  // Closed for not reading or for idling (on_closed follows).
+  virtual void on_dropped(ClientConnection& connection) = 0;
+  virtual void on_closed(ClientConnection& connection) = 0;
+};
 
 // The public methods are safe from any thread for as long as the io_context exists: those that act
 // are posted to the io thread and run there in call order (job threads push watch events with
 // send()), and do nothing once the connection is closed; id(), peer_pid() and peer_uid() are fixed.
 class ClientConnection : public std::enable_shared_from_this<ClientConnection> {
  public:
-  ClientConnection(SocketServer& server, boost::asio::local::stream_protocol::socket socket, std::uint64_t id,
-                   pid_t peer_pid, uid_t peer_uid);
+  ClientConnection(boost::asio::io_context& io, ConnectionOwner& owner, const ServerLimits& limits,
+                   boost::asio::local::stream_protocol::socket socket, std::uint64_t id, pid_t peer_pid, uid_t peer_uid);
 
   // Queues one message. A reply (a message with "ok") answers one request in flight.
   void send(const nlohmann::json& message);
@@ -59,7 +72,8 @@ class ClientConnection : public std::enable_shared_from_this<ClientConnection> {
   void drop(const std::string& why);
   void close();
 
-  SocketServer& server_;
+  ConnectionOwner& owner_;
+  const ServerLimits& limits_;
   boost::asio::io_context& io_;
   boost::asio::local::stream_protocol::socket socket_;
   std::uint64_t id_;

@@ -10,6 +10,7 @@
 
 #include "common/log.h"
 #include "daemon/transport/unix_address.h"
+#include "protocol/daemon_requests.h"
 
 namespace minifyd::transport {
 namespace {
@@ -125,7 +126,8 @@ void SocketServer::on_accepted(stream_protocol::socket socket) {
   ucred peer{};
   socklen_t size = sizeof peer;
   bool known = ::getsockopt(socket.native_handle(), SOL_SOCKET, SO_PEERCRED, &peer, &size) == 0;
-  auto connection = std::make_shared<ClientConnection>(*this, std::move(socket), next_id_++, peer.pid, peer.uid);
+  auto connection = std::make_shared<ClientConnection>(io_, static_cast<ConnectionOwner&>(*this), limits_,
+                                                     std::move(socket), next_id_++, peer.pid, peer.uid);
   connections_.emplace(connection->id(), connection);
   stats_.open = connections_.size();
   if (!known || peer.uid != ::geteuid())
@@ -170,6 +172,8 @@ void SocketServer::reject(ClientConnection& connection, const nlohmann::json& re
              reply["error"]["message"].get<std::string>());
   connection.queue(protocol::to_line(reply));
 }
+
+void SocketServer::on_dropped(ClientConnection&) { ++stats_.dropped; }
 
 void SocketServer::on_closed(ClientConnection& connection) {
   handler_.on_closed(connection);

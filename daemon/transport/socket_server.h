@@ -19,23 +19,11 @@
 #include "common/expected.h"
 #include "daemon/transport/client_connection.h"
 #include "daemon/transport/request_handler.h"
+#include "daemon/transport/server_limits.h"
 #include "protocol/daemon_messages.h"
 #include "protocol/line_buffer.h"
 
 namespace minifyd::transport {
-
-struct ServerLimits {
-  // A longer request line gets an error reply, and then the connection is closed: a peer that
-  // sends one is broken or hostile, and reading on would only discard more.
-  std::size_t max_line_bytes = protocol::daemon_max_request_bytes;
-  // A connection with no request in flight and not streaming that reads and writes nothing for
-  // this long is closed.
-  std::chrono::milliseconds idle_timeout = std::chrono::minutes(10);
-  // A peer that does not read is dropped once this much waits to be written to it.
-  std::size_t max_pending_output_bytes = 16 * 1024 * 1024;
-  // Connections beyond this many get one error line and are closed.
-  std::size_t max_connections = 512;
-};
 
 struct ServerStats {
   std::uint64_t open = 0;
@@ -48,7 +36,7 @@ struct ServerStats {
 
 // Every method runs on the io_context's thread (listen() may also run before the io_context does).
 // Destroy the server only once its io_context has stopped or has no handler of it left to run.
-class SocketServer {
+class SocketServer : private ConnectionOwner {
  public:
   SocketServer(boost::asio::io_context& io, std::filesystem::path path, RequestHandler& handler,
                ServerLimits limits = {});
@@ -65,13 +53,13 @@ class SocketServer {
   ServerStats stats() const { return stats_; }
 
  private:
-  friend class ClientConnection;
   void accept();
   void on_accepted(boost::asio::local::stream_protocol::socket socket);
   void refuse(ClientConnection& connection, const std::string& why);
-  void on_line(const std::shared_ptr<ClientConnection>& connection, protocol::Line line);
   void reject(ClientConnection& connection, const nlohmann::json& reply);
-  void on_closed(ClientConnection& connection);
+  void on_line(const std::shared_ptr<ClientConnection>& connection, protocol::Line line) override;
+  void on_dropped(ClientConnection& connection) override;
+  void on_closed(ClientConnection& connection) override;
 
   boost::asio::io_context& io_;
   std::filesystem::path path_;

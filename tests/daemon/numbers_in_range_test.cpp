@@ -6,8 +6,8 @@
 
 #include <CLI/CLI.hpp>
 
-#include "daemon/cli/evaluation_options.h"
-#include "daemon/cli/pool_options.h"
+#include "daemon/options/evaluation_options.h"
+#include "daemon/options/pool_options.h"
 #include "daemon/cli/search_spec_options.h"
 #include "daemon/run/run_spec.h"
 
@@ -19,7 +19,7 @@ namespace {
 std::string parse_error(std::vector<std::string> arguments) {
   CLI::App app;
   cli::SearchSpecOptions search;
-  cli::PoolOptions pool;
+  options::PoolOptions pool;
   search.add_to(app, /*backend_required=*/false);
   pool.add_to(app);
   std::reverse(arguments.begin(), arguments.end());  // CLI11 takes them last first
@@ -57,7 +57,7 @@ TEST_CASE("numeric options out of their range are refused naming the option", "[
 }
 
 TEST_CASE("a pool of --gpus times --workers-per-gpu workers is bounded as --workers is", "[numbers]") {
-  cli::PoolOptions pool;
+  options::PoolOptions pool;
   pool.gpus = "0,1,2,3,4,5,6,7,8";
   pool.workers_per_gpu = 64;
   auto slots = pool.slots();

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "protocol/daemon_messages.h"
+#include "protocol/daemon_requests.h"
 #include "protocol/json_nesting.h"
 
 using namespace minifyd;

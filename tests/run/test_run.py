@@ -195,7 +195,7 @@ def run_bad_input(minify, faulty, work):
 
     # A graph that does not run in eager (an index past the end, put into its store after the export),
     # under eager, fails as the user's eager run does: minimized like any other failure, its values
-    # propagated up to the failing node (run/propagation.h), which ends alone on its inputs.
+    # propagated up to the failing node (propagation/propagation.h), which ends alone on its inputs.
     import torch
     from minifyd import export as export_fx
     no_eager = os.path.join(work, "no-eager")

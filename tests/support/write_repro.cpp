@@ -8,7 +8,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "daemon/cli/evaluation_options.h"
+#include "daemon/options/evaluation_options.h"
 #include "daemon/run/repro_script.h"
 
 using namespace minifyd;
@@ -16,7 +16,7 @@ using namespace minifyd;
 int main(int argc, char** argv) {
   CLI::App app{"print the repro.py of a graph directory"};
   std::string graph_dir;
-  cli::EvaluationOptions evaluation;
+  options::EvaluationOptions evaluation;
   run::ReproSpec spec;
   app.add_option("graph_dir", graph_dir)->required();
   evaluation.add_to(app);

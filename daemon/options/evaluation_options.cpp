@@ -1,12 +1,12 @@
 // Shared evaluation options and their translation into worker configuration.
-#include "daemon/cli/evaluation_options.h"
+#include "daemon/options/evaluation_options.h"
 
 #include <filesystem>
 
-#include "daemon/cli/number_option.h"
+#include "daemon/options/number_option.h"
 #include "daemon/pool/helper_process.h"
 
-namespace minifyd::cli {
+namespace minifyd::options {
 
 void EvaluationOptions::add_to(CLI::App& command, bool backend_required, bool with_checks) {
   command.add_option("--backend", backend,
@@ -106,4 +106,4 @@ Expected<EvaluationSpec> EvaluationOptions::spec() const {
   return spec;
 }
 
-}  // namespace minifyd::cli
+}  // namespace minifyd::options

@@ -14,7 +14,7 @@
 #include "common/number_range.h"
 #include "daemon/pool/worker_pool.h"
 
-namespace minifyd::cli {
+namespace minifyd::options {
 
 struct PoolOptions {
   // One per core, within the range --workers takes (common/number_range.h).
@@ -28,4 +28,4 @@ struct PoolOptions {
   Expected<std::vector<PoolSlot>> slots() const;
 };
 
-}  // namespace minifyd::cli
+}  // namespace minifyd::options

@@ -1,19 +1,19 @@
 // Driving a pool from the calling thread.
-#include "daemon/pool/pool_runner.h"
+#include "daemon/pool/local_pool.h"
 
 #include <optional>
 
 namespace minifyd {
 
-PoolRunner::PoolRunner(PoolConfig config) : pool(io, std::move(config)) { pool.start(); }
+LocalPool::LocalPool(PoolConfig config) : pool(io, std::move(config)) { pool.start(); }
 
-PoolRunner::~PoolRunner() {
+LocalPool::~LocalPool() {
   stop_soon();
   while (!stopped_ && io.run_one() != 0) {
   }
 }
 
-void PoolRunner::stop_soon() {
+void LocalPool::stop_soon() {
   if (stopping_) return;
   stopping_ = true;
   pool.stop([this] { stopped_ = true; });

@@ -1,7 +1,7 @@
 // Numeric options' validator.
-#include "daemon/cli/number_option.h"
+#include "daemon/options/number_option.h"
 
-namespace minifyd::cli {
+namespace minifyd::options {
 
 CLI::Validator within(const NumberRange& range) {
   return CLI::Validator(
@@ -12,4 +12,4 @@ CLI::Validator within(const NumberRange& range) {
       describe(range));
 }
 
-}  // namespace minifyd::cli
+}  // namespace minifyd::options

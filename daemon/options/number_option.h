@@ -7,8 +7,8 @@
 
 #include "common/number_range.h"
 
-namespace minifyd::cli {
+namespace minifyd::options {
 
 CLI::Validator within(const NumberRange& range);
 
-}  // namespace minifyd::cli
+}  // namespace minifyd::options

@@ -1,5 +1,5 @@
 // One propagate request, waited for at once; or those a search asks for while it runs.
-#include "daemon/run/propagation.h"
+#include "daemon/propagation/propagation.h"
 
 #include <atomic>
 #include <optional>
@@ -13,7 +13,7 @@
 #include "common/log.h"
 #include "daemon/search/strategies/truncate_suffix.h"
 
-namespace minifyd::run {
+namespace minifyd::propagation {
 namespace {
 
 protocol::PropagateRequest propagate_request(const GraphDocument& document, const std::filesystem::path& store,
@@ -219,4 +219,4 @@ Expected<void> RunPropagations::finish() {
   return {};
 }
 
-}  // namespace minifyd::run
+}  // namespace minifyd::propagation

@@ -13,7 +13,7 @@
 #include "daemon/pool/worker_program.h"
 #include "daemon/verdict/evaluation_spec.h"
 
-namespace minifyd::cli {
+namespace minifyd::options {
 
 // --cpu-limit and --memory-limit, for every command that starts workers (minify's and minifyd).
 void add_sandbox_options(CLI::App& command, SandboxLimits& limits);
@@ -57,4 +57,4 @@ struct EvaluationOptions {
   Expected<void> no_sandbox_for_daemon() const;
 };
 
-}  // namespace minifyd::cli
+}  // namespace minifyd::options

@@ -49,19 +49,19 @@ Expected<void> keep_only_job_result(const ContentStore& store, const std::string
 // another daemon took (or may have taken: its renewals failed for a lease) stops writing at once.
 enum class StopCause { cancel, shutdown, lease_lost };
 
-class JobRunner {
+class JobThread {
  public:
   // Called on the daemon's io thread: progress events while the job runs, then once its end event
   // after the job store has recorded the end (or, for a shutdown, left the job to be resumed).
   using EventSink = std::function<void(std::int64_t id, protocol::JobEvent event)>;
 
   // Starts the thread. `job` was claimed (state running) from context.jobs.
-  JobRunner(const JobContext& context, JobRecord job, EventSink on_event);
+  JobThread(const JobContext& context, JobRecord job, EventSink on_event);
   // Joins the thread: call after the end event arrived, or after stop(), from a thread other than
   // the daemon's io thread while the job may still wait for the pool.
-  ~JobRunner();
-  JobRunner(const JobRunner&) = delete;
-  JobRunner& operator=(const JobRunner&) = delete;
+  ~JobThread();
+  JobThread(const JobThread&) = delete;
+  JobThread& operator=(const JobThread&) = delete;
 
   // The search stops before its next query; evaluations already running finish first.
   void stop(StopCause cause);

@@ -11,13 +11,13 @@
 
 namespace minifyd {
 
-struct PoolRunner {
+struct LocalPool {
   // Starts the pool's workers.
-  explicit PoolRunner(PoolConfig config);
+  explicit LocalPool(PoolConfig config);
   // Stops the pool (unless stop_soon() did) and runs it until every worker is reaped.
-  ~PoolRunner();
-  PoolRunner(const PoolRunner&) = delete;
-  PoolRunner& operator=(const PoolRunner&) = delete;
+  ~LocalPool();
+  LocalPool(const LocalPool&) = delete;
+  LocalPool& operator=(const LocalPool&) = delete;
 
   // The pool as the calling thread drives it, one request in flight per slot.
   PoolAccess access() { return PoolAccess{io, pool, pool.capacity()}; }

@@ -15,7 +15,7 @@
 #include "daemon/search/search_state.h"
 #include "protocol/worker_messages.h"
 
-namespace minifyd::run {
+namespace minifyd::propagation {
 
 // Propagates `document`, whose tensors are in the store at `store`, which receives the values
 // (fx_minifier's ConcreteProp; `for_analysis`: minify analyze's, protocol/worker_messages.h).
@@ -53,4 +53,4 @@ class RunPropagations {
   std::shared_ptr<Shared> shared_;
 };
 
-}  // namespace minifyd::run
+}  // namespace minifyd::propagation

@@ -1,12 +1,12 @@
 // The pool's slots from the command line.
-#include "daemon/cli/pool_options.h"
+#include "daemon/options/pool_options.h"
 
 #include <algorithm>
 #include <sstream>
 
-#include "daemon/cli/number_option.h"
+#include "daemon/options/number_option.h"
 
-namespace minifyd::cli {
+namespace minifyd::options {
 
 void PoolOptions::add_to(CLI::App& command) {
   auto* cpu = command.add_option("--workers", workers, "workers evaluating candidates at once (default: cores, at most 256)")
@@ -40,4 +40,4 @@ Expected<std::vector<PoolSlot>> PoolOptions::slots() const {
   return result;
 }
 
-}  // namespace minifyd::cli
+}  // namespace minifyd::options

@@ -1,5 +1,5 @@
 // Propagate, then the isolated and in-place requests, answered in any order.
-#include "daemon/analysis/analysis_runner.h"
+#include "daemon/analysis/analysis_requests.h"
 
 #include <algorithm>
 #include <functional>
@@ -8,7 +8,7 @@
 #include <set>
 
 #include "common/graph_codec.h"
-#include "daemon/run/propagation.h"
+#include "daemon/propagation/propagation.h"
 #include "daemon/search/node_isolation.h"
 #include "daemon/verdict/verdict_of_outcome.h"
 
@@ -84,7 +84,7 @@ Expected<Analysis> run_analysis(const GraphDocument& original, const std::filesy
   // fails, those before the failure); the in-place run computes its own.
   search::SearchState state;
   if (std::find(plan.modes.begin(), plan.modes.end(), Mode::isolated) != plan.modes.end()) {
-    auto propagated = run::propagate(pool, original, store, plan.spec.timeout, plan.spec.op_libraries, /*for_analysis=*/true);
+    auto propagated = propagation::propagate(pool, original, store, plan.spec.timeout, plan.spec.op_libraries, /*for_analysis=*/true);
     if (!propagated) return propagated.error().with_context("propagating the eager values");
     ++analysis.requests;
     analysis.eager_failure = propagated->eager_failure;

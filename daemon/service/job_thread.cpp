@@ -1,5 +1,5 @@
 // A job's thread.
-#include "daemon/service/job_runner.h"
+#include "daemon/service/job_thread.h"
 
 #include <chrono>
 #include <filesystem>
@@ -34,7 +34,7 @@ protocol::ProgressEvent progress_event(std::int64_t id, const search::SearchProg
 // Forwards the search's progress to the daemon's io thread.
 class ProgressForwarder final : public search::SearchObserver {
  public:
-  ProgressForwarder(boost::asio::io_context& daemon_io, std::int64_t id, JobRunner::EventSink sink)
+  ProgressForwarder(boost::asio::io_context& daemon_io, std::int64_t id, JobThread::EventSink sink)
       : daemon_io_(daemon_io), id_(id), sink_(std::move(sink)) {}
 
   void on_progress(const search::SearchProgress& progress) override { forward(progress); }
@@ -49,7 +49,7 @@ class ProgressForwarder final : public search::SearchObserver {
 
   boost::asio::io_context& daemon_io_;
   std::int64_t id_;
-  JobRunner::EventSink sink_;
+  JobThread::EventSink sink_;
   Clock::time_point started_ = Clock::now();
 };
 
@@ -99,22 +99,22 @@ Expected<void> keep_only_job_result(const ContentStore& store, const std::string
   return {};
 }
 
-JobRunner::JobRunner(const JobContext& context, JobRecord job, EventSink on_event)
+JobThread::JobThread(const JobContext& context, JobRecord job, EventSink on_event)
     : context_(context), claim_(job.claim()), on_event_(std::move(on_event)) {
   thread_ = std::thread([this, job = std::move(job)]() mutable { run(std::move(job)); });
 }
 
-JobRunner::~JobRunner() {
+JobThread::~JobThread() {
   if (thread_.joinable()) thread_.join();
 }
 
-void JobRunner::stop(StopCause cause) {
+void JobThread::stop(StopCause cause) {
   if (cause == StopCause::cancel) cancelled_ = true;
   if (cause == StopCause::lease_lost) lost_ = true;
   interrupt_ = true;
 }
 
-Expected<run::RunResult> JobRunner::attempt(const JobRecord& job) {
+Expected<run::RunResult> JobThread::attempt(const JobRecord& job) {
   auto spec = decode_job_spec(job.spec_json);
   if (!spec) return spec.error();
   store_prefix_ = spec->store_prefix;
@@ -151,7 +151,7 @@ Expected<run::RunResult> JobRunner::attempt(const JobRecord& job) {
   return run::continue_run(std::move(*checkpoint), place, pool.access(), hooks);
 }
 
-bool JobRunner::wait_for_room(const Error& error) {
+bool JobThread::wait_for_room(const Error& error) {
   log::warn("job " + std::to_string(claim_.id) + ": " + error.message + ": it waits for room, then goes on");
   constexpr std::uint64_t room_bytes = 1u << 20;
   for (;;) {
@@ -164,7 +164,7 @@ bool JobRunner::wait_for_room(const Error& error) {
   }
 }
 
-void JobRunner::run(JobRecord job) {
+void JobThread::run(JobRecord job) {
   Expected<run::RunResult> result = attempt(job);
   // A full disk is not the job's failure: it waits for room and resumes from its last checkpoint
   // the job store holds, as a restarted daemon would.
@@ -178,7 +178,7 @@ void JobRunner::run(JobRecord job) {
   boost::asio::post(context_.daemon_io, [sink = on_event_, id = claim_.id, end = std::move(end)] { sink(id, end); });
 }
 
-bool JobRunner::claim_lost() {
+bool JobThread::claim_lost() {
   if (lost_) return true;
   // A write refused since the last renewal ended the run with an error that is not the job's.
   auto job = context_.jobs.summary(claim_.id);
@@ -186,7 +186,7 @@ bool JobRunner::claim_lost() {
   return lost_;
 }
 
-protocol::EndEvent JobRunner::lost_claim() const {
+protocol::EndEvent JobThread::lost_claim() const {
   log::warn(job_name(claim_.id) + ": its claim (session " + std::to_string(claim_.session) +
             ") was lost: another daemon of the queue resumes it from its last checkpoint");
   protocol::EndEvent event;
@@ -196,7 +196,7 @@ protocol::EndEvent JobRunner::lost_claim() const {
   return event;
 }
 
-protocol::EndEvent JobRunner::left_to_resume() {
+protocol::EndEvent JobThread::left_to_resume() {
   if (cancelled_) {
     if (auto recorded = context_.jobs.finish(claim_, JobState::cancelled, "cancelled"); !recorded)
       log::error("job " + std::to_string(claim_.id) + ": " + recorded.error().message);
@@ -212,7 +212,7 @@ protocol::EndEvent JobRunner::left_to_resume() {
   return event;
 }
 
-protocol::EndEvent JobRunner::record_end(const Expected<run::RunResult>& result) {
+protocol::EndEvent JobThread::record_end(const Expected<run::RunResult>& result) {
   auto finish = [&](JobState state, const std::string& text, protocol::EndEvent event) {
     // An end the disk has no room for is recorded once it has; stopped meanwhile, the job stays
     // running in the store and its next start records it from the checkpoint.
