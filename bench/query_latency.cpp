@@ -45,8 +45,8 @@ int main(int argc, char** argv) {
     std::cerr << document.error().message << "\n";
     return 2;
   }
-  PoolConfig config;
-  auto worker_config = worker_config_for(backend, WorkerPrograms{worker, python});
+  pool::PoolConfig config;
+  auto worker_config = pool::worker_config_for(backend, pool::WorkerPrograms{worker, python});
   if (!worker_config) {
     std::cerr << worker_config.error().message << "\n";
     return 2;
@@ -59,7 +59,7 @@ int main(int argc, char** argv) {
   request.backend = backend;
 
   boost::asio::io_context io;
-  WorkerPool pool(io, config);
+  pool::WorkerPool pool(io, config);
   pool.start();
   std::vector<double> wall_ms, worker_ms;
   int failures = 0;
@@ -67,7 +67,7 @@ int main(int argc, char** argv) {
   // One warm-up query (worker start, first-touch allocations), then the measured ones back to back.
   std::function<void(int)> send = [&](int remaining) {
     sent = Clock::now();
-    pool.submit(request, std::chrono::seconds(60), [&, remaining](WorkerOutcome outcome) {
+    pool.submit(request, std::chrono::seconds(60), [&, remaining](pool::WorkerOutcome outcome) {
       double wall = std::chrono::duration<double, std::milli>(Clock::now() - sent).count();
       auto* reply = std::get_if<protocol::WorkerReply>(&outcome);
       auto* evaluated = reply ? std::get_if<protocol::EvaluateReply>(reply) : nullptr;

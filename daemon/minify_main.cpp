@@ -4,6 +4,6 @@
 
 int main(int argc, char** argv) {
   // A ^C or SIGTERM ends `minify` as before, and with it any helper it runs (a repro file's import).
-  minifyd::end_helpers_with_this_process();
+  minifyd::pool::end_helpers_with_this_process();
   return minifyd::cli::run(argc, argv);
 }

@@ -1,5 +1,7 @@
 # Checks the source tree's layering against CMake's own target graph (docs/architecture.md, "Targets"):
-# every library is one folder, every #include between folders follows a link of their libraries,
+# every library is one folder and one namespace (minifyd::FOLDER, or one nested in it that is no other
+# library's; common's is minifyd), every #include
+# between folders follows a link of their libraries,
 # the libraries link without a loop, no two units of one folder include each other round a loop, and the
 # graph docs/architecture.md draws is CMake's. Run by ctest (layering.check) on every build.
 #   check_layering.py --root SOURCE_DIR --targets BUILD_DIR/minifyd_targets.txt [--docs docs/architecture.md]
@@ -13,6 +15,8 @@ import sys
 CODE_FOLDERS = ("common", "protocol", "daemon", "worker")
 SOURCE_SUFFIXES = (".h", ".cpp")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
+NAMESPACE = re.compile(r'^namespace (minifyd(?:::\w+)*) \{', re.MULTILINE)
+ROOT_NAMESPACE = "minifyd"  # common/'s, which every other library's is nested in
 DOCS_BEGIN = "<!-- targets: begin (scripts/check_layering.py compares this with CMake's) -->"
 DOCS_END = "<!-- targets: end -->"
 NO_LINKS = "(none)"  # a target that links none of the others
@@ -121,6 +125,12 @@ def docs_graph(path):
     return graph
 
 
+def namespace_of(library_folder):
+    """A library's namespace: minifyd for common/, else minifyd:: and its folder's name."""
+    name = os.path.basename(library_folder)
+    return ROOT_NAMESPACE if name == "common" else f"{ROOT_NAMESPACE}::{name}"
+
+
 def cmake_graph(targets):
     return {t.name: sorted(t.linked) for t in targets.values()}
 
@@ -156,6 +166,7 @@ def check(root, targets, docs):
     files = list(code_files(root, [top for top in CODE_FOLDERS if top in built_tops]))
     owners = {path: owner_of(path, libraries_by_folder, executables_by_source) for path in files}
     closure = {name: reachable(targets, name) for name in targets}
+    library_namespaces = {namespace_of(folder) for folder in libraries_by_folder}
     components = {}
     for path in files:
         owner = owners[path]
@@ -163,7 +174,14 @@ def check(root, targets, docs):
             problems.append(f"{path} belongs to no target")
             continue
         with open(os.path.join(root, path), encoding="utf-8") as f:
-            includes = INCLUDE.findall(f.read())
+            text = f.read()
+        includes = INCLUDE.findall(text)
+        if targets[owner].kind != "EXECUTABLE":
+            expected = namespace_of(targets[owner].folder)
+            for namespace in sorted(set(NAMESPACE.findall(text))):
+                nested = namespace.startswith(expected + "::") and namespace not in library_namespaces
+                if namespace != expected and not nested:
+                    problems.append(f"{path} declares namespace {namespace}, but {owner}'s is {expected}")
         unit = os.path.splitext(path)[0]
         for included in includes:
             if included not in owners:

@@ -15,8 +15,8 @@ Expected<std::filesystem::path> draw_analysis_plot(const std::filesystem::path& 
   pythons.push_back("python3");
   std::string why;
   for (const std::string& python : pythons) {
-    auto drawn = run_python_main(python, "analysis_plot", {json.string(), svg.string()},
-                                 helper_timeout_seconds);
+    auto drawn = pool::run_python_main(python, "analysis_plot", {json.string(), svg.string()},
+                                 pool::helper_timeout_seconds);
     if (drawn) return svg;
     why += (why.empty() ? "" : "; ") + python + ": " + drawn.error().message;
   }

@@ -36,7 +36,7 @@ struct Answer {
 };
 
 // Errors: the worker could not analyze at all.
-Expected<Answer> answer_of(const WorkerOutcome& outcome, const std::vector<std::string>& nodes) {
+Expected<Answer> answer_of(const pool::WorkerOutcome& outcome, const std::vector<std::string>& nodes) {
   Answer answer;
   if (auto* reply = std::get_if<protocol::WorkerReply>(&outcome)) {
     if (auto* error = std::get_if<protocol::ErrorReply>(reply)) return make_error(ErrorKind::invalid_input, "the worker refused to analyze: " + error->message);
@@ -54,7 +54,7 @@ Expected<Answer> answer_of(const WorkerOutcome& outcome, const std::vector<std::
     for (const protocol::ValueMeasurement& value : analyzed->values) answer.results[value.node].measurement = value;
     return answer;
   }
-  auto verdict = verdict_of(outcome);  // a crash or a timeout is a verdict; anything else an error
+  auto verdict = verdict::verdict_of(outcome);  // a crash or a timeout is a verdict; anything else an error
   if (!verdict) return verdict.error();
   answer.failure.failure = std::move(*verdict);
   answer.failure.failed = "compiled";
@@ -64,7 +64,7 @@ Expected<Answer> answer_of(const WorkerOutcome& outcome, const std::vector<std::
 }  // namespace
 
 Expected<Analysis> run_analysis(const GraphDocument& original, const std::filesystem::path& store,
-                                const AnalysisPlan& plan, const PoolAccess& pool) {
+                                const AnalysisPlan& plan, const pool::PoolAccess& pool) {
   Analysis analysis;
   analysis.backend = plan.spec.backend;
   analysis.backend_options = plan.spec.backend_options;
@@ -92,13 +92,13 @@ Expected<Analysis> run_analysis(const GraphDocument& original, const std::filesy
                                 std::make_shared<const search::EagerValues>(search::eager_values_from(propagated->values))};
   }
 
-  std::set<RequestPool::Ticket> pending;
+  std::set<pool::RequestPool::Ticket> pending;
   std::optional<Error> error;
   auto submit = [&](const GraphDocument& document, std::vector<std::string> requested,
                     std::function<void(Answer)> record) {
-    auto ticket = std::make_shared<RequestPool::Ticket>();
+    auto ticket = std::make_shared<pool::RequestPool::Ticket>();
     *ticket = pool.pool.submit(analyze_request(plan, document, store, requested), plan.spec.timeout,
-                               [&, ticket, requested, record](WorkerOutcome outcome) {
+                               [&, ticket, requested, record](pool::WorkerOutcome outcome) {
                                  pending.erase(*ticket);
                                  auto answer = answer_of(outcome, requested);
                                  if (!answer && !error) error = answer.error();
@@ -135,7 +135,7 @@ Expected<Analysis> run_analysis(const GraphDocument& original, const std::filesy
     if (pool.io.run_one() == 0) error = make_error(ErrorKind::io, "the worker pool stopped answering");
   if (error) {
     // What is still queued or running is of no use now.
-    for (RequestPool::Ticket ticket : std::set<RequestPool::Ticket>(pending)) pool.pool.cancel(ticket);
+    for (pool::RequestPool::Ticket ticket : std::set<pool::RequestPool::Ticket>(pending)) pool.pool.cancel(ticket);
     while (!pending.empty() && pool.io.run_one() != 0) {}
     return *error;
   }

@@ -15,7 +15,7 @@
 namespace minifyd::analysis {
 
 struct AnalysisPlan {
-  EvaluationSpec spec;  // the backend, its options and the per-request timeout; the check is unused
+  verdict::EvaluationSpec spec;  // the backend, its options and the per-request timeout; the check is unused
   std::vector<Mode> modes{Mode::isolated, Mode::in_place};
 };
 
@@ -23,6 +23,6 @@ struct AnalysisPlan {
 // intermediates into. A node that crashes, throws or hangs is a result; errors are what leaves no
 // analysis (a worker that cannot analyze, a pool that stopped).
 Expected<Analysis> run_analysis(const GraphDocument& original, const std::filesystem::path& store,
-                                const AnalysisPlan& plan, const PoolAccess& pool);
+                                const AnalysisPlan& plan, const pool::PoolAccess& pool);
 
 }  // namespace minifyd::analysis

@@ -6,9 +6,9 @@
 namespace minifyd::bisect {
 
 Expected<void> bisectable_backend(const std::string& backend) {
-  auto program = worker_program_for(backend);
+  auto program = pool::worker_program_for(backend);
   if (!program) return program.error();
-  if (*program != WorkerProgram::python)
+  if (*program != pool::WorkerProgram::python)
     return make_error(ErrorKind::invalid_input, "a bisect probes a torch.compile backend's compiler (inductor, aot_eager, "
                                                 "aot_eager_decomp_partition); " + backend + " is not one");
   return {};

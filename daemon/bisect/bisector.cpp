@@ -37,8 +37,8 @@ bool fails(const ProbeAnswer& answer) { return answer.record.outcome == outcome_
 
 class Bisection {
  public:
-  Bisection(const PoolAccess& access, const EvaluationSpec& spec, const GraphDocument& document,
-            const std::filesystem::path& store, FailureJudge& judge)
+  Bisection(const pool::PoolAccess& access, const verdict::EvaluationSpec& spec, const GraphDocument& document,
+            const std::filesystem::path& store, verdict::FailureJudge& judge)
       : access_(access), spec_(spec), document_(document), store_(store), judge_(judge) {}
 
   Expected<BisectResult> run();
@@ -55,11 +55,11 @@ class Bisection {
                                      std::uint64_t applications);
   void name_target();
 
-  const PoolAccess& access_;
-  const EvaluationSpec& spec_;
+  const pool::PoolAccess& access_;
+  const verdict::EvaluationSpec& spec_;
   const GraphDocument& document_;
   std::filesystem::path store_;
-  FailureJudge& judge_;
+  verdict::FailureJudge& judge_;
   std::optional<protocol::BisectPlan> plan_;
   // Debug info of each application, by subsystem, from the probes that counted them.
   std::map<std::string, std::vector<std::string>> debug_info_;
@@ -76,7 +76,7 @@ Expected<std::vector<ProbeAnswer>> Bisection::round(const std::vector<Probe>& pr
   std::size_t left = probes.size();
   for (std::size_t i = 0; i < probes.size(); ++i) {
     const Probe& probe = probes[i];
-    EvaluationSpec spec = spec_;
+    verdict::EvaluationSpec spec = spec_;
     spec.backend = probe.stage;
     protocol::BisectProbe wire;
     if (probe.subsystem) {
@@ -86,11 +86,11 @@ Expected<std::vector<ProbeAnswer>> Bisection::round(const std::vector<Probe>& pr
         wire.enabled = probe.enabled;
       }
     }
-    protocol::EvaluateRequest request = evaluate_request(spec, document_, store_);
+    protocol::EvaluateRequest request = verdict::evaluate_request(spec, document_, store_);
     request.bisect = wire;
     Clock::time_point submitted = Clock::now();
-    access_.pool.submit(std::move(request), spec.timeout, [&answers, &left, i, submitted](WorkerOutcome outcome) {
-      Answered answered{verdict_of(outcome), std::nullopt,
+    access_.pool.submit(std::move(request), spec.timeout, [&answers, &left, i, submitted](pool::WorkerOutcome outcome) {
+      Answered answered{verdict::verdict_of(outcome), std::nullopt,
                         std::chrono::duration<double>(Clock::now() - submitted).count()};
       if (auto* reply = std::get_if<protocol::WorkerReply>(&outcome))
         if (auto* evaluated = std::get_if<protocol::EvaluateReply>(reply)) answered.observation = evaluated->bisect;
@@ -106,7 +106,7 @@ Expected<std::vector<ProbeAnswer>> Bisection::round(const std::vector<Probe>& pr
   }
   // A bisect of a graph alone (`minify bisect`) takes the failure to look for from the graph's own verdict.
   if (reference && judge_.awaits_signature() && !answers[*reference]->verdict->pass)
-    judge_.expect(signature_of(*answers[*reference]->verdict));
+    judge_.expect(verdict::signature_of(*answers[*reference]->verdict));
   std::vector<ProbeAnswer> done;
   for (std::size_t i = 0; i < probes.size(); ++i) {
     ProbeAnswer answer{judged(probes[i], *answers[i]->verdict, answers[i]->seconds), std::move(answers[i]->observation)};
@@ -129,7 +129,7 @@ ProbeRecord Bisection::judged(const Probe& probe, const protocol::Verdict& verdi
     record.outcome = outcome_fails;
   } else {
     record.outcome = outcome_other;
-    record.detail = describe(signature_of(verdict));
+    record.detail = describe(verdict::signature_of(verdict));
   }
   return record;
 }
@@ -269,8 +269,8 @@ Expected<BisectResult> Bisection::run() {
 
 }  // namespace
 
-Expected<BisectResult> bisect(const PoolAccess& access, const EvaluationSpec& spec, const GraphDocument& document,
-                              const std::filesystem::path& store, FailureJudge& judge) {
+Expected<BisectResult> bisect(const pool::PoolAccess& access, const verdict::EvaluationSpec& spec, const GraphDocument& document,
+                              const std::filesystem::path& store, verdict::FailureJudge& judge) {
   return Bisection(access, spec, document, store, judge).run();
 }
 

@@ -27,7 +27,7 @@ namespace minifyd::bisect {
 // backend). The judge's signature is the failure's; one it does not know yet is set from the
 // graph's own verdict. Errors: the graph does not fail (or fails otherwise), a worker could not
 // answer, the pool stopped.
-Expected<BisectResult> bisect(const PoolAccess& access, const EvaluationSpec& spec, const GraphDocument& document,
-                              const std::filesystem::path& store, FailureJudge& judge);
+Expected<BisectResult> bisect(const pool::PoolAccess& access, const verdict::EvaluationSpec& spec, const GraphDocument& document,
+                              const std::filesystem::path& store, verdict::FailureJudge& judge);
 
 }  // namespace minifyd::bisect

@@ -89,14 +89,14 @@ int analyze(AnalyzeOptions options) {
   if (auto added = add_origin_options(*spec, *dir); !added) return fail(options::exit_usage, added.error().message, options.json);
   auto slots = options.pool.slots();
   if (!slots) return fail(options::exit_usage, slots.error().message, options.json);
-  auto worker = worker_config_for(spec->backend, options.evaluation.worker_programs());
+  auto worker = pool::worker_config_for(spec->backend, options.evaluation.worker_programs());
   if (!worker) return fail(options::exit_usage, worker.error().message, options.json);
   worker->limits = options.evaluation.sandbox;
-  hide_gpus_unless_used(*worker, *document);
-  PoolConfig pool_config;
+  pool::hide_gpus_unless_used(*worker, *document);
+  pool::PoolConfig pool_config;
   pool_config.worker = std::move(*worker);
   pool_config.slots = std::move(*slots);
-  LocalPool runner(std::move(pool_config));
+  pool::LocalPool runner(std::move(pool_config));
 
   auto scratch = TemporaryDirectory::create("minify-analyze");
   if (!scratch) return fail(options::exit_usage, scratch.error().message, options.json);

@@ -57,22 +57,22 @@ int bisect_command(BisectOptions& options) {
   if (auto bisectable = bisect::bisectable_backend(spec->backend); !bisectable)
     return fail(bisectable.error().message, options::exit_usage, options.json);
   if (auto added = add_origin_options(*spec, *dir); !added) return fail(added.error().message, options::exit_usage, options.json);
-  auto check = failure_check_of(*spec);
+  auto check = verdict::failure_check_of(*spec);
   if (!check) return fail(check.error().message, options::exit_usage, options.json);
-  auto match = parse_match_mode(options.match);
+  auto match = verdict::parse_match_mode(options.match);
   if (!match) return fail(match.error().message, options::exit_usage, options.json);
   auto slots = options.pool.slots();
   if (!slots) return fail(slots.error().message, options::exit_usage, options.json);
-  auto worker = worker_config_for(spec->backend, options.evaluation.worker_programs());
+  auto worker = pool::worker_config_for(spec->backend, options.evaluation.worker_programs());
   if (!worker) return fail(worker.error().message, options::exit_usage, options.json);
   worker->limits = options.evaluation.sandbox;
-  hide_gpus_unless_used(*worker, *document);
+  pool::hide_gpus_unless_used(*worker, *document);
 
-  PoolConfig pool_config;
+  pool::PoolConfig pool_config;
   pool_config.worker = std::move(*worker);
   pool_config.slots = std::move(*slots);
-  LocalPool runner(std::move(pool_config));
-  FailureJudge judge(std::move(*check), *match);
+  pool::LocalPool runner(std::move(pool_config));
+  verdict::FailureJudge judge(std::move(*check), *match);
   auto result = bisect::bisect(runner.access(), *spec, *document, std::filesystem::absolute(*dir / store_dir_name), judge);
   if (!result) {
     int code = result.error().kind == ErrorKind::invalid_input ? options::exit_does_not_fail : options::exit_code_of(result.error());

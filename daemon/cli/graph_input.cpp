@@ -55,7 +55,7 @@ void remove_failed_import(const std::filesystem::path& out_dir, const std::set<s
 Expected<nlohmann::json> import_repro_file(const options::EvaluationOptions& evaluation, const std::filesystem::path& file,
                                            const std::filesystem::path& out_dir) {
   // A repro file is PyTorch 2.x code whatever the backend: the python is the one Inductor needs.
-  auto python = find_python(evaluation.python);
+  auto python = pool::find_python(evaluation.python);
   if (!python) return python.error();
   std::filesystem::path out = std::filesystem::absolute(out_dir);
   bool out_was_free = absent_or_empty(out);
@@ -68,7 +68,7 @@ Expected<nlohmann::json> import_repro_file(const options::EvaluationOptions& eva
     clean_up();
     return make_error(kind, std::move(message));
   };
-  auto output = run_python_main(*python, "repro_file", {std::filesystem::absolute(file).string(), "--out", out.string()},
+  auto output = pool::run_python_main(*python, "repro_file", {std::filesystem::absolute(file).string(), "--out", out.string()},
                                 evaluation.import_timeout_seconds, clean_up);
   // A file that cannot be imported is bad input, whatever way it failed; a full disk is not the file's.
   if (!output)
@@ -134,10 +134,10 @@ Expected<std::map<std::string, std::string>> origin_backend_options(const std::f
   return options;
 }
 
-Expected<void> add_origin_options(EvaluationSpec& spec, const std::filesystem::path& dir) {
+Expected<void> add_origin_options(verdict::EvaluationSpec& spec, const std::filesystem::path& dir) {
   // They are the torch.compile run's configuration (torch._inductor.config.X): another backend has none.
-  auto program = worker_program_for(spec.backend);
-  if (!program || *program != WorkerProgram::python) return {};
+  auto program = pool::worker_program_for(spec.backend);
+  if (!program || *program != pool::WorkerProgram::python) return {};
   auto options = origin_backend_options(dir);
   if (!options) return options.error();
   for (auto& [key, value] : *options) spec.backend_options.emplace(key, std::move(value));  // the user's win

@@ -49,6 +49,6 @@ Expected<std::map<std::string, std::string>> origin_backend_options(const std::f
 
 // `spec` with the backend options of dir's origin.json added where the user gave none of the same key,
 // when its backend is a torch.compile one (the options are that run's configuration).
-Expected<void> add_origin_options(EvaluationSpec& spec, const std::filesystem::path& dir);
+Expected<void> add_origin_options(verdict::EvaluationSpec& spec, const std::filesystem::path& dir);
 
 }  // namespace minifyd::cli

@@ -28,7 +28,7 @@ struct QueryOptions {
 };
 
 // The same query on one of the daemon's workers, sharing its pool with the daemon's jobs.
-int query_through_daemon(QueryOptions options, const EvaluationSpec& spec) {
+int query_through_daemon(QueryOptions options, const verdict::EvaluationSpec& spec) {
   options.daemon.json = options.json;
   auto client = options.daemon.connect();
   if (!client) return options.daemon.fail("query", client.error());
@@ -57,24 +57,24 @@ int query(QueryOptions options) {
   auto document = load_graph_dir(options.dir, spec->operators());
   if (!document) return fail_usage(document.error().message, options.json);
   if (auto added = add_origin_options(*spec, options.dir); !added) return fail_usage(added.error().message, options.json);
-  auto check = failure_check_of(*spec);
+  auto check = verdict::failure_check_of(*spec);
   if (!check) return fail_usage(check.error().message, options.json);
   if (options.through_daemon) return query_through_daemon(options, *spec);
-  auto worker = worker_config_for(spec->backend, options.evaluation.worker_programs());
+  auto worker = pool::worker_config_for(spec->backend, options.evaluation.worker_programs());
   if (!worker) return fail_usage(worker.error().message, options.json);
   worker->limits = options.evaluation.sandbox;
-  hide_gpus_unless_used(*worker, *document);
+  pool::hide_gpus_unless_used(*worker, *document);
   protocol::EvaluateRequest request =
-      evaluate_request(*spec, *document, std::filesystem::absolute(std::filesystem::path(options.dir) / store_dir_name));
+      verdict::evaluate_request(*spec, *document, std::filesystem::absolute(std::filesystem::path(options.dir) / store_dir_name));
 
-  PoolConfig pool_config;
+  pool::PoolConfig pool_config;
   pool_config.worker = *worker;
   pool_config.warm_spares = false;
   pool_config.max_start_failures = 1;
-  LocalPool runner(std::move(pool_config));
-  WorkerOutcome outcome = request_and_wait(runner.access(), std::move(request), spec->timeout);
+  pool::LocalPool runner(std::move(pool_config));
+  pool::WorkerOutcome outcome = pool::request_and_wait(runner.access(), std::move(request), spec->timeout);
 
-  auto result = query_result(outcome, *check);
+  auto result = verdict::query_result(outcome, *check);
   if (!result) {
     if (options.json) std::cout << nlohmann::json{{"error", result.error().message}}.dump() << "\n";
     else std::cerr << "minify query: " << result.error().message << "\n";

@@ -14,7 +14,7 @@ Expected<run::RunSettings> run_settings_of(const options::PoolOptions& pool, con
   settings.slots = std::move(*slots);
   settings.workers = evaluation.worker_programs();
   settings.sandbox = evaluation.sandbox;
-  settings.minify_executable = running_executable().string();
+  settings.minify_executable = pool::running_executable().string();
   return settings;
 }
 

@@ -55,7 +55,7 @@ Expected<run::RunSpec> SearchSpecOptions::spec(const std::string& graph_dir) con
   if (!made) return made.error();
   spec.evaluation = std::move(*made);
   if (auto added = add_origin_options(spec.evaluation, spec.graph_dir); !added) return added.error();
-  auto mode = parse_match_mode(match);
+  auto mode = verdict::parse_match_mode(match);
   if (!mode) return mode.error().with_context("--match");
   spec.match = *mode;
   spec.strategies = strategies;

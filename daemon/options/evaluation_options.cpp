@@ -50,14 +50,14 @@ void add_op_library_option(CLI::App& command, std::vector<std::string>& librarie
                      "workers load for this job alone, letting its graphs call operators of namespace NS (repeatable)");
 }
 
-void add_sandbox_options(CLI::App& command, SandboxLimits& limits) {
+void add_sandbox_options(CLI::App& command, pool::SandboxLimits& limits) {
   command.add_option("--cpu-limit", limits.cpu_seconds, "RLIMIT_CPU of each worker, in seconds (0: none)")
       ->check(within(number_ranges::cpu_limit_seconds))
       ->each([&limits](const std::string&) { limits.given = true; });
   add_memory_limit_option(command, limits);
 }
 
-void add_memory_limit_option(CLI::App& command, SandboxLimits& limits) {
+void add_memory_limit_option(CLI::App& command, pool::SandboxLimits& limits) {
   // The helpers (a repro file's import, the plain check, the repro writers) take the workers' bound:
   // they are started from every corner of a command, so it is set for the process as it is parsed.
   command
@@ -68,7 +68,7 @@ void add_memory_limit_option(CLI::App& command, SandboxLimits& limits) {
       ->capture_default_str()
       ->each([&limits](const std::string& text) {  // runs before CLI11 converts it, after within()'s check
         limits.given = true;
-        if (auto mb = parse_number(text, number_ranges::memory_limit_mb)) bound_helper_memory(static_cast<std::uint64_t>(*mb));
+        if (auto mb = parse_number(text, number_ranges::memory_limit_mb)) pool::bound_helper_memory(static_cast<std::uint64_t>(*mb));
       });
 }
 
@@ -79,13 +79,13 @@ Expected<void> EvaluationOptions::no_sandbox_for_daemon() const {
                     "every job and query, run under its limits");
 }
 
-Expected<EvaluationSpec> EvaluationOptions::spec() const {
-  EvaluationSpec spec;
+Expected<verdict::EvaluationSpec> EvaluationOptions::spec() const {
+  verdict::EvaluationSpec spec;
   static constexpr std::string_view plugin_prefix = "plugin:";
   spec.backend = backend.rfind(plugin_prefix, 0) != 0
                      ? backend
                      : std::string(plugin_prefix) + std::filesystem::absolute(backend.substr(plugin_prefix.size())).string();
-  auto program = worker_program_for(spec.backend);
+  auto program = pool::worker_program_for(spec.backend);
   if (!program) return program.error();
   for (const std::string& pair : backend_opts) {
     std::size_t equals = pair.find('=');
@@ -97,8 +97,8 @@ Expected<EvaluationSpec> EvaluationOptions::spec() const {
   else if (accuracy) spec.accuracy = protocol::AccuracyMode::accuracy;
   spec.nan_check = nan_check;
   if (!check_str.empty()) spec.check_str = check_str;
-  if (auto check = failure_check_of(spec); !check) return check.error();
-  double seconds = timeout_seconds.value_or(default_timeout_seconds(spec.backend));
+  if (auto check = verdict::failure_check_of(spec); !check) return check.error();
+  double seconds = timeout_seconds.value_or(pool::default_timeout_seconds(spec.backend));
   spec.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000));
   auto libraries = recorded_operator_libraries(op_libraries);
   if (!libraries) return libraries.error();

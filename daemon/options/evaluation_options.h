@@ -16,9 +16,9 @@
 namespace minifyd::options {
 
 // --cpu-limit and --memory-limit, for every command that starts workers (minify's and minifyd).
-void add_sandbox_options(CLI::App& command, SandboxLimits& limits);
+void add_sandbox_options(CLI::App& command, pool::SandboxLimits& limits);
 // --memory-limit alone, for a command that starts helpers but no worker (import).
-void add_memory_limit_option(CLI::App& command, SandboxLimits& limits);
+void add_memory_limit_option(CLI::App& command, pool::SandboxLimits& limits);
 
 // --op-library NS=PATH.so (repeatable), for every command that reads graphs for a job (and validate).
 void add_op_library_option(CLI::App& command, std::vector<std::string>& libraries);
@@ -37,7 +37,7 @@ struct EvaluationOptions {
   double import_timeout_seconds = 600;
   std::string worker;  // minify-worker path; default: found beside minify
   std::string python;  // the python whose torch serves the torch.compile backends; default: found
-  SandboxLimits sandbox;  // --cpu-limit, --memory-limit
+  pool::SandboxLimits sandbox;  // --cpu-limit, --memory-limit
 
   // Registers the options on a subcommand. `minify run --resume` takes its backend from the
   // checkpoint, so there --backend is checked by the command instead of required here.
@@ -50,9 +50,9 @@ struct EvaluationOptions {
   // The evaluation the options describe: a relative plugin:PATH made absolute (the worker runs in
   // a scratch directory of its own), KEY=VALUE pairs and the --check-str regex validated, each
   // --op-library checked and its SHA-256 recorded (common/operator_library.h).
-  Expected<EvaluationSpec> spec() const;
+  Expected<verdict::EvaluationSpec> spec() const;
   // The worker programs the options name; worker_config_for() picks the one a backend needs.
-  WorkerPrograms worker_programs() const { return WorkerPrograms{worker, python}; }
+  pool::WorkerPrograms worker_programs() const { return pool::WorkerPrograms{worker, python}; }
   // An error unless the sandbox options are unset: minifyd's workers run under minifyd's own limits.
   Expected<void> no_sandbox_for_daemon() const;
 };

@@ -18,10 +18,10 @@ void PoolOptions::add_to(CLI::App& command) {
       ->check(within(number_ranges::workers_per_gpu));
 }
 
-Expected<std::vector<PoolSlot>> PoolOptions::slots() const {
-  std::vector<PoolSlot> result;
+Expected<std::vector<pool::PoolSlot>> PoolOptions::slots() const {
+  std::vector<pool::PoolSlot> result;
   if (gpus.empty()) {
-    result.assign(std::max<std::size_t>(workers, 1), PoolSlot{});
+    result.assign(std::max<std::size_t>(workers, 1), pool::PoolSlot{});
     return result;
   }
   std::stringstream list(gpus);
@@ -29,7 +29,7 @@ Expected<std::vector<PoolSlot>> PoolOptions::slots() const {
   while (std::getline(list, gpu, ',')) {
     if (gpu.empty() || gpu.find_first_not_of("0123456789") != std::string::npos)
       return make_error(ErrorKind::invalid_input, "--gpus: '" + gpu + "' is not a GPU index (e.g. --gpus 0,1)");
-    for (std::size_t k = 0; k < std::max<std::size_t>(workers_per_gpu, 1); ++k) result.push_back(PoolSlot{gpu});
+    for (std::size_t k = 0; k < std::max<std::size_t>(workers_per_gpu, 1); ++k) result.push_back(pool::PoolSlot{gpu});
   }
   if (result.empty()) return make_error(ErrorKind::invalid_input, "--gpus: no GPU index given");
   // One bound on the processes a pool starts, however they are spread over GPUs.

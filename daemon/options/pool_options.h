@@ -25,7 +25,7 @@ struct PoolOptions {
 
   void add_to(CLI::App& command);
   // Errors name a bad GPU index.
-  Expected<std::vector<PoolSlot>> slots() const;
+  Expected<std::vector<pool::PoolSlot>> slots() const;
 };
 
 }  // namespace minifyd::options

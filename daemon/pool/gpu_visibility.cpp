@@ -3,10 +3,10 @@
 
 #include "common/graph_devices.h"
 
-namespace minifyd {
+namespace minifyd::pool {
 
 void hide_gpus_unless_used(WorkerConfig& worker, const GraphDocument& graph) {
   if (!worker.cuda_visible_devices && !uses_cuda(graph)) worker.cuda_visible_devices = "";
 }
 
-}  // namespace minifyd
+}  // namespace minifyd::pool

@@ -4,7 +4,7 @@
 #include "common/graph_document.h"
 #include "daemon/pool/worker_config.h"
 
-namespace minifyd {
+namespace minifyd::pool {
 
 // Hides every GPU from the workers of a graph that touches no CUDA device (uses_cuda), unless the
 // config already says which they see: each worker would otherwise create a CUDA context (hundreds
@@ -13,4 +13,4 @@ namespace minifyd {
 // slot that pins GPUs (--gpus) still overrides this.
 void hide_gpus_unless_used(WorkerConfig& worker, const GraphDocument& graph);
 
-}  // namespace minifyd
+}  // namespace minifyd::pool

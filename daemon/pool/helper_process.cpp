@@ -27,7 +27,7 @@
 
 extern char** environ;
 
-namespace minifyd {
+namespace minifyd::pool {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -248,4 +248,4 @@ void end_helpers_with_this_process() {
 
 void bound_helper_memory(std::uint64_t mb) { helper_memory_mb.store(mb); }
 
-}  // namespace minifyd
+}  // namespace minifyd::pool

@@ -3,7 +3,7 @@
 
 #include <optional>
 
-namespace minifyd {
+namespace minifyd::pool {
 
 LocalPool::LocalPool(PoolConfig config) : pool(io, std::move(config)) { pool.start(); }
 
@@ -30,4 +30,4 @@ WorkerOutcome request_and_wait(const PoolAccess& access, protocol::WorkerRequest
   return std::move(*outcome);
 }
 
-}  // namespace minifyd
+}  // namespace minifyd::pool

@@ -9,7 +9,7 @@
 #include "daemon/pool/request_pool.h"
 #include "daemon/pool/worker_pool.h"
 
-namespace minifyd {
+namespace minifyd::pool {
 
 struct LocalPool {
   // Starts the pool's workers.
@@ -33,4 +33,4 @@ struct LocalPool {
   bool stopped_ = false;
 };
 
-}  // namespace minifyd
+}  // namespace minifyd::pool

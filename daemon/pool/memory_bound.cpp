@@ -4,7 +4,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-namespace minifyd {
+namespace minifyd::pool {
 
 std::uint64_t default_memory_limit_mb() {
   long pages = ::sysconf(_SC_PHYS_PAGES);
@@ -20,4 +20,4 @@ bool limit_memory(std::uint64_t mb) {
   return ::setrlimit(RLIMIT_DATA, &data) == 0;
 }
 
-}  // namespace minifyd
+}  // namespace minifyd::pool

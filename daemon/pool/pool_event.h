@@ -8,7 +8,7 @@
 
 #include "daemon/pool/worker_process.h"
 
-namespace minifyd {
+namespace minifyd::pool {
 
 struct PoolEvent {
   enum class Kind { worker_launched, worker_ready, worker_start_failed, worker_retired, request_sent, request_answered };
@@ -33,4 +33,4 @@ struct PoolEvent {
 
 using PoolEventSink = std::function<void(const PoolEvent&)>;
 
-}  // namespace minifyd
+}  // namespace minifyd::pool

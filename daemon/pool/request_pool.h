@@ -12,7 +12,7 @@
 
 #include "daemon/pool/worker_process.h"
 
-namespace minifyd {
+namespace minifyd::pool {
 
 class RequestPool {
  public:
@@ -44,4 +44,4 @@ struct PoolAccess {
 WorkerOutcome request_and_wait(const PoolAccess& access, protocol::WorkerRequest request,
                                std::chrono::milliseconds timeout);
 
-}  // namespace minifyd
+}  // namespace minifyd::pool

@@ -11,7 +11,7 @@
 #include "daemon/pool/memory_bound.h"
 #include "protocol/line_buffer.h"
 
-namespace minifyd {
+namespace minifyd::pool {
 
 // Variables a worker inherits from the coordinator; everything else is dropped. CUDA_VISIBLE_DEVICES
 // is never inherited: the pool sets it per slot (or this config does, below).
@@ -50,4 +50,4 @@ struct WorkerConfig {
   std::size_t stderr_tail_bytes = 16 * 1024;
 };
 
-}  // namespace minifyd
+}  // namespace minifyd::pool

@@ -7,7 +7,7 @@
 
 #include "daemon/pool/install_layout.h"
 
-namespace minifyd {
+namespace minifyd::pool {
 
 Expected<std::filesystem::path> default_worker_executable() {
   if (const char* configured = std::getenv("MINIFYD_WORKER")) return std::filesystem::path(configured);
@@ -29,4 +29,4 @@ Expected<std::filesystem::path> default_worker_executable() {
 #endif
 }
 
-}  // namespace minifyd
+}  // namespace minifyd::pool

@@ -7,7 +7,7 @@
 
 #include "common/log.h"
 
-namespace minifyd {
+namespace minifyd::pool {
 namespace {
 
 void set_id(protocol::WorkerRequest& request, std::uint64_t id) {
@@ -414,4 +414,4 @@ std::vector<protocol::WorkerHello> WorkerPool::hellos() const {
   return result;
 }
 
-}  // namespace minifyd
+}  // namespace minifyd::pool

@@ -26,7 +26,7 @@
 #include "daemon/pool/request_pool.h"
 #include "daemon/pool/worker_process.h"
 
-namespace minifyd {
+namespace minifyd::pool {
 
 struct PoolSlot {
   std::optional<std::string> cuda_visible_devices;  // nullopt: the worker config's (by default, unset)
@@ -159,4 +159,4 @@ class WorkerPool final : public RequestPool {
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 
-}  // namespace minifyd
+}  // namespace minifyd::pool

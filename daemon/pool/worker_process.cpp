@@ -29,7 +29,7 @@
 #include "common/json_view.h"
 #include "common/log.h"
 
-namespace minifyd {
+namespace minifyd::pool {
 namespace {
 
 namespace bp = boost::process;
@@ -471,4 +471,4 @@ void WorkerProcess::complete() {
   }
 }
 
-}  // namespace minifyd
+}  // namespace minifyd::pool

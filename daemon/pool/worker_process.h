@@ -29,7 +29,7 @@
 #include "protocol/line_buffer.h"
 #include "protocol/worker_messages.h"
 
-namespace minifyd {
+namespace minifyd::pool {
 
 // Why a worker could not answer. The worker is dead (and reaped) when this is reported, unless
 // `worker_survives`: a concurrent worker's timeout or cancel ends that one request, and then `exit`
@@ -182,4 +182,4 @@ class WorkerProcess : public std::enable_shared_from_this<WorkerProcess> {
   std::chrono::steady_clock::time_point dying_since_;
 };
 
-}  // namespace minifyd
+}  // namespace minifyd::pool

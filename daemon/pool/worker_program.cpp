@@ -16,7 +16,7 @@
 #include "daemon/pool/install_layout.h"
 #include "daemon/pool/worker_executable.h"
 
-namespace minifyd {
+namespace minifyd::pool {
 namespace {
 
 namespace bp = boost::process;
@@ -170,4 +170,4 @@ Expected<WorkerConfig> worker_config_for(const std::string& backend, const Worke
   return base;
 }
 
-}  // namespace minifyd
+}  // namespace minifyd::pool

@@ -11,7 +11,7 @@
 #include "common/expected.h"
 #include "daemon/pool/worker_config.h"
 
-namespace minifyd {
+namespace minifyd::pool {
 
 enum class WorkerProgram { native, python };
 
@@ -78,4 +78,4 @@ Expected<std::string> run_python_main(const std::string& python, const std::stri
                                       const std::function<void()>& clean_up = {},
                                       const std::atomic<bool>* cancel = nullptr);
 
-}  // namespace minifyd
+}  // namespace minifyd::pool

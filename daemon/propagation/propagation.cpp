@@ -29,14 +29,14 @@ protocol::PropagateRequest propagate_request(const GraphDocument& document, cons
 // Whether a propagation failed because the graph itself does not run eagerly (a kernel's crash, an
 // exception, the worker exiting under it), not for want of an answer (a timeout, a cancel, a worker
 // that could not start or spoke out of turn).
-bool failed_in_eager_run(const WorkerOutcome& outcome) {
-  if (auto* fault = std::get_if<WorkerFault>(&outcome))
-    return fault->kind == WorkerFault::Kind::crashed || fault->kind == WorkerFault::Kind::exited;
+bool failed_in_eager_run(const pool::WorkerOutcome& outcome) {
+  if (auto* fault = std::get_if<pool::WorkerFault>(&outcome))
+    return fault->kind == pool::WorkerFault::Kind::crashed || fault->kind == pool::WorkerFault::Kind::exited;
   return std::holds_alternative<protocol::ErrorReply>(std::get<protocol::WorkerReply>(outcome));
 }
 
-Expected<protocol::PropagateReply> reply_of(const WorkerOutcome& outcome) {
-  if (auto* fault = std::get_if<WorkerFault>(&outcome))
+Expected<protocol::PropagateReply> reply_of(const pool::WorkerOutcome& outcome) {
+  if (auto* fault = std::get_if<pool::WorkerFault>(&outcome))
     return make_error(ErrorKind::io, fault->describe() +
                                          (fault->stderr_tail.empty() ? "" : "\nworker stderr:\n" + fault->stderr_tail));
   const auto& reply = std::get<protocol::WorkerReply>(outcome);
@@ -50,15 +50,15 @@ std::string first_line(const std::string& text) { return text.substr(0, text.fin
 
 }  // namespace
 
-Expected<protocol::PropagateReply> propagate(const PoolAccess& pool, const GraphDocument& document,
+Expected<protocol::PropagateReply> propagate(const pool::PoolAccess& pool, const GraphDocument& document,
                                             const std::filesystem::path& store, std::chrono::milliseconds timeout,
                                             const std::vector<OperatorLibrary>& libraries, bool for_analysis) {
-  return reply_of(request_and_wait(pool, propagate_request(document, store, libraries, for_analysis), timeout));
+  return reply_of(pool::request_and_wait(pool, propagate_request(document, store, libraries, for_analysis), timeout));
 }
 
 // What the asks, posted from any thread, and the answers, on the pool's, share.
 struct RunPropagations::Shared : std::enable_shared_from_this<Shared> {
-  Shared(const PoolAccess& access, const ContentStore& values_store, const protocol::VouchedBlobs& vouched_blobs,
+  Shared(const pool::PoolAccess& access, const ContentStore& values_store, const protocol::VouchedBlobs& vouched_blobs,
          std::string root_name, std::chrono::milliseconds request_timeout, std::vector<OperatorLibrary> job_libraries,
          std::function<void()> answered)
       : pool(access), store(values_store), vouched(vouched_blobs), root(std::move(root_name)),
@@ -84,9 +84,9 @@ struct RunPropagations::Shared : std::enable_shared_from_this<Shared> {
     protocol::PropagateRequest request = propagate_request(document, store.root(), libraries, false);
     request.vouched = protocol::vouched_for(vouched, document);
     auto held = std::make_shared<std::optional<StoreLock>>(std::move(*lock));
-    auto ticket = std::make_shared<RequestPool::Ticket>();
+    auto ticket = std::make_shared<pool::RequestPool::Ticket>();
     *ticket = pool.pool.submit(std::move(request), timeout,
-                               [alive = weak_from_this(), held, ticket, done = std::move(done)](WorkerOutcome outcome) {
+                               [alive = weak_from_this(), held, ticket, done = std::move(done)](pool::WorkerOutcome outcome) {
                                  auto shared = alive.lock();
                                  if (!shared) return;
                                  shared->tickets.erase(*ticket);
@@ -171,7 +171,7 @@ struct RunPropagations::Shared : std::enable_shared_from_this<Shared> {
     if (on_answer) on_answer();
   }
 
-  const PoolAccess& pool;
+  const pool::PoolAccess& pool;
   ContentStore store;
   protocol::VouchedBlobs vouched;
   std::string root;
@@ -180,12 +180,12 @@ struct RunPropagations::Shared : std::enable_shared_from_this<Shared> {
   std::function<void()> on_answer;  // dropped with the RunPropagations: a cancel is answered later
   std::shared_ptr<search::EagerValues> values;
   std::atomic<std::size_t> unanswered{0};  // asks made (on any thread) and not answered
-  std::set<RequestPool::Ticket> tickets;   // submitted and not answered
+  std::set<pool::RequestPool::Ticket> tickets;   // submitted and not answered
   std::vector<std::string> rooted_hashes;
   std::optional<Error> error;
 };
 
-RunPropagations::RunPropagations(const PoolAccess& pool, const ContentStore& store,
+RunPropagations::RunPropagations(const pool::PoolAccess& pool, const ContentStore& store,
                                  const protocol::VouchedBlobs& vouched, std::string root,
                                  std::chrono::milliseconds timeout, std::vector<OperatorLibrary> libraries,
                                  std::function<void()> on_answer)
@@ -205,7 +205,7 @@ RunPropagations::RunPropagations(const PoolAccess& pool, const ContentStore& sto
 
 RunPropagations::~RunPropagations() {
   shared_->on_answer = nullptr;
-  for (RequestPool::Ticket ticket : std::set<RequestPool::Ticket>(shared_->tickets)) pool_.pool.cancel(ticket);
+  for (pool::RequestPool::Ticket ticket : std::set<pool::RequestPool::Ticket>(shared_->tickets)) pool_.pool.cancel(ticket);
 }
 
 std::shared_ptr<const search::EagerValues> RunPropagations::values() const { return shared_->values; }

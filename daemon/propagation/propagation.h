@@ -21,7 +21,7 @@ namespace minifyd::propagation {
 // (fx_minifier's ConcreteProp; `for_analysis`: minify analyze's, protocol/worker_messages.h).
 // Errors: the worker could not answer (io) or refused the request (invalid_input).
 // `libraries`: the job's operator libraries, which the graph may call.
-Expected<protocol::PropagateReply> propagate(const PoolAccess& pool, const GraphDocument& document,
+Expected<protocol::PropagateReply> propagate(const pool::PoolAccess& pool, const GraphDocument& document,
                                             const std::filesystem::path& store, std::chrono::milliseconds timeout,
                                             const std::vector<OperatorLibrary>& libraries, bool for_analysis = false);
 
@@ -36,7 +36,7 @@ class RunPropagations {
  public:
   // `on_answer` runs on the pool's thread after each answer (to wake a search awaiting them).
   // `libraries`: the run's operator libraries, which its graphs may call.
-  RunPropagations(const PoolAccess& pool, const ContentStore& store, const protocol::VouchedBlobs& vouched,
+  RunPropagations(const pool::PoolAccess& pool, const ContentStore& store, const protocol::VouchedBlobs& vouched,
                   std::string root, std::chrono::milliseconds timeout, std::vector<OperatorLibrary> libraries,
                   std::function<void()> on_answer);
   ~RunPropagations();
@@ -49,7 +49,7 @@ class RunPropagations {
 
  private:
   struct Shared;
-  const PoolAccess& pool_;
+  const pool::PoolAccess& pool_;
   std::shared_ptr<Shared> shared_;
 };
 

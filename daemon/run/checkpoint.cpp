@@ -30,7 +30,7 @@ Expected<Checkpoint> decode_fields(const nlohmann::json& json) {
   auto signature_view = view.optional_field("signature");
   if (!signature_view) return signature_view.error();
   if (signature_view->has_value()) {
-    auto signature = decode_failure_signature(**signature_view);
+    auto signature = verdict::decode_failure_signature(**signature_view);
     if (!signature) return signature.error();
     checkpoint.signature = std::move(*signature);
   }

@@ -54,7 +54,7 @@ struct OriginalAnalysis {
 
 struct Checkpoint {
   RunSpec spec;
-  std::optional<FailureSignature> signature;  // unset until the sanity check (or with --skip-sanity)
+  std::optional<verdict::FailureSignature> signature;  // unset until the sanity check (or with --skip-sanity)
   std::string original_hash;
   GraphShape original;
   // The original's data in the store (unset in checkpoints of runs begun before it was kept).

@@ -17,13 +17,13 @@ constexpr auto generated_code_fields = [](auto& code, auto&& field) {
 };
 
 // The output code a reply carries, or why there is none.
-Expected<protocol::OutputCode> output_code_of(const WorkerOutcome& outcome) {
+Expected<protocol::OutputCode> output_code_of(const pool::WorkerOutcome& outcome) {
   if (auto* reply = std::get_if<protocol::WorkerReply>(&outcome)) {
     if (auto* evaluated = std::get_if<protocol::EvaluateReply>(reply); evaluated && evaluated->output_code)
       return *evaluated->output_code;
     if (auto* refused = std::get_if<protocol::ErrorReply>(reply)) return make_error(ErrorKind::invalid_input, refused->message);
   }
-  auto verdict = verdict_of(outcome);
+  auto verdict = verdict::verdict_of(outcome);
   if (!verdict) return verdict.error();
   return make_error(ErrorKind::io, "the worker reported no code");
 }
@@ -37,14 +37,14 @@ Expected<void> decode(const JsonView& view, GeneratedCode& code) {
   return protocol::decode_fields(view, code, generated_code_fields);
 }
 
-bool generates_code(const EvaluationSpec& spec) { return spec.backend == "inductor"; }
+bool generates_code(const verdict::EvaluationSpec& spec) { return spec.backend == "inductor"; }
 
-GeneratedCode generated_code(const PoolAccess& pool, const EvaluationSpec& spec, const GraphDocument& document,
+GeneratedCode generated_code(const pool::PoolAccess& pool, const verdict::EvaluationSpec& spec, const GraphDocument& document,
                              const std::filesystem::path& store) {
   GeneratedCode code;
-  protocol::EvaluateRequest request = evaluate_request(spec, document, store);
+  protocol::EvaluateRequest request = verdict::evaluate_request(spec, document, store);
   request.output_code = protocol::output_code_run;
-  WorkerOutcome ran = request_and_wait(pool, request, spec.timeout);
+  pool::WorkerOutcome ran = pool::request_and_wait(pool, request, spec.timeout);
   auto reported = output_code_of(ran);
   if (reported) {
     code.modules = std::move(reported->modules);
@@ -53,12 +53,12 @@ GeneratedCode generated_code(const PoolAccess& pool, const EvaluationSpec& spec,
     return code;
   }
   // The run ended the process (a crash, a timeout): the kernel it last called, and the code from a compile alone.
-  if (auto verdict = verdict_of(ran); verdict && !verdict->pass) {
+  if (auto verdict = verdict::verdict_of(ran); verdict && !verdict->pass) {
     code.failing_kernel = protocol::last_marked_kernel(verdict->stderr_tail).name;
     if (!code.failing_kernel.empty()) code.found_by = "last kernel called";
   }
   request.output_code = protocol::output_code_compile;
-  auto compiled = output_code_of(request_and_wait(pool, request, spec.timeout));
+  auto compiled = output_code_of(pool::request_and_wait(pool, request, spec.timeout));
   if (!compiled) {
     code.error = compiled.error().message;
     return code;
@@ -67,9 +67,9 @@ GeneratedCode generated_code(const PoolAccess& pool, const EvaluationSpec& spec,
   return code;
 }
 
-std::vector<std::string> failing_kernel_nodes(const WorkerOutcome& outcome) {
+std::vector<std::string> failing_kernel_nodes(const pool::WorkerOutcome& outcome) {
   if (auto reported = output_code_of(outcome)) return reported->failing_nodes;
-  auto verdict = verdict_of(outcome);
+  auto verdict = verdict::verdict_of(outcome);
   if (!verdict || verdict->pass) return {};
   return protocol::last_marked_kernel(verdict->stderr_tail).nodes;
 }

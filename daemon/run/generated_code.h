@@ -33,15 +33,15 @@ nlohmann::json encode(const GeneratedCode& code);
 Expected<void> decode(const JsonView& view, GeneratedCode& code);
 
 // Whether the backend generates code to show (Inductor; the AOT backends generate none).
-bool generates_code(const EvaluationSpec& spec);
+bool generates_code(const verdict::EvaluationSpec& spec);
 
 // The generated code of `document` under spec, from one or two requests to the pool.
-GeneratedCode generated_code(const PoolAccess& pool, const EvaluationSpec& spec, const GraphDocument& document,
+GeneratedCode generated_code(const pool::PoolAccess& pool, const verdict::EvaluationSpec& spec, const GraphDocument& document,
                              const std::filesystem::path& store);
 
 // The nodes the failing kernel of an output_code_run request was made of: from the reply's output
 // code, or, when the process died, from the last kernel it marked on stderr; empty when unknown.
-std::vector<std::string> failing_kernel_nodes(const WorkerOutcome& outcome);
+std::vector<std::string> failing_kernel_nodes(const pool::WorkerOutcome& outcome);
 
 // OUT/output_code/module_N.py, one per module: the directory replaced whole, by a rename.
 Expected<void> write_generated_code(const GeneratedCode& code, const std::filesystem::path& out_dir);

@@ -36,7 +36,7 @@ double seconds_since(Clock::time_point start) {
 // The original analyzed on the run's pool (both modes for --analyze, in place alone for
 // --analyze-first), its files saved where the run's outputs go.
 Expected<OriginalAnalysis> analyze_original(const RunSpec& spec, const GraphDocument& original, const RunPlace& place,
-                                            const PoolAccess& pool) {
+                                            const pool::PoolAccess& pool) {
   Clock::time_point started = Clock::now();
   analysis::AnalysisPlan plan{spec.evaluation, {analysis::Mode::in_place}};
   if (spec.analyze) plan.modes = {analysis::Mode::isolated, analysis::Mode::in_place};
@@ -65,7 +65,7 @@ Expected<OriginalAnalysis> analyze_original(const RunSpec& spec, const GraphDocu
 class Session final : public search::SearchObserver {
  public:
   Session(Checkpoint& checkpoint, const RunPlace& place, search::SearchObserver* observer,
-          const search::VerdictCache& cache, const PoolEvaluator& evaluator, const FailureJudge& judge,
+          const search::VerdictCache& cache, const PoolEvaluator& evaluator, const verdict::FailureJudge& judge,
           Clock::time_point started)
       : checkpoint_(checkpoint), place_(place), observer_(observer), cache_(cache), evaluator_(evaluator), judge_(judge),
         prior_(checkpoint.totals), started_(started) {
@@ -121,7 +121,7 @@ class Session final : public search::SearchObserver {
   search::SearchObserver* observer_;
   const search::VerdictCache& cache_;
   const PoolEvaluator& evaluator_;
-  const FailureJudge& judge_;
+  const verdict::FailureJudge& judge_;
   RunTotals prior_;
   Clock::time_point started_;
 };
@@ -136,7 +136,7 @@ Expected<std::string> python_of(const SessionHooks& hooks) {
 // (run/plain_confirmation.h): the repro runs from the session's start unless it was started before it,
 // and is judged once the sanity check found the original failing.
 void arrange_plain_check(PlainConfirmation& confirmation, Checkpoint& checkpoint, const RunPlace& place,
-                         const SessionHooks& hooks, PoolEvaluator& evaluator, const FailureJudge& judge,
+                         const SessionHooks& hooks, PoolEvaluator& evaluator, const verdict::FailureJudge& judge,
                          bool checks_original) {
   if (!has_plain_check(checkpoint.spec.evaluation) || checkpoint.plain_check) return;
   if (std::string reason = plain_check_skip_reason(checkpoint.spec); !reason.empty()) {
@@ -159,8 +159,8 @@ std::optional<std::size_t> remaining(std::optional<std::size_t> limit, std::uint
 
 // The bisect of the minimized graph (RunSpec::bisect), under the candidates' evaluation; one that
 // cannot finish says why, and the run's result stands.
-bisect::BisectResult bisect_result(const Checkpoint& checkpoint, const EvaluationSpec& evaluation, const RunPlace& place,
-                                   const PoolAccess& pool, FailureJudge& judge) {
+bisect::BisectResult bisect_result(const Checkpoint& checkpoint, const verdict::EvaluationSpec& evaluation, const RunPlace& place,
+                                   const pool::PoolAccess& pool, verdict::FailureJudge& judge) {
   auto found = bisect::bisect(pool, evaluation, checkpoint.state.document, place.store.root(), judge);
   if (found) {
     log::info("bisect: " + bisect::describe(*found) + " (" + std::to_string(found->probes.size()) + " probes)");
@@ -201,7 +201,7 @@ void shrink_result_inputs(Checkpoint& checkpoint, const RunPlace& place, PoolEva
   // The sizes are proposed by a torch that traces symbolically: the run's python, or for a C++
   // backend's run (which has none) the one a torch.compile run would find.
   auto python = hooks.python ? hooks.python() : make_error(ErrorKind::invalid_input, "no python given");
-  if (python && python->empty()) python = find_python("");
+  if (python && python->empty()) python = pool::find_python("");
   // A crash keeps its sizes: how far a faulty kernel writes past its memory follows them, and plain
   // PyTorch misses a smaller overflow some of the time (a heap overflow at a quarter of its sizes
   // passed 1 run in 10 beside other work, at its own sizes none in 12).
@@ -243,11 +243,11 @@ void shrink_result_inputs(Checkpoint& checkpoint, const RunPlace& place, PoolEva
 
 // After the search, the minimized graph's questions (its inputs shrunk, a bisect, its generated code),
 // each request limited as its candidates were.
-void answer_after_search(Checkpoint& checkpoint, const RunPlace& place, const PoolAccess& pool, FailureJudge& judge,
+void answer_after_search(Checkpoint& checkpoint, const RunPlace& place, const pool::PoolAccess& pool, verdict::FailureJudge& judge,
                          PoolEvaluator& evaluator, const SessionHooks& hooks) {
   TimelinePhase after_search(hooks.timeline, "after_search");
   const RunSpec& spec = checkpoint.spec;
-  EvaluationSpec candidates = spec.evaluation;
+  verdict::EvaluationSpec candidates = spec.evaluation;
   candidates.timeout = evaluator.timeout();
   if (spec.shrink_inputs) shrink_result_inputs(checkpoint, place, evaluator, hooks);
   if (spec.bisect) checkpoint.bisect = bisect_result(checkpoint, candidates, place, pool, judge);
@@ -292,7 +292,7 @@ Expected<void> import_original(const GraphDocument& original, const ContentStore
   return store.write_root(place.original_root(), original.blob_hashes());
 }
 
-Expected<Checkpoint> begin_run(RunSpec spec, GraphDocument original, const RunPlace& place, const PoolAccess& pool) {
+Expected<Checkpoint> begin_run(RunSpec spec, GraphDocument original, const RunPlace& place, const pool::PoolAccess& pool) {
   Clock::time_point started = Clock::now();
   if (auto strategies = search::select_strategies(spec.strategies); !strategies) return strategies.error();
   Checkpoint checkpoint;
@@ -327,15 +327,15 @@ void start_plain_check(PlainConfirmation& confirmation, const RunSpec& spec, con
                      hooks.timeline);
 }
 
-Expected<RunResult> continue_run(Checkpoint checkpoint, const RunPlace& place, const PoolAccess& pool,
+Expected<RunResult> continue_run(Checkpoint checkpoint, const RunPlace& place, const pool::PoolAccess& pool,
                                  const SessionHooks& hooks) {
   Clock::time_point started = Clock::now();
   const RunSpec& spec = checkpoint.spec;
   auto strategies = search::select_strategies(spec.strategies);
   if (!strategies) return strategies.error();
-  auto check = failure_check_of(spec.evaluation);
+  auto check = verdict::failure_check_of(spec.evaluation);
   if (!check) return check.error();
-  FailureJudge judge(std::move(*check), spec.match);
+  verdict::FailureJudge judge(std::move(*check), spec.match);
   if (checkpoint.signature) judge.expect(*checkpoint.signature);
   search::VerdictCache cache(evaluation_key(spec));
   if (checkpoint.verdicts_key == cache.evaluation_key())
@@ -357,7 +357,7 @@ Expected<RunResult> continue_run(Checkpoint checkpoint, const RunPlace& place, c
   options.runner.interrupt = hooks.interrupt;
   options.runner.operators = spec.evaluation.operators();
   options.speculation.after = hooks.speculate_after;
-  options.speculation.regardless_of_passes = is_torch_compile_backend(spec.evaluation.backend);
+  options.speculation.regardless_of_passes = pool::is_torch_compile_backend(spec.evaluation.backend);
 
   PoolEvaluator evaluator(pool, spec.evaluation, place.store.root(), judge, checkpoint.original_hash,
                           spec.timeout_follows_original, place.vouched);

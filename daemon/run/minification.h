@@ -99,7 +99,7 @@ Expected<void> import_original(const GraphDocument& original, const ContentStore
 // The run's first checkpoint, saved: the original (its blobs imported already) and what its analysis
 // found on `pool` when the spec asks for one (its files saved first). Its eager intermediates come
 // later, in continue_run().
-Expected<Checkpoint> begin_run(RunSpec spec, GraphDocument original, const RunPlace& place, const PoolAccess& pool);
+Expected<Checkpoint> begin_run(RunSpec spec, GraphDocument original, const RunPlace& place, const pool::PoolAccess& pool);
 
 // The search from the checkpoint's state until it finishes, a budget runs out, the pool fails or
 // it is interrupted; the checkpoint is saved after every accepted reduction and at the end. A state
@@ -107,7 +107,7 @@ Expected<Checkpoint> begin_run(RunSpec spec, GraphDocument original, const RunPl
 // runs (a state that does not run in eager is an error, as the pool failing is). A
 // finished run's store keeps only the result's blobs (rooted as PREFIX-result). An original that
 // does not fail is a result (stop original_passes), not an error.
-Expected<RunResult> continue_run(Checkpoint checkpoint, const RunPlace& place, const PoolAccess& pool,
+Expected<RunResult> continue_run(Checkpoint checkpoint, const RunPlace& place, const pool::PoolAccess& pool,
                                  const SessionHooks& hooks);
 
 }  // namespace minifyd::run

@@ -46,33 +46,33 @@ std::optional<std::chrono::milliseconds> speculation_of(const RunSettings& setti
 // parked requests would only share the cores with the slots' requests (on 2 cores, the chain's compile
 // error took as long with parking as without, its compiles twice as long each); their lineages wait
 // for a free slot instead.
-bool parks(const RunSettings& settings, const EvaluationSpec& spec) {
-  return speculation_of(settings) && !is_torch_compile_backend(spec.backend);
+bool parks(const RunSettings& settings, const verdict::EvaluationSpec& spec) {
+  return speculation_of(settings) && !pool::is_torch_compile_backend(spec.backend);
 }
 
 // The run's pool: the worker serving the spec's backend on each slot (one for all when they see no GPU),
 // with the run's limits, the GPUs hidden from a graph that uses none, parking when the search speculates.
-Expected<PoolConfig> pool_config(const RunSettings& settings, const EvaluationSpec& spec, const GraphDocument& original) {
-  PoolConfig config;
-  auto worker = worker_config_for(spec.backend, settings.workers);
+Expected<pool::PoolConfig> pool_config(const RunSettings& settings, const verdict::EvaluationSpec& spec, const GraphDocument& original) {
+  pool::PoolConfig config;
+  auto worker = pool::worker_config_for(spec.backend, settings.workers);
   if (!worker) return worker.error();
   config.worker = std::move(*worker);
   config.worker.limits = settings.sandbox;
-  hide_gpus_unless_used(config.worker, original);
+  pool::hide_gpus_unless_used(config.worker, original);
   config.slots = settings.slots;
   // Workers that see no GPU (hidden from them, and no slot pins one) serve in forked children: one
   // serves every slot.
   config.share_concurrent_workers =
       config.worker.cuda_visible_devices == std::optional<std::string>("") &&
-      std::none_of(config.slots.begin(), config.slots.end(), [](const PoolSlot& slot) { return slot.cuda_visible_devices.has_value(); });
+      std::none_of(config.slots.begin(), config.slots.end(), [](const pool::PoolSlot& slot) { return slot.cuda_visible_devices.has_value(); });
   if (parks(settings, spec)) config.park_after = std::min(*speculation_of(settings), park_after);
   if (settings.timeline) config.on_event = settings.timeline->pool_sink();
   return config;
 }
 
 // `settings` with the python of the spec's backend found once, for its workers and its repro.py.
-Expected<RunSettings> for_backend(const RunSettings& settings, const EvaluationSpec& spec) {
-  auto workers = with_python_found(spec.backend, settings.workers);
+Expected<RunSettings> for_backend(const RunSettings& settings, const verdict::EvaluationSpec& spec) {
+  auto workers = pool::with_python_found(spec.backend, settings.workers);
   if (!workers) return workers.error();
   RunSettings found = settings;
   found.workers = std::move(*workers);
@@ -85,8 +85,8 @@ std::function<Expected<std::string>()> python_of(const RunSettings& settings) {
 }
 
 // The python that writes repro.py for a torch.compile backend, started while the session searches.
-std::unique_ptr<StandbyPython> standby_for(const EvaluationSpec& evaluation, const RunSettings& settings) {
-  if (!is_torch_compile_backend(evaluation.backend)) return nullptr;
+std::unique_ptr<StandbyPython> standby_for(const verdict::EvaluationSpec& evaluation, const RunSettings& settings) {
+  if (!pool::is_torch_compile_backend(evaluation.backend)) return nullptr;
   return std::make_unique<StandbyPython>(settings.workers.python);
 }
 
@@ -169,7 +169,7 @@ Expected<RunResult> start_run(const RunSpec& spec, const RunSettings& given) {
   auto pool = pool_config(settings, spec.evaluation, *original);
   if (!pool) return pool.error();
   // The workers load LibTorch (half a second of CPU each) while the graph's tensors are imported.
-  LocalPool runner(std::move(*pool));
+  pool::LocalPool runner(std::move(*pool));
   std::error_code error;
   std::filesystem::create_directories(settings.out_dir, error);
   if (error) return make_error(ErrorKind::io, "creating " + settings.out_dir.string() + ": " + error.message());
@@ -230,7 +230,7 @@ Expected<RunResult> resume_run(const RunSettings& given) {
   RunPlace place = out_dir_place(std::move(*store), settings.out_dir);
   auto pool = pool_config(settings, checkpoint->spec.evaluation, checkpoint->state.document);
   if (!pool) return pool.error();
-  LocalPool runner(std::move(*pool));
+  pool::LocalPool runner(std::move(*pool));
   auto hooks = session_hooks(settings);
   std::unique_ptr<StandbyPython> standby = standby_for(checkpoint->spec.evaluation, settings);
   RunOutputs outputs(settings, standby.get());

@@ -16,7 +16,7 @@ namespace {
 
 // repro.py in after_aot's shape, written by PyTorch's own generator in the run's python
 // (worker/python/minifyd/after_aot_repro.py), with the exact inputs in repro_inputs/ beside it.
-Expected<void> write_after_aot_repro(const EvaluationSpec& evaluation, const OutputPlace& place) {
+Expected<void> write_after_aot_repro(const verdict::EvaluationSpec& evaluation, const OutputPlace& place) {
   auto python = place.python();
   if (!python) return python.error();
   std::vector<std::string> arguments = {
@@ -35,8 +35,8 @@ Expected<void> write_after_aot_repro(const EvaluationSpec& evaluation, const Out
     arguments.push_back(libraries[protocol::op_libraries_key].dump());
   }
   auto written = place.standby != nullptr && place.standby->waiting()
-                     ? place.standby->run_main("after_aot_repro", arguments, helper_timeout_seconds)
-                     : run_python_main(*python, "after_aot_repro", arguments, helper_timeout_seconds);
+                     ? place.standby->run_main("after_aot_repro", arguments, pool::helper_timeout_seconds)
+                     : pool::run_python_main(*python, "after_aot_repro", arguments, pool::helper_timeout_seconds);
   if (!written) return written.error().with_context("writing repro.py with " + *python);
   return {};
 }
@@ -71,10 +71,10 @@ Expected<void> write_graph_outputs(const Checkpoint& checkpoint, const OutputPla
         !written)
       return written.error();
 
-  const EvaluationSpec& evaluation = checkpoint.spec.evaluation;
-  auto program = worker_program_for(evaluation.backend);
+  const verdict::EvaluationSpec& evaluation = checkpoint.spec.evaluation;
+  auto program = pool::worker_program_for(evaluation.backend);
   if (!program) return program.error();
-  if (*program == WorkerProgram::python) return write_after_aot_repro(evaluation, place);
+  if (*program == pool::WorkerProgram::python) return write_after_aot_repro(evaluation, place);
   ReproSpec repro;
   repro.graph_dir = std::filesystem::absolute(place.out_dir).string();
   repro.backend = evaluation.backend;

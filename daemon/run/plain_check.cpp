@@ -45,7 +45,7 @@ bool names(const std::string& text, const std::string& name) {
 }
 
 // Whether the repro's end shows the worker's kind of failure.
-bool shows_same_kind(const PlainRun& run, const FailureSignature& worker) {
+bool shows_same_kind(const PlainRun& run, const verdict::FailureSignature& worker) {
   bool raised = run.exit && *run.exit != 0;
   switch (worker.kind) {
     case protocol::FailureKind::exception: {
@@ -58,7 +58,7 @@ bool shows_same_kind(const PlainRun& run, const FailureSignature& worker) {
     case protocol::FailureKind::crash:
       // Inductor's bindings turn a C++ exception not derived from std::exception into an exception
       // where the loop ran serially; one signature either way (failure_signature.h).
-      return run.signal.has_value() || (raised && worker.message == non_std_cpp_exception);
+      return run.signal.has_value() || (raised && worker.message == verdict::non_std_cpp_exception);
     case protocol::FailureKind::accuracy:
       return raised && names(run.stderr_tail, "AccuracyError");
     case protocol::FailureKind::cuda_error:
@@ -72,8 +72,8 @@ bool shows_same_kind(const PlainRun& run, const FailureSignature& worker) {
 
 }  // namespace
 
-bool has_plain_check(const EvaluationSpec& evaluation) {
-  return is_torch_compile_backend(evaluation.backend);
+bool has_plain_check(const verdict::EvaluationSpec& evaluation) {
+  return pool::is_torch_compile_backend(evaluation.backend);
 }
 
 std::string plain_check_skip_reason(const RunSpec& spec) {
@@ -90,7 +90,7 @@ protocol::PlainCheck plain_check_skipped(const std::string& why) {
 
 Expected<void> decode(const JsonView& view, PlainRun& run) { return protocol::decode_fields(view, run, plain_run_fields); }
 
-protocol::PlainCheck judge_plain_run(const PlainRun& run, const FailureSignature& worker, std::chrono::milliseconds timeout) {
+protocol::PlainCheck judge_plain_run(const PlainRun& run, const verdict::FailureSignature& worker, std::chrono::milliseconds timeout) {
   protocol::PlainCheck check;
   check.seconds = run.seconds;
   check.detail = ending_of(run, timeout);
@@ -113,7 +113,7 @@ Expected<PlainRun> run_under_plain_pytorch(const PlainCheckInput& input) {
   if (input.evaluation->accuracy != protocol::AccuracyMode::off) arguments.push_back("--accuracy");
   // plain_check.py keeps the repro to input.timeout itself; this bounds the python around it.
   double helper_limit = std::chrono::duration<double>(input.timeout).count() + 60;
-  Expected<std::string> output = run_python_main(input.python, "plain_check", arguments, helper_limit, {}, input.cancel);
+  Expected<std::string> output = pool::run_python_main(input.python, "plain_check", arguments, helper_limit, {}, input.cancel);
   if (!output) return output.error().with_context("could not run it");
   nlohmann::json json = nlohmann::json::parse(*output, nullptr, /*allow_exceptions=*/false);
   auto run = protocol::decode_message<PlainRun>(json);
@@ -121,13 +121,13 @@ Expected<PlainRun> run_under_plain_pytorch(const PlainCheckInput& input) {
   return run;
 }
 
-protocol::PlainCheck judge_plain_check(const Expected<PlainRun>& run, const FailureSignature& worker,
+protocol::PlainCheck judge_plain_check(const Expected<PlainRun>& run, const verdict::FailureSignature& worker,
                                        std::chrono::milliseconds timeout) {
   if (!run) return plain_check_skipped(run.error().message);
   return judge_plain_run(*run, worker, timeout);
 }
 
-protocol::PlainCheck check_under_plain_pytorch(const PlainCheckInput& input, const FailureSignature& worker) {
+protocol::PlainCheck check_under_plain_pytorch(const PlainCheckInput& input, const verdict::FailureSignature& worker) {
   return judge_plain_check(run_under_plain_pytorch(input), worker, input.timeout);
 }
 

@@ -27,7 +27,7 @@ inline constexpr std::chrono::seconds plain_check_start_allowance{60};
 
 // Whether the spec's backend is one the plain check is for: a torch.compile backend (nothing but
 // minifyd's worker runs a backend of the C++ worker).
-bool has_plain_check(const EvaluationSpec& evaluation);
+bool has_plain_check(const verdict::EvaluationSpec& evaluation);
 
 // Why the spec's original is not checked under plain PyTorch although its backend has the check, or ""
 // when it is: no sanity check (--skip-sanity), or a check PyTorch's repro does not make (--nan).
@@ -49,14 +49,14 @@ Expected<void> decode(const JsonView& view, PlainRun& run);
 // The plain check's outcome for `run` (given `timeout`) against the worker's verdict on the original:
 // fails (the same kind of failure: the exception's type in the repro's traceback, a signal for a crash,
 // PyTorch's AccuracyError for wrong numbers, a hang for a timeout), differs, or passes.
-protocol::PlainCheck judge_plain_run(const PlainRun& run, const FailureSignature& worker,
+protocol::PlainCheck judge_plain_run(const PlainRun& run, const verdict::FailureSignature& worker,
                                      std::chrono::milliseconds timeout);
 
 struct PlainCheckInput {
   std::string python;                  // the run's --python
   const GraphDocument* original = nullptr;
   std::filesystem::path store;         // holds the original's blobs
-  const EvaluationSpec* evaluation = nullptr;
+  const verdict::EvaluationSpec* evaluation = nullptr;
   std::chrono::milliseconds timeout{0};  // for the repro, start included
   const std::atomic<bool>* cancel = nullptr;  // once set, the repro is stopped (its result is not wanted)
 };
@@ -66,10 +66,10 @@ struct PlainCheckInput {
 Expected<PlainRun> run_under_plain_pytorch(const PlainCheckInput& input);
 // The check of `run` against the worker's verdict (judge_plain_run); one that could not be run is
 // skipped, saying why, and never stops the run.
-protocol::PlainCheck judge_plain_check(const Expected<PlainRun>& run, const FailureSignature& worker,
+protocol::PlainCheck judge_plain_check(const Expected<PlainRun>& run, const verdict::FailureSignature& worker,
                                        std::chrono::milliseconds timeout);
 // run_under_plain_pytorch(), then judge_plain_check().
-protocol::PlainCheck check_under_plain_pytorch(const PlainCheckInput& input, const FailureSignature& worker);
+protocol::PlainCheck check_under_plain_pytorch(const PlainCheckInput& input, const verdict::FailureSignature& worker);
 
 // Whether the check leaves the run to go on: its failure shows, or the check was skipped.
 bool plain_check_confirms(const protocol::PlainCheck& check);

@@ -36,7 +36,7 @@ void PlainConfirmation::start(PlainCheckRequest request, Timeline* timeline) {
   });
 }
 
-void PlainConfirmation::expect(FailureSignature worker) {
+void PlainConfirmation::expect(verdict::FailureSignature worker) {
   std::lock_guard<std::mutex> lock(mutex_);
   expected_ = std::move(worker);
   judge_when_ready();

@@ -26,7 +26,7 @@ struct PlainCheckRequest {
   std::string python;
   GraphDocument original;  // a copy: the search goes on changing the run's state
   std::filesystem::path store;
-  EvaluationSpec evaluation;
+  verdict::EvaluationSpec evaluation;
   std::chrono::milliseconds timeout{0};
 };
 
@@ -41,7 +41,7 @@ class PlainConfirmation {
   void start(PlainCheckRequest request, Timeline* timeline);
   // The worker's signature of the original's failure: the run is judged against it once both are
   // known, on whichever thread comes second.
-  void expect(FailureSignature worker);
+  void expect(verdict::FailureSignature worker);
   // Records a check that could not be made (no python, no signature): it confirms.
   void skip(const std::string& reason);
   // Set once a judged check did not confirm the failure; read from any thread.
@@ -62,7 +62,7 @@ class PlainConfirmation {
   std::mutex mutex_;
   std::chrono::milliseconds timeout_{0};
   std::optional<Expected<PlainRun>> ran_;
-  std::optional<FailureSignature> expected_;
+  std::optional<verdict::FailureSignature> expected_;
   std::optional<protocol::PlainCheck> result_;
 };
 

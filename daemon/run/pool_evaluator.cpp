@@ -61,7 +61,7 @@ class PoolEvaluator::Shared final : public search::CandidateEvaluator {
     if (ids.empty()) return;
     boost::asio::post(owner_.io_, [owner = &owner_, alive = alive_, tickets = tickets_, ids] {
       if (alive.expired()) return;
-      std::vector<RequestPool::Ticket> abandoned;
+      std::vector<pool::RequestPool::Ticket> abandoned;
       for (std::uint64_t id : ids)
         if (auto it = tickets->find(id); it != tickets->end()) abandoned.push_back(it->second);
       owner->abandon(abandoned);
@@ -79,12 +79,12 @@ class PoolEvaluator::Shared final : public search::CandidateEvaluator {
   std::weak_ptr<bool> alive_;
   std::shared_ptr<search::ResultMailbox> mailbox_ = std::make_shared<search::ResultMailbox>();
   // By mailbox id, once submitted; read and written on the io thread only.
-  std::shared_ptr<std::map<std::uint64_t, RequestPool::Ticket>> tickets_ =
-      std::make_shared<std::map<std::uint64_t, RequestPool::Ticket>>();
+  std::shared_ptr<std::map<std::uint64_t, pool::RequestPool::Ticket>> tickets_ =
+      std::make_shared<std::map<std::uint64_t, pool::RequestPool::Ticket>>();
 };
 
-PoolEvaluator::PoolEvaluator(const PoolAccess& access, EvaluationSpec spec, std::filesystem::path store,
-                             FailureJudge& judge, std::string original_hash, bool timeout_follows_original,
+PoolEvaluator::PoolEvaluator(const pool::PoolAccess& access, verdict::EvaluationSpec spec, std::filesystem::path store,
+                             verdict::FailureJudge& judge, std::string original_hash, bool timeout_follows_original,
                              std::shared_ptr<const protocol::VouchedBlobs> vouched)
     : io_(access.io),
       pool_(access.pool),
@@ -102,13 +102,13 @@ PoolEvaluator::~PoolEvaluator() {
   alive_.reset();
   grace_timer_.cancel();
   for (const auto& [ticket, pending] : pending_) pool_.cancel(ticket);
-  for (RequestPool::Ticket ticket : abandoned_) pool_.cancel(ticket);
+  for (pool::RequestPool::Ticket ticket : abandoned_) pool_.cancel(ticket);
 }
 
-RequestPool::Ticket PoolEvaluator::submit(const search::Candidate& candidate, Delivery deliver) {
-  auto ticket = std::make_shared<RequestPool::Ticket>();
+pool::RequestPool::Ticket PoolEvaluator::submit(const search::Candidate& candidate, Delivery deliver) {
+  auto ticket = std::make_shared<pool::RequestPool::Ticket>();
   // submit() never calls the handler before returning, so *ticket is set by the time it runs.
-  protocol::EvaluateRequest request = evaluate_request(spec_, *candidate.document, store_);
+  protocol::EvaluateRequest request = verdict::evaluate_request(spec_, *candidate.document, store_);
   if (vouched_) request.vouched = protocol::vouched_for(*vouched_, *candidate.document);
   bool locating = locate_failing_kernel_ && candidate.hash == original_hash_ && !locating_;
   if (locating) request.output_code = protocol::output_code_run;
@@ -118,7 +118,7 @@ RequestPool::Ticket PoolEvaluator::submit(const search::Candidate& candidate, De
   *ticket = pool_.submit(std::move(request), timeout_,
                          [this, alive = std::weak_ptr<bool>(alive_), ticket, hash = candidate.hash,
                           submitted = std::chrono::steady_clock::now(),
-                          deliver = std::move(deliver)](WorkerOutcome outcome) {
+                          deliver = std::move(deliver)](pool::WorkerOutcome outcome) {
                            if (!alive.expired()) receive(*ticket, hash, submitted, outcome, deliver);
                          });
   if (candidate.hash == original_hash_) original_tickets_.insert(*ticket);
@@ -126,13 +126,13 @@ RequestPool::Ticket PoolEvaluator::submit(const search::Candidate& candidate, De
   return *ticket;
 }
 
-void PoolEvaluator::receive(RequestPool::Ticket ticket, const std::string& hash,
-                            std::chrono::steady_clock::time_point submitted, const WorkerOutcome& outcome,
+void PoolEvaluator::receive(pool::RequestPool::Ticket ticket, const std::string& hash,
+                            std::chrono::steady_clock::time_point submitted, const pool::WorkerOutcome& outcome,
                             Delivery deliver) {
   bool original = original_tickets_.erase(ticket) != 0;
   if (ticket == locating_) failing_kernel_nodes_ = run::failing_kernel_nodes(outcome);
   if (abandoned_.erase(ticket) != 0) return;
-  Expected<protocol::Verdict> verdict = verdict_of(outcome);
+  Expected<protocol::Verdict> verdict = verdict::verdict_of(outcome);
   if (verdict && verdict->pass) passes_.record(std::chrono::steady_clock::now() - submitted);
   if (!original && !original_tickets_.empty() && judge_.awaits_signature() && verdict && !verdict->pass) {
     held_for_original_.push_back([this, hash, verdict, deliver] { deliver(judge(hash, verdict)); });
@@ -151,7 +151,7 @@ void PoolEvaluator::receive(RequestPool::Ticket ticket, const std::string& hash,
 void PoolEvaluator::evaluate(std::vector<search::Candidate> batch, ResultCallback on_result) {
   auto shared_callback = std::make_shared<ResultCallback>(std::move(on_result));
   for (std::size_t i = 0; i < batch.size(); ++i) {
-    auto ticket = std::make_shared<RequestPool::Ticket>();
+    auto ticket = std::make_shared<pool::RequestPool::Ticket>();
     *ticket = submit(batch[i], [this, ticket](search::EvaluationResult result) {
       deliver_to_search(*ticket, std::move(result));
     });
@@ -159,7 +159,7 @@ void PoolEvaluator::evaluate(std::vector<search::Candidate> batch, ResultCallbac
   }
 }
 
-void PoolEvaluator::deliver_to_search(RequestPool::Ticket ticket, search::EvaluationResult result) {
+void PoolEvaluator::deliver_to_search(pool::RequestPool::Ticket ticket, search::EvaluationResult result) {
   auto it = pending_.find(ticket);
   if (it == pending_.end()) return;  // cancelled while held for the original's verdict
   Pending pending = std::move(it->second);
@@ -178,13 +178,13 @@ search::EvaluationResult PoolEvaluator::judge(const std::string& hash, const Exp
   }
   ++tally_.failures_by_kind[protocol::to_string(verdict->kind)];
   if (!judge_.expected() && hash == original_hash_ && judge_.counts(*verdict)) {
-    judge_.expect(signature_of(*verdict));
+    judge_.expect(verdict::signature_of(*verdict));
     log::info("the original fails: " + describe(*judge_.expected()));
   }
   std::string why_not = judge_.why_not(*verdict);
   if (!why_not.empty()) {
     ++tally_.other_failures;
-    ++tally_.refused[describe(signature_of(*verdict))];
+    ++tally_.refused[describe(verdict::signature_of(*verdict))];
     log::debug("candidate " + hash.substr(0, 12) + ": " + described + ", which does not count: " + why_not);
     return false;
   }
@@ -193,14 +193,14 @@ search::EvaluationResult PoolEvaluator::judge(const std::string& hash, const Exp
   return true;
 }
 
-void PoolEvaluator::follow_original(const WorkerOutcome& outcome, std::chrono::steady_clock::duration elapsed) {
+void PoolEvaluator::follow_original(const pool::WorkerOutcome& outcome, std::chrono::steady_clock::duration elapsed) {
   if (!timeout_follows_original_) return;
   auto took = std::chrono::duration_cast<std::chrono::milliseconds>(elapsed);
   // The worker's own figures leave out the wait for a free worker; a worker that died has none.
   if (auto* reply = std::get_if<protocol::WorkerReply>(&outcome))
     if (auto* evaluated = std::get_if<protocol::EvaluateReply>(reply))
       took = std::chrono::milliseconds(static_cast<std::int64_t>(evaluated->compile_ms + evaluated->run_ms));
-  if (auto* fault = std::get_if<WorkerFault>(&outcome); fault && fault->kind == WorkerFault::Kind::timed_out) return;
+  if (auto* fault = std::get_if<pool::WorkerFault>(&outcome); fault && fault->kind == pool::WorkerFault::Kind::timed_out) return;
   timeout_ = timeout_following_original(took, spec_.timeout);
   char text[96];
   std::snprintf(text, sizeof text, "candidates time out after %.1f s (the original took %.1f s)",
@@ -209,7 +209,7 @@ void PoolEvaluator::follow_original(const WorkerOutcome& outcome, std::chrono::s
 }
 
 void PoolEvaluator::fail_orphaned() {
-  std::map<RequestPool::Ticket, Pending> orphaned = std::move(pending_);
+  std::map<pool::RequestPool::Ticket, Pending> orphaned = std::move(pending_);
   pending_.clear();
   for (auto& [ticket, pending] : orphaned) {
     reported_ = true;
@@ -247,7 +247,7 @@ void PoolEvaluator::wake() {
 }
 
 void PoolEvaluator::cancel_pending() {
-  std::vector<RequestPool::Ticket> tickets;
+  std::vector<pool::RequestPool::Ticket> tickets;
   for (const auto& [ticket, pending] : pending_) tickets.push_back(ticket);
   pending_.clear();
   abandon(tickets);
@@ -257,9 +257,9 @@ std::shared_ptr<search::CandidateEvaluator> PoolEvaluator::share_with_thread() {
   return std::make_shared<Shared>(*this);
 }
 
-void PoolEvaluator::abandon(const std::vector<RequestPool::Ticket>& tickets) {
+void PoolEvaluator::abandon(const std::vector<pool::RequestPool::Ticket>& tickets) {
   bool running = false;
-  for (RequestPool::Ticket ticket : tickets) {
+  for (pool::RequestPool::Ticket ticket : tickets) {
     abandoned_.insert(ticket);
     if (!pool_.cancel_queued(ticket)) running = true;
   }
@@ -272,8 +272,8 @@ void PoolEvaluator::abandon(const std::vector<RequestPool::Ticket>& tickets) {
 
 void PoolEvaluator::kill_abandoned() {
   // cancel() of a ticket that already finished is ignored by the pool.
-  std::set<RequestPool::Ticket> still_running = abandoned_;
-  for (RequestPool::Ticket ticket : still_running) pool_.cancel(ticket);
+  std::set<pool::RequestPool::Ticket> still_running = abandoned_;
+  for (pool::RequestPool::Ticket ticket : still_running) pool_.cancel(ticket);
 }
 
 }  // namespace minifyd::run

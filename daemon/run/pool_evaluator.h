@@ -44,7 +44,7 @@ class PoolEvaluator final : public search::CandidateEvaluator {
   // with `timeout_follows_original` the time limit of the candidates submitted after it
   // (candidate_timeout.h); spec.timeout is the limit until then, and the ceiling. Each request
   // vouches for the blobs of `vouched` its graph names.
-  PoolEvaluator(const PoolAccess& access, EvaluationSpec spec, std::filesystem::path store, FailureJudge& judge,
+  PoolEvaluator(const pool::PoolAccess& access, verdict::EvaluationSpec spec, std::filesystem::path store, verdict::FailureJudge& judge,
                 std::string original_hash, bool timeout_follows_original,
                 std::shared_ptr<const protocol::VouchedBlobs> vouched = nullptr);
   ~PoolEvaluator() override;
@@ -80,43 +80,43 @@ class PoolEvaluator final : public search::CandidateEvaluator {
   using Delivery = std::function<void(search::EvaluationResult)>;
 
   // Submits one candidate; `deliver` gets its judged verdict on this thread, unless it is abandoned.
-  RequestPool::Ticket submit(const search::Candidate& candidate, Delivery deliver);
+  pool::RequestPool::Ticket submit(const search::Candidate& candidate, Delivery deliver);
   // Judges and delivers, or holds the verdict back until the original's is known.
-  void receive(RequestPool::Ticket ticket, const std::string& hash, std::chrono::steady_clock::time_point submitted,
-               const WorkerOutcome& outcome, Delivery deliver);
+  void receive(pool::RequestPool::Ticket ticket, const std::string& hash, std::chrono::steady_clock::time_point submitted,
+               const pool::WorkerOutcome& outcome, Delivery deliver);
   search::EvaluationResult judge(const std::string& hash, const Expected<protocol::Verdict>& verdict);
   // The original took `elapsed` to fail or pass: candidates get a limit that follows it.
-  void follow_original(const WorkerOutcome& outcome, std::chrono::steady_clock::duration elapsed);
-  void deliver_to_search(RequestPool::Ticket ticket, search::EvaluationResult result);
+  void follow_original(const pool::WorkerOutcome& outcome, std::chrono::steady_clock::duration elapsed);
+  void deliver_to_search(pool::RequestPool::Ticket ticket, search::EvaluationResult result);
   // Drops the tickets' answers; kills those still running after the grace period.
-  void abandon(const std::vector<RequestPool::Ticket>& tickets);
+  void abandon(const std::vector<pool::RequestPool::Ticket>& tickets);
   void kill_abandoned();
   // The pool has no work left: what is pending can no longer be answered.
   void fail_orphaned();
 
   boost::asio::io_context& io_;
-  RequestPool& pool_;
+  pool::RequestPool& pool_;
   std::size_t parallelism_;
-  EvaluationSpec spec_;
+  verdict::EvaluationSpec spec_;
   std::filesystem::path store_;
   std::shared_ptr<const protocol::VouchedBlobs> vouched_;  // the store's blobs the requests vouch for
-  FailureJudge& judge_;
+  verdict::FailureJudge& judge_;
   std::string original_hash_;
   bool timeout_follows_original_;
   std::chrono::milliseconds timeout_;
   std::function<void()> on_original_fails_;
   bool locate_failing_kernel_ = false;
-  std::optional<RequestPool::Ticket> locating_;  // the request that asked
+  std::optional<pool::RequestPool::Ticket> locating_;  // the request that asked
   std::vector<std::string> failing_kernel_nodes_;
-  std::map<RequestPool::Ticket, Pending> pending_;  // this thread's search's
+  std::map<pool::RequestPool::Ticket, Pending> pending_;  // this thread's search's
   // Evaluations of the original in flight. While the sanity check is one of them (a lineage went
   // ahead of it), a failure with no signature to compare yet waits for the original's.
-  std::set<RequestPool::Ticket> original_tickets_;
+  std::set<pool::RequestPool::Ticket> original_tickets_;
   std::vector<std::function<void()>> held_for_original_;
   search::PassLatency passes_;
   // Cancelled by the search while a worker was already running them: their answers are dropped,
   // and they are killed if they are still running after a grace period.
-  std::set<RequestPool::Ticket> abandoned_;
+  std::set<pool::RequestPool::Ticket> abandoned_;
   boost::asio::steady_timer grace_timer_;
   bool reported_ = false;
   VerdictTally tally_;

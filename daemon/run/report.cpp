@@ -31,7 +31,7 @@ std::string check_text(const RunSpec& spec) {
                          : std::string("--") + protocol::to_string(spec.evaluation.accuracy);
   if (spec.evaluation.nan_check) text += ", --nan";
   if (spec.evaluation.check_str) text += ", --check-str `" + *spec.evaluation.check_str + "`";
-  text += spec.match == MatchMode::same ? "; a candidate must fail the way the original does"
+  text += spec.match == verdict::MatchMode::same ? "; a candidate must fail the way the original does"
                                         : "; any failure counts (--match any)";
   return text;
 }

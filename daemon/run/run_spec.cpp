@@ -32,12 +32,12 @@ Expected<RunSpec> decode_run_spec(const JsonView& view) {
   if (auto read = view.read("graph_dir", spec.graph_dir); !read) return read.error();
   auto evaluation_view = view.field("evaluation");
   if (!evaluation_view) return evaluation_view.error();
-  auto evaluation = decode_evaluation_spec(*evaluation_view);
+  auto evaluation = verdict::decode_evaluation_spec(*evaluation_view);
   if (!evaluation) return evaluation.error();
   spec.evaluation = std::move(*evaluation);
   std::string match;
   if (auto read = view.read("match", match); !read) return read.error();
-  auto mode = parse_match_mode(match);
+  auto mode = verdict::parse_match_mode(match);
   if (!mode) return view.error("match: " + mode.error().message);
   spec.match = *mode;
   auto strategies = view.for_each_item("strategies", [&](const JsonView& item) -> Expected<void> {

@@ -19,8 +19,8 @@ namespace minifyd::run {
 
 struct RunSpec {
   std::string graph_dir;  // where the original came from (absolute), for the report
-  EvaluationSpec evaluation;
-  MatchMode match = MatchMode::same;
+  verdict::EvaluationSpec evaluation;
+  verdict::MatchMode match = verdict::MatchMode::same;
   std::vector<std::string> strategies;  // by name; empty: all
   std::optional<std::size_t> max_granularity;
   bool skip_sanity = false;

@@ -56,10 +56,10 @@ shrink::ShapeProposer shape_proposer(std::string python, std::filesystem::path s
           root = std::move(root)](const GraphDocument& document) -> Expected<shrink::ShapeProposals> {
     auto scratch = ScratchGraphDir::write(document, store, "minifyd-shapes-");
     if (!scratch) return scratch.error();
-    auto output = run_python_main(python, "shape_shrink",
+    auto output = pool::run_python_main(python, "shape_shrink",
                                   {scratch->path().string(), "--store", std::filesystem::absolute(store).string(),
                                    "--root", root},
-                                  helper_timeout_seconds);
+                                  pool::helper_timeout_seconds);
     if (!output) return output.error().with_context("minifyd/shape_shrink.py");
     auto json = parse_json(*output);
     if (!json) return json.error().with_context("minifyd/shape_shrink.py's output");

@@ -8,14 +8,14 @@ namespace {
 
 using nlohmann::json;
 
-const char* event_name(PoolEvent::Kind kind) {
+const char* event_name(pool::PoolEvent::Kind kind) {
   switch (kind) {
-    case PoolEvent::Kind::worker_launched: return "worker_launched";
-    case PoolEvent::Kind::worker_ready: return "worker_ready";
-    case PoolEvent::Kind::worker_start_failed: return "worker_start_failed";
-    case PoolEvent::Kind::worker_retired: return "worker_retired";
-    case PoolEvent::Kind::request_sent: return "request_sent";
-    case PoolEvent::Kind::request_answered: return "request_answered";
+    case pool::PoolEvent::Kind::worker_launched: return "worker_launched";
+    case pool::PoolEvent::Kind::worker_ready: return "worker_ready";
+    case pool::PoolEvent::Kind::worker_start_failed: return "worker_start_failed";
+    case pool::PoolEvent::Kind::worker_retired: return "worker_retired";
+    case pool::PoolEvent::Kind::request_sent: return "request_sent";
+    case pool::PoolEvent::Kind::request_answered: return "request_answered";
   }
   return "?";
 }
@@ -41,8 +41,8 @@ void describe_request(const protocol::WorkerRequest& request, json& line) {
 
 // How the request ended: its verdict (with the worker's own times), a reply of another kind, or the
 // fault that ended it.
-void describe_outcome(const WorkerOutcome& outcome, json& line) {
-  if (const auto* fault = std::get_if<WorkerFault>(&outcome)) {
+void describe_outcome(const pool::WorkerOutcome& outcome, json& line) {
+  if (const auto* fault = std::get_if<pool::WorkerFault>(&outcome)) {
     line["outcome"] = "fault";
     line["fault"] = fault->describe();
     return;
@@ -77,11 +77,11 @@ Expected<std::unique_ptr<Timeline>> Timeline::open(const std::filesystem::path& 
   return std::unique_ptr<Timeline>(new Timeline(std::move(out)));
 }
 
-PoolEventSink Timeline::pool_sink() {
-  return [this](const PoolEvent& event) {
+pool::PoolEventSink Timeline::pool_sink() {
+  return [this](const pool::PoolEvent& event) {
     json line{{"event", event_name(event.kind)}, {"pid", event.pid}};
-    if (event.kind != PoolEvent::Kind::worker_retired) line["slot"] = event.slot;
-    if (event.kind == PoolEvent::Kind::worker_launched) line["spare"] = event.spare;
+    if (event.kind != pool::PoolEvent::Kind::worker_retired) line["slot"] = event.slot;
+    if (event.kind == pool::PoolEvent::Kind::worker_launched) line["spare"] = event.spare;
     if (event.ticket) line["ticket"] = event.ticket;
     if (event.request) describe_request(*event.request, line);
     if (event.outcome) describe_outcome(*event.outcome, line);

@@ -24,7 +24,7 @@ class Timeline {
   static Expected<std::unique_ptr<Timeline>> open(const std::filesystem::path& path);
 
   // The pool's events (PoolConfig::on_event), told on its io thread.
-  PoolEventSink pool_sink();
+  pool::PoolEventSink pool_sink();
   // A phase of the run begins or ends (`what`: plain_check, search, after_search, outputs); from any thread.
   void mark(std::string_view what, std::string_view edge);
 

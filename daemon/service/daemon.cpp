@@ -291,7 +291,7 @@ HostRecord Daemon::host_record() const {
   host.name = config_.name;
   host.workers = config_.pool.slots.size();
   std::set<std::string> gpus;
-  for (const PoolSlot& slot : config_.pool.slots)
+  for (const pool::PoolSlot& slot : config_.pool.slots)
     if (slot.cuda_visible_devices && !slot.cuda_visible_devices->empty()) gpus.insert(*slot.cuda_visible_devices);
   for (const std::string& gpu : gpus) host.gpus += (host.gpus.empty() ? "" : ",") + gpu;
   host.running_jobs = runners_.size();

@@ -50,7 +50,7 @@ struct DaemonConfig {
   std::string name;  // this daemon's name in a shared queue, stable across its restarts
   // A shared queue's claims run out this long after their last renewal (renewed every third of it).
   std::chrono::milliseconds lease{30000};
-  PoolConfig pool;  // minify-worker and one slot per worker (per GPU and k with --gpus)
+  pool::PoolConfig pool;  // minify-worker and one slot per worker (per GPU and k with --gpus)
   // Why pool.worker.executable is empty: a build without LibTorch serves the torch.compile backends only.
   std::string native_worker_missing;
   std::string python;  // the Python worker's interpreter (--python; empty: found when first needed)

@@ -91,7 +91,7 @@ Expected<std::int64_t> submit_job(const protocol::SubmitRequest& request, std::i
   auto document = graph->decode(run_spec->evaluation.operators());
   if (!document) return document.error();
   if (auto strategies = search::select_strategies(run_spec->strategies); !strategies) return strategies.error();
-  if (auto check = failure_check_of(run_spec->evaluation); !check) return check.error();
+  if (auto check = verdict::failure_check_of(run_spec->evaluation); !check) return check.error();
   if (auto served = pools.can_serve(run_spec->evaluation.backend); !served) return served.error();
 
   auto source = ContentStore::open(*graph_dir / store_dir_name, false);
@@ -148,8 +148,8 @@ Expected<protocol::ResultReply> export_result(const JobRecord& job, const Conten
 }
 
 struct PreparedQuery {
-  EvaluationSpec spec;
-  FailureCheck check;
+  verdict::EvaluationSpec spec;
+  verdict::FailureCheck check;
   protocol::WorkerRequest request;
 };
 
@@ -158,14 +158,14 @@ Expected<PreparedQuery> prepare_query(const nlohmann::json& evaluation, const st
                                       ProgramPools& pools) {
   auto graph = read_submitted_graph(graph_dir);
   if (!graph) return graph.error();
-  auto spec = decode_evaluation_spec(JsonView(evaluation, "evaluation"));
+  auto spec = verdict::decode_evaluation_spec(JsonView(evaluation, "evaluation"));
   if (!spec) return spec.error().with_context("the query of " + graph_dir.string());
   auto document = graph->decode(spec->operators());
   if (!document) return document.error();
   if (auto served = pools.can_serve(spec->backend); !served) return served.error();
-  auto check = failure_check_of(*spec);
+  auto check = verdict::failure_check_of(*spec);
   if (!check) return check.error();
-  protocol::WorkerRequest worker_request = evaluate_request(*spec, *document, graph_dir / store_dir_name);
+  protocol::WorkerRequest worker_request = verdict::evaluate_request(*spec, *document, graph_dir / store_dir_name);
   return PreparedQuery{std::move(*spec), std::move(*check), std::move(worker_request)};
 }
 
@@ -309,8 +309,8 @@ void Daemon::handle(const Connection& connection, const nlohmann::json& tag, pro
                auto pool = pools_.pool_for(prepared->spec.backend);
                if (!pool) return reply_error(connection, tag, pool.error());
                (*pool)->scheduler.submit((*pool)->queries, prepared->request, prepared->spec.timeout,
-                                         [this, connection, tag, check = prepared->check](WorkerOutcome outcome) {
-                                           auto result = query_result(outcome, check);
+                                         [this, connection, tag, check = prepared->check](pool::WorkerOutcome outcome) {
+                                           auto result = verdict::query_result(outcome, check);
                                            if (!result) return reply_error(connection, tag, result.error());
                                            reply_ok(connection, tag, protocol::QueryReply{std::move(*result)});
                                          });
@@ -323,7 +323,7 @@ void Daemon::handle(const Connection& connection, const nlohmann::json& tag, pro
   protocol::StatsReply stats;
   // The pools' figures together: minify-worker's and, once started, the Python worker's.
   for (const ProgramPool* program : pools_.started()) {
-    const PoolStats& pool = program->pool.stats();
+    const pool::PoolStats& pool = program->pool.stats();
     stats.pool.requests += pool.requests;
     stats.pool.workers_started += pool.workers_started;
     stats.pool.crashes_contained += pool.crashes_contained;

@@ -5,7 +5,7 @@
 
 namespace minifyd::service {
 
-FairScheduler::FairScheduler(boost::asio::io_context& io, WorkerPool& pool) : io_(io), pool_(pool) {}
+FairScheduler::FairScheduler(boost::asio::io_context& io, pool::WorkerPool& pool) : io_(io), pool_(pool) {}
 
 FairScheduler::~FairScheduler() {
   alive_.reset();
@@ -34,7 +34,7 @@ void FairScheduler::remove_client(ClientId client) {
 }
 
 FairScheduler::Ticket FairScheduler::submit(ClientId client, protocol::WorkerRequest request,
-                                            std::chrono::milliseconds timeout, RequestPool::Handler handler) {
+                                            std::chrono::milliseconds timeout, pool::RequestPool::Handler handler) {
   Ticket ticket = next_ticket_++;
   auto queue = queues_.find(client);
   if (queue == queues_.end()) {
@@ -58,7 +58,7 @@ bool FairScheduler::cancel_queued(Ticket ticket) {
   std::deque<Waiting>& queue = queues_.at(owner->second);
   for (auto it = queue.begin(); it != queue.end(); ++it) {
     if (it->ticket != ticket) continue;
-    RequestPool::Handler handler = std::move(it->handler);
+    pool::RequestPool::Handler handler = std::move(it->handler);
     queue.erase(it);
     owner_.erase(owner);
     answer_cancelled(std::move(handler), "cancelled while queued");
@@ -87,7 +87,7 @@ void FairScheduler::dispatch() {
     Ticket ticket = request.ticket;
     Ticket pool_ticket = pool_.submit(
         std::move(request.request), request.timeout,
-        [this, alive = std::weak_ptr<bool>(alive_), ticket, handler = std::move(request.handler)](WorkerOutcome outcome) {
+        [this, alive = std::weak_ptr<bool>(alive_), ticket, handler = std::move(request.handler)](pool::WorkerOutcome outcome) {
           if (alive.expired()) return handler(std::move(outcome));
           running_.erase(ticket);
           owner_.erase(ticket);
@@ -109,10 +109,10 @@ std::optional<FairScheduler::ClientId> FairScheduler::next_client() {
   return std::nullopt;
 }
 
-void FairScheduler::answer_cancelled(RequestPool::Handler handler, const char* why) {
+void FairScheduler::answer_cancelled(pool::RequestPool::Handler handler, const char* why) {
   // Never inside the caller's stack: RequestPool handlers do not run before submit() returns.
   boost::asio::post(io_, [handler = std::move(handler), why] {
-    handler(WorkerFault{WorkerFault::Kind::cancelled, {}, why, {}});
+    handler(pool::WorkerFault{pool::WorkerFault::Kind::cancelled, {}, why, {}});
   });
 }
 

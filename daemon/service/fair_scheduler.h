@@ -23,9 +23,9 @@ namespace minifyd::service {
 class FairScheduler {
  public:
   using ClientId = std::uint64_t;
-  using Ticket = RequestPool::Ticket;
+  using Ticket = pool::RequestPool::Ticket;
 
-  FairScheduler(boost::asio::io_context& io, WorkerPool& pool);
+  FairScheduler(boost::asio::io_context& io, pool::WorkerPool& pool);
   ~FairScheduler();
   FairScheduler(const FairScheduler&) = delete;
   FairScheduler& operator=(const FairScheduler&) = delete;
@@ -36,7 +36,7 @@ class FairScheduler {
 
   // As RequestPool, per client. An unknown client's request is answered with a `cancelled` fault.
   Ticket submit(ClientId client, protocol::WorkerRequest request, std::chrono::milliseconds timeout,
-                RequestPool::Handler handler);
+                pool::RequestPool::Handler handler);
   void cancel(Ticket ticket);
   bool cancel_queued(Ticket ticket);
 
@@ -49,16 +49,16 @@ class FairScheduler {
     Ticket ticket;
     protocol::WorkerRequest request;
     std::chrono::milliseconds timeout;
-    RequestPool::Handler handler;
+    pool::RequestPool::Handler handler;
   };
 
   // Hands waiting requests to the pool while it has free slots, one client after another.
   void dispatch();
   std::optional<ClientId> next_client();
-  void answer_cancelled(RequestPool::Handler handler, const char* why);
+  void answer_cancelled(pool::RequestPool::Handler handler, const char* why);
 
   boost::asio::io_context& io_;
-  WorkerPool& pool_;
+  pool::WorkerPool& pool_;
   std::map<ClientId, std::deque<Waiting>> queues_;
   std::map<Ticket, ClientId> owner_;          // every live ticket, waiting or running
   std::map<Ticket, Ticket> running_;          // our ticket -> the pool's

@@ -39,7 +39,7 @@ struct Options {
   double keep_results_days = 7;
   std::string worker;
   std::string python;
-  SandboxLimits sandbox;
+  pool::SandboxLimits sandbox;
   std::string log_level = "info";
 };
 
@@ -82,7 +82,7 @@ Expected<DaemonConfig> config_of(const Options& options) {
   config.pool.slots = std::move(*slots);
   if (options.worker.empty()) {
     // Without one (a build without LibTorch) the daemon serves the torch.compile backends alone.
-    auto found = default_worker_executable();
+    auto found = pool::default_worker_executable();
     if (found) config.pool.worker.executable = *found;
     else config.native_worker_missing = found.error().message;
   } else {
@@ -95,7 +95,7 @@ Expected<DaemonConfig> config_of(const Options& options) {
   config.max_queued_jobs_per_user = options.max_queued_jobs_per_user;
   config.keep_results = std::chrono::milliseconds(static_cast<std::int64_t>(options.keep_results_days * 86'400'000));
   // repro.py of a plugin backend re-runs `minify query`, which lives beside minifyd.
-  config.minify_executable = (running_executable().parent_path() / "minify").string();
+  config.minify_executable = (pool::running_executable().parent_path() / "minify").string();
   return config;
 }
 

@@ -23,9 +23,9 @@
 namespace minifyd::service {
 
 struct ProgramPool {
-  ProgramPool(boost::asio::io_context& io, PoolConfig config);
+  ProgramPool(boost::asio::io_context& io, pool::PoolConfig config);
 
-  WorkerPool pool;
+  pool::WorkerPool pool;
   FairScheduler scheduler;
   FairScheduler::ClientId queries;  // the scheduler's client for one-off queries
 };
@@ -35,7 +35,7 @@ class ProgramPools {
   // `native`: slots, sandbox and minify-worker; the Python worker's pool gets the same slots and
   // sandbox. `native_missing`: why there is no minify-worker (then its backends are refused with
   // it), empty when there is. `python`: --python (empty: find_python() when first needed).
-  ProgramPools(boost::asio::io_context& io, PoolConfig native, std::string native_missing, std::string python);
+  ProgramPools(boost::asio::io_context& io, pool::PoolConfig native, std::string native_missing, std::string python);
 
   void start();  // minify-worker's pool, when there is a minify-worker
 
@@ -52,9 +52,9 @@ class ProgramPools {
 
  private:
   boost::asio::io_context& io_;
-  PoolConfig native_config_;
+  pool::PoolConfig native_config_;
   std::string native_missing_;
-  std::map<WorkerProgram, std::unique_ptr<ProgramPool>> pools_;
+  std::map<pool::WorkerProgram, std::unique_ptr<ProgramPool>> pools_;
   std::mutex python_mutex_;
   std::string python_requested_;
   std::optional<std::string> python_found_;

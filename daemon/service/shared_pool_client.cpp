@@ -43,12 +43,12 @@ SharedPoolClient::~SharedPoolClient() {
   boost::asio::post(daemon_io_, [shared = shared_] { shared->scheduler.remove_client(shared->client); });
 }
 
-RequestPool::Ticket SharedPoolClient::submit(protocol::WorkerRequest request, std::chrono::milliseconds timeout,
+pool::RequestPool::Ticket SharedPoolClient::submit(protocol::WorkerRequest request, std::chrono::milliseconds timeout,
                                              Handler handler) {
   Ticket ticket = next_ticket_++;
   boost::asio::post(daemon_io_, [shared = shared_, ticket, request = std::move(request), timeout,
                                  handler = std::move(handler)]() mutable {
-    auto answer = [shared, ticket, handler = std::move(handler)](WorkerOutcome outcome) {
+    auto answer = [shared, ticket, handler = std::move(handler)](pool::WorkerOutcome outcome) {
       shared->tickets.erase(ticket);
       std::lock_guard<std::mutex> lock(shared->mutex);
       if (shared->job_io != nullptr)

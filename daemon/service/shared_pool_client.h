@@ -14,7 +14,7 @@
 
 namespace minifyd::service {
 
-class SharedPoolClient final : public RequestPool {
+class SharedPoolClient final : public pool::RequestPool {
  public:
   // Registers a client with `scheduler`, which lives on `daemon_io`'s thread.
   SharedPoolClient(boost::asio::io_context& daemon_io, FairScheduler& scheduler, std::size_t parallelism);
@@ -25,7 +25,7 @@ class SharedPoolClient final : public RequestPool {
 
   // The job thread's view: run `io()` to receive answers. It never runs out of work while this
   // client exists, so run_one() waits for the next answer.
-  PoolAccess access() { return PoolAccess{io_, *this, parallelism_}; }
+  pool::PoolAccess access() { return pool::PoolAccess{io_, *this, parallelism_}; }
 
   Ticket submit(protocol::WorkerRequest request, std::chrono::milliseconds timeout, Handler handler) override;
   void cancel(Ticket ticket) override;

@@ -5,7 +5,7 @@
 #include "common/number_range.h"
 #include "protocol/operator_libraries.h"
 
-namespace minifyd {
+namespace minifyd::verdict {
 Expected<FailureCheck> failure_check_of(const EvaluationSpec& spec) {
   if (!spec.check_str) return FailureCheck();
   return FailureCheck::with_check_str(*spec.check_str);
@@ -74,4 +74,4 @@ Expected<EvaluationSpec> decode_evaluation_spec(const JsonView& view) {
   return spec;
 }
 
-}  // namespace minifyd
+}  // namespace minifyd::verdict

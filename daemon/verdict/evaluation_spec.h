@@ -20,7 +20,7 @@
 #include "protocol/verdict.h"
 #include "protocol/worker_messages.h"
 
-namespace minifyd {
+namespace minifyd::verdict {
 
 struct EvaluationSpec {
   std::string backend;  // as the worker sees it: eager, torchscript or plugin:/absolute/path.so
@@ -46,4 +46,4 @@ protocol::EvaluateRequest evaluate_request(const EvaluationSpec& spec, const Gra
 nlohmann::json encode(const EvaluationSpec& spec);
 Expected<EvaluationSpec> decode_evaluation_spec(const JsonView& view);
 
-}  // namespace minifyd
+}  // namespace minifyd::verdict

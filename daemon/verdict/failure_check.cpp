@@ -5,7 +5,7 @@
 
 #include <re2/re2.h>
 
-namespace minifyd {
+namespace minifyd::verdict {
 namespace {
 
 constexpr std::size_t max_message_bytes = 64 * 1024;
@@ -39,4 +39,4 @@ bool FailureCheck::counts(const protocol::Verdict& verdict) const {
   return RE2::PartialMatch(check_str_text(verdict), *regex_);
 }
 
-}  // namespace minifyd
+}  // namespace minifyd::verdict

@@ -16,7 +16,7 @@ namespace re2 {
 class RE2;
 }
 
-namespace minifyd {
+namespace minifyd::verdict {
 
 class FailureCheck {
  public:
@@ -38,4 +38,4 @@ class FailureCheck {
 // worker sent.
 std::string check_str_text(const protocol::Verdict& verdict);
 
-}  // namespace minifyd
+}  // namespace minifyd::verdict

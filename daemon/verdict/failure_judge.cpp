@@ -1,7 +1,7 @@
 // The still-failing rule.
 #include "daemon/verdict/failure_judge.h"
 
-namespace minifyd {
+namespace minifyd::verdict {
 
 const char* to_string(MatchMode mode) { return mode == MatchMode::same ? "same" : "any"; }
 
@@ -23,4 +23,4 @@ std::string FailureJudge::why_not(const protocol::Verdict& verdict) const {
   return "a different failure (" + describe(signature_of(verdict)) + ", not " + describe(*expected_) + ")";
 }
 
-}  // namespace minifyd
+}  // namespace minifyd::verdict

@@ -10,7 +10,7 @@
 #include "daemon/verdict/failure_signature.h"
 #include "protocol/verdict.h"
 
-namespace minifyd {
+namespace minifyd::verdict {
 
 enum class MatchMode {
   same,  // the original's signature
@@ -41,4 +41,4 @@ class FailureJudge {
   std::optional<FailureSignature> expected_;
 };
 
-}  // namespace minifyd
+}  // namespace minifyd::verdict

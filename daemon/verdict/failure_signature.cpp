@@ -4,7 +4,7 @@
 #include <array>
 #include <cctype>
 
-namespace minifyd {
+namespace minifyd::verdict {
 namespace {
 
 bool is_hex_digit(char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; }
@@ -177,4 +177,4 @@ Expected<FailureSignature> decode_failure_signature(const JsonView& view) {
   return signature;
 }
 
-}  // namespace minifyd
+}  // namespace minifyd::verdict

@@ -11,7 +11,7 @@
 #include "common/json_view.h"
 #include "protocol/verdict.h"
 
-namespace minifyd {
+namespace minifyd::verdict {
 
 struct FailureSignature {
   protocol::FailureKind kind = protocol::FailureKind::exception;
@@ -63,4 +63,4 @@ std::string describe(const FailureSignature& signature);
 nlohmann::json encode(const FailureSignature& signature);
 Expected<FailureSignature> decode_failure_signature(const JsonView& view);
 
-}  // namespace minifyd
+}  // namespace minifyd::verdict

@@ -3,9 +3,9 @@
 
 #include "daemon/verdict/verdict_of_outcome.h"
 
-namespace minifyd {
+namespace minifyd::verdict {
 
-Expected<protocol::QueryResult> query_result(const WorkerOutcome& outcome, const FailureCheck& check) {
+Expected<protocol::QueryResult> query_result(const pool::WorkerOutcome& outcome, const FailureCheck& check) {
   auto verdict = verdict_of(outcome);
   if (!verdict) return verdict.error();
   protocol::QueryResult result;
@@ -21,4 +21,4 @@ Expected<protocol::QueryResult> query_result(const WorkerOutcome& outcome, const
   return result;
 }
 
-}  // namespace minifyd
+}  // namespace minifyd::verdict

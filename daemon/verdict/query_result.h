@@ -8,9 +8,9 @@
 #include "daemon/verdict/failure_check.h"
 #include "protocol/daemon_replies.h"
 
-namespace minifyd {
+namespace minifyd::verdict {
 
 // Errors: the worker could not give a verdict (it could not start, or broke the protocol).
-Expected<protocol::QueryResult> query_result(const WorkerOutcome& outcome, const FailureCheck& check);
+Expected<protocol::QueryResult> query_result(const pool::WorkerOutcome& outcome, const FailureCheck& check);
 
-}  // namespace minifyd
+}  // namespace minifyd::verdict

@@ -7,8 +7,8 @@
 #include "daemon/pool/worker_process.h"
 #include "protocol/verdict.h"
 
-namespace minifyd {
+namespace minifyd::verdict {
 
-Expected<protocol::Verdict> verdict_of(const WorkerOutcome& outcome);
+Expected<protocol::Verdict> verdict_of(const pool::WorkerOutcome& outcome);
 
-}  // namespace minifyd
+}  // namespace minifyd::verdict

@@ -24,7 +24,7 @@ RunSpec sample_spec() {
   spec.evaluation.nan_check = true;
   spec.evaluation.check_str = "SIG.*";
   spec.evaluation.timeout = std::chrono::milliseconds(2500);
-  spec.match = MatchMode::any;
+  spec.match = verdict::MatchMode::any;
   spec.strategies = {"truncate-suffix", "delta-debugging"};
   spec.max_granularity = 8;
   spec.max_queries = 100;
@@ -36,7 +36,7 @@ RunSpec sample_spec() {
 Checkpoint sample_checkpoint() {
   Checkpoint checkpoint;
   checkpoint.spec = sample_spec();
-  checkpoint.signature = FailureSignature{protocol::FailureKind::crash, "SIGSEGV", "", "", ""};
+  checkpoint.signature = verdict::FailureSignature{protocol::FailureKind::crash, "SIGSEGV", "", "", ""};
   checkpoint.original_hash = std::string(64, 'c');
   checkpoint.original = GraphShape{273, 1, 1};
   auto document = decode_graph_document(test::sample_document());

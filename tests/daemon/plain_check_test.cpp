@@ -27,20 +27,20 @@ run::PlainRun killed(const std::string& signal) {
   return run;
 }
 
-FailureSignature exception(const std::string& type) {
-  FailureSignature signature;
+verdict::FailureSignature exception(const std::string& type) {
+  verdict::FailureSignature signature;
   signature.kind = protocol::FailureKind::exception;
   signature.exception_type = type;
   return signature;
 }
 
-FailureSignature of_kind(protocol::FailureKind kind) {
-  FailureSignature signature;
+verdict::FailureSignature of_kind(protocol::FailureKind kind) {
+  verdict::FailureSignature signature;
   signature.kind = kind;
   return signature;
 }
 
-std::string outcome(const run::PlainRun& run, const FailureSignature& worker) {
+std::string outcome(const run::PlainRun& run, const verdict::FailureSignature& worker) {
   return run::judge_plain_run(run, worker, 80s).outcome;
 }
 
@@ -65,7 +65,7 @@ TEST_CASE("the plain check: a crash shows as a signal, an accuracy bug as PyTorc
   // glibc's heap checks in the worker abort where plain malloc may fault later: any signal.
   CHECK(outcome(killed("SIGSEGV"), crash) == protocol::plain_check_fails);
   CHECK(outcome(exited(1, "KeyError: 'x'\n"), crash) == protocol::plain_check_differs);
-  crash.message = std::string(non_std_cpp_exception);
+  crash.message = std::string(verdict::non_std_cpp_exception);
   CHECK(outcome(exited(1, "RuntimeError: unhandled error\n"), crash) == protocol::plain_check_fails);
 
   auto accuracy = of_kind(protocol::FailureKind::accuracy);

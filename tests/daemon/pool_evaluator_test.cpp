@@ -18,8 +18,8 @@ using test::fake_pool;
 namespace {
 
 // The fake worker plays the backend option "fake" instead of running the graph.
-EvaluationSpec scripted(const std::string& script) {
-  EvaluationSpec spec;
+verdict::EvaluationSpec scripted(const std::string& script) {
+  verdict::EvaluationSpec spec;
   spec.backend = "eager";
   if (!script.empty()) spec.backend_options["fake"] = script;
   spec.timeout = 30s;
@@ -55,17 +55,17 @@ void run_for(boost::asio::io_context& io, std::chrono::milliseconds duration) {
 
 TEST_CASE("the original's verdict sets the signature the others must match", "[pool_evaluator]") {
   boost::asio::io_context io;
-  WorkerPool pool(io, fake_pool(1));
+  pool::WorkerPool pool(io, fake_pool(1));
   pool.start();
-  FailureJudge judge(FailureCheck(), MatchMode::same);
+  verdict::FailureJudge judge(verdict::FailureCheck(), verdict::MatchMode::same);
   {
-    run::PoolEvaluator segfaults(PoolAccess{io, pool, 1}, scripted("!signal SEGV"), "/tmp", judge, "original", false);
+    run::PoolEvaluator segfaults(pool::PoolAccess{io, pool, 1}, scripted("!signal SEGV"), "/tmp", judge, "original", false);
     CHECK(evaluate_all(segfaults, {"original", "smaller"}) == std::map<std::size_t, bool>{{0, true}, {1, true}});
     REQUIRE(judge.expected().has_value());
     CHECK(describe(*judge.expected()) == "crash (SIGSEGV)");
     CHECK(segfaults.tally().failed == 2);
   }
-  run::PoolEvaluator aborts(PoolAccess{io, pool, 1}, scripted("!signal ABRT"), "/tmp", judge, "original", false);
+  run::PoolEvaluator aborts(pool::PoolAccess{io, pool, 1}, scripted("!signal ABRT"), "/tmp", judge, "original", false);
   CHECK(evaluate_all(aborts, {"other"}) == std::map<std::size_t, bool>{{0, false}});
   CHECK(aborts.tally().other_failures == 1);
   CHECK(aborts.tally().failures_by_kind.at("crash") == 1);
@@ -77,12 +77,12 @@ TEST_CASE("the original's verdict sets the signature the others must match", "[p
 
 TEST_CASE("cancelled evaluations never call back and leave the pool whole", "[pool_evaluator]") {
   boost::asio::io_context io;
-  WorkerPool pool(io, fake_pool(2));
+  pool::WorkerPool pool(io, fake_pool(2));
   pool.start();
-  FailureJudge judge(FailureCheck(), MatchMode::any);
+  verdict::FailureJudge judge(verdict::FailureCheck(), verdict::MatchMode::any);
   int hang_callbacks = 0;
   {
-    run::PoolEvaluator hangs(PoolAccess{io, pool, 2}, scripted("!hang"), "/tmp", judge, "original", false);
+    run::PoolEvaluator hangs(pool::PoolAccess{io, pool, 2}, scripted("!hang"), "/tmp", judge, "original", false);
     hangs.evaluate(candidates({"a", "b", "c"}), [&](std::size_t, const search::EvaluationResult&) { ++hang_callbacks; });
     run_for(io, 1500ms);  // workers up, two hangs running, one queued
     hangs.cancel_pending();
@@ -90,7 +90,7 @@ TEST_CASE("cancelled evaluations never call back and leave the pool whole", "[po
     CHECK(pool.stats().cancelled == 3);
     CHECK(hang_callbacks == 0);
   }
-  run::PoolEvaluator passes(PoolAccess{io, pool, 2}, scripted(""), "/tmp", judge, "original", false);
+  run::PoolEvaluator passes(pool::PoolAccess{io, pool, 2}, scripted(""), "/tmp", judge, "original", false);
   CHECK(evaluate_all(passes, {"d", "e"}) == std::map<std::size_t, bool>{{0, false}, {1, false}});
   CHECK(hang_callbacks == 0);
   bool stopped = false;
@@ -106,17 +106,17 @@ TEST_CASE("candidates' time limit follows the original's measured time", "[pool_
   CHECK(run::timeout_following_original(30s, 60s) == 60s);
 
   boost::asio::io_context io;
-  WorkerPool pool(io, fake_pool(1));
+  pool::WorkerPool pool(io, fake_pool(1));
   pool.start();
-  FailureJudge judge(FailureCheck(), MatchMode::same);
-  EvaluationSpec spec = scripted("!signal SEGV");
+  verdict::FailureJudge judge(verdict::FailureCheck(), verdict::MatchMode::same);
+  verdict::EvaluationSpec spec = scripted("!signal SEGV");
   spec.timeout = 600s;
   {
-    run::PoolEvaluator fixed(PoolAccess{io, pool, 1}, spec, "/tmp", judge, "original", false);
+    run::PoolEvaluator fixed(pool::PoolAccess{io, pool, 1}, spec, "/tmp", judge, "original", false);
     evaluate_all(fixed, {"original"});
     CHECK(fixed.timeout() == 600s);
   }
-  run::PoolEvaluator following(PoolAccess{io, pool, 1}, spec, "/tmp", judge, "original", true);
+  run::PoolEvaluator following(pool::PoolAccess{io, pool, 1}, spec, "/tmp", judge, "original", true);
   CHECK(following.timeout() == 600s);  // until the original's verdict
   evaluate_all(following, {"original", "smaller"});
   // The fake worker's segfault takes milliseconds: the floor.

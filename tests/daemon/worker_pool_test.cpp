@@ -32,17 +32,17 @@ using Times = std::map<std::uint64_t, std::chrono::steady_clock::time_point>;
 
 // A pool of one fake worker serving in children, playing `transcript`, that records when each request
 // was sent and answered (by ticket).
-PoolConfig children_pool(const std::string& transcript, Times& sent, Times& answered) {
-  PoolConfig config = fake_pool(1);
+pool::PoolConfig children_pool(const std::string& transcript, Times& sent, Times& answered) {
+  pool::PoolConfig config = fake_pool(1);
   config.worker.arguments = {std::string(MINIFYD_TRANSCRIPTS) + "/" + transcript};
-  config.on_event = [&sent, &answered](const PoolEvent& event) {
-    if (event.kind == PoolEvent::Kind::request_sent) sent[event.ticket] = std::chrono::steady_clock::now();
-    if (event.kind == PoolEvent::Kind::request_answered) answered[event.ticket] = std::chrono::steady_clock::now();
+  config.on_event = [&sent, &answered](const pool::PoolEvent& event) {
+    if (event.kind == pool::PoolEvent::Kind::request_sent) sent[event.ticket] = std::chrono::steady_clock::now();
+    if (event.kind == pool::PoolEvent::Kind::request_answered) answered[event.ticket] = std::chrono::steady_clock::now();
   };
   return config;
 }
 
-bool passed(const WorkerOutcome& outcome) {
+bool passed(const pool::WorkerOutcome& outcome) {
   auto* reply = std::get_if<protocol::WorkerReply>(&outcome);
   return reply && std::get<protocol::EvaluateReply>(*reply).verdict.pass;
 }
@@ -51,13 +51,13 @@ bool passed(const WorkerOutcome& outcome) {
 
 TEST_CASE("crashing requests are contained and every request is answered once", "[worker_pool]") {
   boost::asio::io_context io;
-  WorkerPool pool(io, fake_pool(2));
+  pool::WorkerPool pool(io, fake_pool(2));
   pool.start();
   std::vector<int> answers(20, 0);
-  std::vector<std::optional<WorkerOutcome>> outcomes(20);
+  std::vector<std::optional<pool::WorkerOutcome>> outcomes(20);
   int remaining = 20;
   for (int i = 0; i < 20; ++i) {
-    pool.submit(scripted(i % 2 ? crash : ""), 5s, [&, i](WorkerOutcome outcome) {
+    pool.submit(scripted(i % 2 ? crash : ""), 5s, [&, i](pool::WorkerOutcome outcome) {
       ++answers[i];
       outcomes[i] = std::move(outcome);
       if (--remaining == 0) pool.stop([] {});
@@ -69,8 +69,8 @@ TEST_CASE("crashing requests are contained and every request is answered once", 
     CHECK(answers[i] == 1);
     REQUIRE(outcomes[i].has_value());
     if (i % 2) {
-      REQUIRE(std::holds_alternative<WorkerFault>(*outcomes[i]));
-      CHECK(signal_name(std::get<WorkerFault>(*outcomes[i]).exit.signal) == "SIGSEGV");
+      REQUIRE(std::holds_alternative<pool::WorkerFault>(*outcomes[i]));
+      CHECK(signal_name(std::get<pool::WorkerFault>(*outcomes[i]).exit.signal) == "SIGSEGV");
     } else {
       CHECK(passed(*outcomes[i]));
     }
@@ -81,18 +81,18 @@ TEST_CASE("crashing requests are contained and every request is answered once", 
 
 TEST_CASE("a hung worker is killed at its deadline and the next request passes", "[worker_pool]") {
   boost::asio::io_context io;
-  WorkerPool pool(io, fake_pool(1));
+  pool::WorkerPool pool(io, fake_pool(1));
   pool.start();
-  std::optional<WorkerOutcome> hung, after;
-  pool.submit(scripted("!hang"), 300ms, [&](WorkerOutcome outcome) { hung = std::move(outcome); });
-  pool.submit(scripted(""), 5s, [&](WorkerOutcome outcome) {
+  std::optional<pool::WorkerOutcome> hung, after;
+  pool.submit(scripted("!hang"), 300ms, [&](pool::WorkerOutcome outcome) { hung = std::move(outcome); });
+  pool.submit(scripted(""), 5s, [&](pool::WorkerOutcome outcome) {
     after = std::move(outcome);
     pool.stop([] {});
   });
   io.run();
   REQUIRE(hung.has_value());
-  REQUIRE(std::holds_alternative<WorkerFault>(*hung));
-  CHECK(std::get<WorkerFault>(*hung).kind == WorkerFault::Kind::timed_out);
+  REQUIRE(std::holds_alternative<pool::WorkerFault>(*hung));
+  CHECK(std::get<pool::WorkerFault>(*hung).kind == pool::WorkerFault::Kind::timed_out);
   REQUIRE(after.has_value());
   CHECK(passed(*after));
   CHECK(pool.stats().timeouts == 1);
@@ -100,12 +100,12 @@ TEST_CASE("a hung worker is killed at its deadline and the next request passes",
 
 TEST_CASE("cancelling queued and running requests answers them and leaks no worker", "[worker_pool]") {
   boost::asio::io_context io;
-  WorkerPool pool(io, fake_pool(1, false));
+  pool::WorkerPool pool(io, fake_pool(1, false));
   pool.start();
-  std::optional<WorkerOutcome> running, queued, later;
-  auto running_ticket = pool.submit(scripted("!sleep 10000"), 30s, [&](WorkerOutcome o) { running = std::move(o); });
-  auto queued_ticket = pool.submit(scripted(""), 30s, [&](WorkerOutcome o) { queued = std::move(o); });
-  pool.submit(scripted(""), 30s, [&](WorkerOutcome o) {
+  std::optional<pool::WorkerOutcome> running, queued, later;
+  auto running_ticket = pool.submit(scripted("!sleep 10000"), 30s, [&](pool::WorkerOutcome o) { running = std::move(o); });
+  auto queued_ticket = pool.submit(scripted(""), 30s, [&](pool::WorkerOutcome o) { queued = std::move(o); });
+  pool.submit(scripted(""), 30s, [&](pool::WorkerOutcome o) {
     later = std::move(o);
     pool.stop([] {});
   });
@@ -118,9 +118,9 @@ TEST_CASE("cancelling queued and running requests answers them and leaks no work
   io.run();
   CHECK(std::chrono::steady_clock::now() - begin < 8s);
   REQUIRE(running.has_value());
-  CHECK(std::get<WorkerFault>(*running).kind == WorkerFault::Kind::cancelled);
+  CHECK(std::get<pool::WorkerFault>(*running).kind == pool::WorkerFault::Kind::cancelled);
   REQUIRE(queued.has_value());
-  CHECK(std::get<WorkerFault>(*queued).kind == WorkerFault::Kind::cancelled);
+  CHECK(std::get<pool::WorkerFault>(*queued).kind == pool::WorkerFault::Kind::cancelled);
   REQUIRE(later.has_value());
   CHECK(passed(*later));
 }
@@ -128,15 +128,15 @@ TEST_CASE("cancelling queued and running requests answers them and leaks no work
 TEST_CASE("a worker serving in children is sent nothing while it says no child of it is ready", "[worker_pool]") {
   boost::asio::io_context io;
   Times sent, answered;
-  WorkerPool pool(io, children_pool("children.transcript", sent, answered));
+  pool::WorkerPool pool(io, children_pool("children.transcript", sent, answered));
   pool.start();
-  std::optional<WorkerOutcome> first, second;
+  std::optional<pool::WorkerOutcome> first, second;
   // Its serving child ends with the first verdict; the next is ready 600 ms later.
   auto first_ticket = pool.submit(scripted(R"({"type":"readiness","ready":false};)"
                                            R"({"type":"verdict","id":$ID,"verdict":{"status":"pass"}};)"
                                            R"(!sleep 600;{"type":"readiness","ready":true})"),
-                                  5s, [&](WorkerOutcome o) { first = std::move(o); });
-  auto second_ticket = pool.submit(scripted(""), 5s, [&](WorkerOutcome o) {
+                                  5s, [&](pool::WorkerOutcome o) { first = std::move(o); });
+  auto second_ticket = pool.submit(scripted(""), 5s, [&](pool::WorkerOutcome o) {
     second = std::move(o);
     pool.stop([] {});
   });
@@ -154,13 +154,13 @@ TEST_CASE("a worker serving in children is sent nothing between a cancel and the
   boost::asio::io_context io;
   Times sent, answered;
   // The cancel is answered: no child ready (the cancel killed the serving one), then one ready 600 ms later.
-  WorkerPool pool(io, children_pool("cancel_in_children.transcript", sent, answered));
+  pool::WorkerPool pool(io, children_pool("cancel_in_children.transcript", sent, answered));
   pool.start();
-  std::optional<WorkerOutcome> cancelled, next;
+  std::optional<pool::WorkerOutcome> cancelled, next;
   std::chrono::steady_clock::time_point cancelled_at;
   auto slow = pool.submit(scripted(R"(!sleep 300;{"type":"verdict","id":$ID,"verdict":{"status":"pass"}})"), 5s,
-                          [&](WorkerOutcome o) { cancelled = std::move(o); });
-  auto next_ticket = pool.submit(scripted(""), 5s, [&](WorkerOutcome o) {
+                          [&](pool::WorkerOutcome o) { cancelled = std::move(o); });
+  auto next_ticket = pool.submit(scripted(""), 5s, [&](pool::WorkerOutcome o) {
     next = std::move(o);
     pool.stop([] {});
   });
@@ -171,8 +171,8 @@ TEST_CASE("a worker serving in children is sent nothing between a cancel and the
   });
   io.run();
   REQUIRE(cancelled.has_value());
-  REQUIRE(std::holds_alternative<WorkerFault>(*cancelled));
-  CHECK(std::get<WorkerFault>(*cancelled).kind == WorkerFault::Kind::cancelled);
+  REQUIRE(std::holds_alternative<pool::WorkerFault>(*cancelled));
+  CHECK(std::get<pool::WorkerFault>(*cancelled).kind == pool::WorkerFault::Kind::cancelled);
   REQUIRE(next.has_value());
   CHECK(passed(*next));
   REQUIRE(sent.count(next_ticket));
@@ -182,45 +182,45 @@ TEST_CASE("a worker serving in children is sent nothing between a cancel and the
 
 TEST_CASE("a readiness line from a worker not serving in children is a protocol error", "[worker_pool]") {
   boost::asio::io_context io;
-  WorkerPool pool(io, fake_pool(1));
+  pool::WorkerPool pool(io, fake_pool(1));
   pool.start();
-  std::optional<WorkerOutcome> outcome;
+  std::optional<pool::WorkerOutcome> outcome;
   pool.submit(scripted(R"({"type":"readiness","ready":false};{"type":"verdict","id":$ID,"verdict":{"status":"pass"}})"),
-              5s, [&](WorkerOutcome o) {
+              5s, [&](pool::WorkerOutcome o) {
                 outcome = std::move(o);
                 pool.stop([] {});
               });
   io.run();
   REQUIRE(outcome.has_value());
-  REQUIRE(std::holds_alternative<WorkerFault>(*outcome));
-  CHECK(std::get<WorkerFault>(*outcome).kind == WorkerFault::Kind::protocol_error);
-  CHECK_THAT(std::get<WorkerFault>(*outcome).detail, Catch::Contains("not serving in children"));
+  REQUIRE(std::holds_alternative<pool::WorkerFault>(*outcome));
+  CHECK(std::get<pool::WorkerFault>(*outcome).kind == pool::WorkerFault::Kind::protocol_error);
+  CHECK_THAT(std::get<pool::WorkerFault>(*outcome).detail, Catch::Contains("not serving in children"));
 }
 
 TEST_CASE("a pool whose workers cannot start fails its requests instead of hanging", "[worker_pool]") {
   boost::asio::io_context io;
-  PoolConfig config = fake_pool(1, false);
+  pool::PoolConfig config = fake_pool(1, false);
   config.worker.executable = "/nonexistent/minify-worker";
-  WorkerPool pool(io, config);
+  pool::WorkerPool pool(io, config);
   pool.start();
-  std::optional<WorkerOutcome> outcome;
-  pool.submit(scripted(""), 5s, [&](WorkerOutcome o) {
+  std::optional<pool::WorkerOutcome> outcome;
+  pool.submit(scripted(""), 5s, [&](pool::WorkerOutcome o) {
     outcome = std::move(o);
     pool.stop([] {});
   });
   io.run();
   REQUIRE(outcome.has_value());
-  REQUIRE(std::holds_alternative<WorkerFault>(*outcome));
-  CHECK(std::get<WorkerFault>(*outcome).kind == WorkerFault::Kind::spawn_failed);
-  CHECK(std::get<WorkerFault>(*outcome).detail.find("no worker could be started") == 0);
+  REQUIRE(std::holds_alternative<pool::WorkerFault>(*outcome));
+  CHECK(std::get<pool::WorkerFault>(*outcome).kind == pool::WorkerFault::Kind::spawn_failed);
+  CHECK(std::get<pool::WorkerFault>(*outcome).detail.find("no worker could be started") == 0);
 }
 
 TEST_CASE("each slot's workers get the slot's CUDA_VISIBLE_DEVICES", "[worker_pool]") {
   boost::asio::io_context io;
-  PoolConfig config = fake_pool(2, false);
+  pool::PoolConfig config = fake_pool(2, false);
   config.worker.arguments = {std::string(MINIFYD_TRANSCRIPTS) + "/report.transcript"};
-  config.slots = {PoolSlot{"0"}, PoolSlot{"1"}};
-  WorkerPool pool(io, config);
+  config.slots = {pool::PoolSlot{"0"}, pool::PoolSlot{"1"}};
+  pool::WorkerPool pool(io, config);
   pool.start();
   std::vector<protocol::WorkerHello> hellos;
   boost::asio::steady_timer poll(io);

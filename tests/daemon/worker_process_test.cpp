@@ -20,14 +20,14 @@ using namespace std::chrono_literals;
 namespace {
 
 struct Run {
-  std::optional<WorkerStart> start;
-  std::optional<WorkerOutcome> outcome;
+  std::optional<pool::WorkerStart> start;
+  std::optional<pool::WorkerOutcome> outcome;
   pid_t pid = -1;
   std::chrono::milliseconds elapsed{0};
 };
 
-WorkerConfig fake_config(const std::string& transcript) {
-  WorkerConfig config;
+pool::WorkerConfig fake_config(const std::string& transcript) {
+  pool::WorkerConfig config;
   config.executable = MINIFYD_FAKE_WORKER;
   config.arguments = {std::string(MINIFYD_TRANSCRIPTS) + "/" + transcript + ".transcript"};
   config.hello_timeout = 2s;
@@ -41,19 +41,19 @@ protocol::WorkerRequest evaluate_request(std::uint64_t id) {
 }
 
 // Starts a worker, sends one evaluate request when it is ready, stops it after the outcome.
-Run run_one(WorkerConfig config, std::chrono::milliseconds timeout = 2s) {
+Run run_one(pool::WorkerConfig config, std::chrono::milliseconds timeout = 2s) {
   boost::asio::io_context io;
   Run run;
-  std::shared_ptr<WorkerProcess> worker;
+  std::shared_ptr<pool::WorkerProcess> worker;
   auto begin = std::chrono::steady_clock::now();
-  worker = WorkerProcess::start(io, std::move(config), [&](WorkerStart start) {
+  worker = pool::WorkerProcess::start(io, std::move(config), [&](pool::WorkerStart start) {
     run.start = start;
-    if (auto* fault = std::get_if<WorkerFault>(&start)) {
+    if (auto* fault = std::get_if<pool::WorkerFault>(&start)) {
       UNSCOPED_INFO("start: " << fault->describe() << " stderr: " << fault->stderr_tail);
       return;
     }
     begin = std::chrono::steady_clock::now();
-    worker->request(evaluate_request(41), timeout, [&](WorkerOutcome outcome) {
+    worker->request(evaluate_request(41), timeout, [&](pool::WorkerOutcome outcome) {
       run.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - begin);
       run.outcome = std::move(outcome);
       worker->stop();
@@ -61,14 +61,14 @@ Run run_one(WorkerConfig config, std::chrono::milliseconds timeout = 2s) {
   });
   run.pid = worker->pid();
   io.run();
-  CHECK(worker->state() == WorkerProcess::State::dead);
+  CHECK(worker->state() == pool::WorkerProcess::State::dead);
   return run;
 }
 
-const WorkerFault& fault_of(const Run& run) {
+const pool::WorkerFault& fault_of(const Run& run) {
   REQUIRE(run.outcome.has_value());
-  REQUIRE(std::holds_alternative<WorkerFault>(*run.outcome));
-  return std::get<WorkerFault>(*run.outcome);
+  REQUIRE(std::holds_alternative<pool::WorkerFault>(*run.outcome));
+  return std::get<pool::WorkerFault>(*run.outcome);
 }
 
 }  // namespace
@@ -86,20 +86,20 @@ TEST_CASE("a worker that follows the protocol answers and is reaped after stop",
 TEST_CASE("garbage, truncated, oversized and mismatched replies are worker faults", "[worker_process][transcript]") {
   struct Case {
     const char* transcript;
-    WorkerFault::Kind kind;
+    pool::WorkerFault::Kind kind;
     const char* detail;
   };
   const Case cases[] = {
-      {"garbage", WorkerFault::Kind::protocol_error, "invalid JSON at byte"},
-      {"truncated", WorkerFault::Kind::exited, "closed its stdout in the middle of a line"},
-      {"oversized", WorkerFault::Kind::protocol_error, "over the limit of 100000"},
-      {"wrong_id", WorkerFault::Kind::protocol_error, "replied to request 12345 while request 41 is pending"},
-      {"bad_verdict", WorkerFault::Kind::protocol_error, "bad reply: verdict: status: 'maybe' is neither pass nor fail"},
+      {"garbage", pool::WorkerFault::Kind::protocol_error, "invalid JSON at byte"},
+      {"truncated", pool::WorkerFault::Kind::exited, "closed its stdout in the middle of a line"},
+      {"oversized", pool::WorkerFault::Kind::protocol_error, "over the limit of 100000"},
+      {"wrong_id", pool::WorkerFault::Kind::protocol_error, "replied to request 12345 while request 41 is pending"},
+      {"bad_verdict", pool::WorkerFault::Kind::protocol_error, "bad reply: verdict: status: 'maybe' is neither pass nor fail"},
   };
   for (const Case& c : cases) {
     INFO(c.transcript);
     Run run = run_one(fake_config(c.transcript));
-    const WorkerFault& fault = fault_of(run);
+    const pool::WorkerFault& fault = fault_of(run);
     CHECK(fault.kind == c.kind);
     CHECK(fault.detail.find(c.detail) != std::string::npos);
     CHECK_FALSE(test::process_exists(run.pid));
@@ -111,8 +111,8 @@ TEST_CASE("garbage, truncated, oversized and mismatched replies are worker fault
 
 TEST_CASE("crashes are classified by signal and keep the stderr tail", "[worker_process]") {
   Run segfault = run_one(fake_config("segfault"));
-  const WorkerFault& fault = fault_of(segfault);
-  CHECK(fault.kind == WorkerFault::Kind::crashed);
+  const pool::WorkerFault& fault = fault_of(segfault);
+  CHECK(fault.kind == pool::WorkerFault::Kind::crashed);
   CHECK(fault.exit.signaled);
   CHECK(signal_name(fault.exit.signal) == "SIGSEGV");
   CHECK(fault.stderr_tail.find("about to crash") != std::string::npos);
@@ -120,15 +120,15 @@ TEST_CASE("crashes are classified by signal and keep the stderr tail", "[worker_
   CHECK(signal_name(fault_of(run_one(fake_config("abort"))).exit.signal) == "SIGABRT");
 
   Run exit_run = run_one(fake_config("exit"));
-  const WorkerFault& exited = fault_of(exit_run);
-  CHECK(exited.kind == WorkerFault::Kind::exited);
+  const pool::WorkerFault& exited = fault_of(exit_run);
+  CHECK(exited.kind == pool::WorkerFault::Kind::exited);
   CHECK(exited.exit.code == 3);
 }
 
 TEST_CASE("a hung worker that ignores SIGTERM is killed after the grace period", "[worker_process]") {
   Run run = run_one(fake_config("hang"), 300ms);
-  const WorkerFault& fault = fault_of(run);
-  CHECK(fault.kind == WorkerFault::Kind::timed_out);
+  const pool::WorkerFault& fault = fault_of(run);
+  CHECK(fault.kind == pool::WorkerFault::Kind::timed_out);
   CHECK(fault.exit.signaled);
   CHECK(signal_name(fault.exit.signal) == "SIGKILL");
   CHECK(run.elapsed >= 300ms);
@@ -139,21 +139,21 @@ TEST_CASE("a hung worker that ignores SIGTERM is killed after the grace period",
 TEST_CASE("a worker without a valid hello never gets a request", "[worker_process]") {
   Run wrong = run_one(fake_config("wrong_version"));
   REQUIRE(wrong.start.has_value());
-  REQUIRE(std::holds_alternative<WorkerFault>(*wrong.start));
-  CHECK(std::get<WorkerFault>(*wrong.start).detail.find("worker speaks minifyd.worker version 99") != std::string::npos);
+  REQUIRE(std::holds_alternative<pool::WorkerFault>(*wrong.start));
+  CHECK(std::get<pool::WorkerFault>(*wrong.start).detail.find("worker speaks minifyd.worker version 99") != std::string::npos);
   CHECK_FALSE(wrong.outcome.has_value());
 
-  WorkerConfig silent = fake_config("no_hello");
+  pool::WorkerConfig silent = fake_config("no_hello");
   silent.hello_timeout = 300ms;
   Run none = run_one(silent);
-  REQUIRE(std::holds_alternative<WorkerFault>(*none.start));
-  CHECK(std::get<WorkerFault>(*none.start).kind == WorkerFault::Kind::timed_out);
+  REQUIRE(std::holds_alternative<pool::WorkerFault>(*none.start));
+  CHECK(std::get<pool::WorkerFault>(*none.start).kind == pool::WorkerFault::Kind::timed_out);
 
-  WorkerConfig missing = fake_config("pass");
+  pool::WorkerConfig missing = fake_config("pass");
   missing.executable = "/nonexistent/minify-worker";
   Run absent = run_one(missing);
-  REQUIRE(std::holds_alternative<WorkerFault>(*absent.start));
-  CHECK(std::get<WorkerFault>(*absent.start).kind == WorkerFault::Kind::spawn_failed);
+  REQUIRE(std::holds_alternative<pool::WorkerFault>(*absent.start));
+  CHECK(std::get<pool::WorkerFault>(*absent.start).kind == pool::WorkerFault::Kind::spawn_failed);
 }
 
 TEST_CASE("the sandbox: allowlisted environment, only fds 0-2, own process group, scratch cwd", "[worker_process][sandbox]") {

@@ -43,21 +43,21 @@ struct Requests {
   protocol::EvaluateRequest pass;
 };
 
-WorkerConfig real_worker(std::size_t concurrency) {
+pool::WorkerConfig real_worker(std::size_t concurrency) {
   return test::fork_server_worker({"--max-concurrent", std::to_string(concurrency)});
 }
 
-bool passed(const std::optional<WorkerOutcome>& outcome) {
+bool passed(const std::optional<pool::WorkerOutcome>& outcome) {
   if (!outcome) return false;
-  auto verdict = verdict_of(*outcome);
+  auto verdict = verdict::verdict_of(*outcome);
   return verdict && verdict->pass;
 }
 
 // The fault that ended a request while its worker lived on.
-void check_request_fault(const std::optional<WorkerOutcome>& outcome, WorkerFault::Kind kind) {
+void check_request_fault(const std::optional<pool::WorkerOutcome>& outcome, pool::WorkerFault::Kind kind) {
   REQUIRE(outcome.has_value());
-  REQUIRE(std::holds_alternative<WorkerFault>(*outcome));
-  const WorkerFault& fault = std::get<WorkerFault>(*outcome);
+  REQUIRE(std::holds_alternative<pool::WorkerFault>(*outcome));
+  const pool::WorkerFault& fault = std::get<pool::WorkerFault>(*outcome);
   CHECK(fault.kind == kind);
   CHECK(fault.worker_survives);
 }
@@ -69,8 +69,8 @@ struct ParkingPool {
     started = pool.stats().workers_started;
   }
 
-  static PoolConfig config() {
-    PoolConfig config;
+  static pool::PoolConfig config() {
+    pool::PoolConfig config;
     config.worker = real_worker(4);
     config.park_after = 20ms;
     return config;
@@ -78,7 +78,7 @@ struct ParkingPool {
 
   Requests requests;
   boost::asio::io_context io;
-  WorkerPool pool;
+  pool::WorkerPool pool;
   std::uint64_t started = 0;  // workers started before any request
 };
 
@@ -87,20 +87,20 @@ struct ParkingPool {
 TEST_CASE("a concurrent worker answers beside a hung request and outlives its timeout", "[e2e][concurrent]") {
   Requests requests;
   boost::asio::io_context io;
-  std::shared_ptr<WorkerProcess> worker;
-  std::optional<WorkerOutcome> hung, beside, after;
+  std::shared_ptr<pool::WorkerProcess> worker;
+  std::optional<pool::WorkerOutcome> hung, beside, after;
   bool beside_before_timeout = false;
-  worker = WorkerProcess::start(io, real_worker(4), [&](WorkerStart start) {
+  worker = pool::WorkerProcess::start(io, real_worker(4), [&](pool::WorkerStart start) {
     REQUIRE(std::holds_alternative<protocol::WorkerHello>(start));
     CHECK(worker->concurrency() == 4);
-    worker->request(Requests::with_id(requests.hang, 1), 2s, [&](WorkerOutcome outcome) {
+    worker->request(Requests::with_id(requests.hang, 1), 2s, [&](pool::WorkerOutcome outcome) {
       hung = std::move(outcome);
-      worker->request(Requests::with_id(requests.pass, 3), 60s, [&](WorkerOutcome later) {
+      worker->request(Requests::with_id(requests.pass, 3), 60s, [&](pool::WorkerOutcome later) {
         after = std::move(later);
         worker->stop();
       });
     });
-    worker->request(Requests::with_id(requests.pass, 2), 60s, [&](WorkerOutcome outcome) {
+    worker->request(Requests::with_id(requests.pass, 2), 60s, [&](pool::WorkerOutcome outcome) {
       beside = std::move(outcome);
       beside_before_timeout = !hung.has_value();
     });
@@ -109,7 +109,7 @@ TEST_CASE("a concurrent worker answers beside a hung request and outlives its ti
   io.run();
   CHECK(passed(beside));
   CHECK(beside_before_timeout);
-  check_request_fault(hung, WorkerFault::Kind::timed_out);
+  check_request_fault(hung, pool::WorkerFault::Kind::timed_out);
   CHECK(passed(after));  // the same process: a dead one would have failed request 3
   REQUIRE(worker->hello().has_value());
   CHECK(worker->hello()->pid == pid);
@@ -118,46 +118,46 @@ TEST_CASE("a concurrent worker answers beside a hung request and outlives its ti
 TEST_CASE("cancelling one request of a concurrent worker ends it alone", "[e2e][concurrent]") {
   Requests requests;
   boost::asio::io_context io;
-  std::shared_ptr<WorkerProcess> worker;
-  std::optional<WorkerOutcome> cancelled, still_hung, after;
-  worker = WorkerProcess::start(io, real_worker(3), [&](WorkerStart start) {
+  std::shared_ptr<pool::WorkerProcess> worker;
+  std::optional<pool::WorkerOutcome> cancelled, still_hung, after;
+  worker = pool::WorkerProcess::start(io, real_worker(3), [&](pool::WorkerStart start) {
     REQUIRE(std::holds_alternative<protocol::WorkerHello>(start));
-    worker->request(Requests::with_id(requests.hang, 1), 60s, [&](WorkerOutcome o) { cancelled = std::move(o); });
-    worker->request(Requests::with_id(requests.hang, 2), 60s, [&](WorkerOutcome o) { still_hung = std::move(o); });
-    worker->request(Requests::with_id(requests.pass, 3), 60s, [&](WorkerOutcome outcome) {
+    worker->request(Requests::with_id(requests.hang, 1), 60s, [&](pool::WorkerOutcome o) { cancelled = std::move(o); });
+    worker->request(Requests::with_id(requests.hang, 2), 60s, [&](pool::WorkerOutcome o) { still_hung = std::move(o); });
+    worker->request(Requests::with_id(requests.pass, 3), 60s, [&](pool::WorkerOutcome outcome) {
       CHECK(passed(outcome));
       worker->cancel(1);
       worker->cancel(99);  // not in flight: ignored
-      worker->request(Requests::with_id(requests.pass, 4), 60s, [&](WorkerOutcome later) {
+      worker->request(Requests::with_id(requests.pass, 4), 60s, [&](pool::WorkerOutcome later) {
         after = std::move(later);
         CHECK_FALSE(still_hung.has_value());
         CHECK(worker->in_flight() == 1);
-        CHECK(worker->state() == WorkerProcess::State::busy);
+        CHECK(worker->state() == pool::WorkerProcess::State::busy);
         worker->cancel(2);
-        CHECK(worker->state() == WorkerProcess::State::idle);
+        CHECK(worker->state() == pool::WorkerProcess::State::idle);
         worker->stop();
       });
     });
   });
   io.run();
-  check_request_fault(cancelled, WorkerFault::Kind::cancelled);
-  check_request_fault(still_hung, WorkerFault::Kind::cancelled);
+  check_request_fault(cancelled, pool::WorkerFault::Kind::cancelled);
+  check_request_fault(still_hung, pool::WorkerFault::Kind::cancelled);
   CHECK(passed(after));
 }
 
 TEST_CASE("the pool parks a hanging request and runs the slot's next one beside it", "[e2e][concurrent]") {
   ParkingPool parking;
   Requests& requests = parking.requests;
-  WorkerPool& pool = parking.pool;
-  std::optional<WorkerOutcome> hung, beside;
+  pool::WorkerPool& pool = parking.pool;
+  std::optional<pool::WorkerOutcome> hung, beside;
   std::size_t parked_meanwhile = 0;
   std::vector<std::int64_t> pids;
-  pool.submit(requests.hang, 3s, [&](WorkerOutcome outcome) {
+  pool.submit(requests.hang, 3s, [&](pool::WorkerOutcome outcome) {
     hung = std::move(outcome);
     for (const auto& hello : pool.hellos()) pids.push_back(hello.pid);
     pool.stop([] {});
   });
-  pool.submit(requests.pass, 60s, [&](WorkerOutcome outcome) {
+  pool.submit(requests.pass, 60s, [&](pool::WorkerOutcome outcome) {
     beside = std::move(outcome);
     parked_meanwhile = pool.parked();
     CHECK_FALSE(hung.has_value());
@@ -166,7 +166,7 @@ TEST_CASE("the pool parks a hanging request and runs the slot's next one beside 
   parking.io.run();
   CHECK(passed(beside));
   CHECK(parked_meanwhile == 1);
-  check_request_fault(hung, WorkerFault::Kind::timed_out);
+  check_request_fault(hung, pool::WorkerFault::Kind::timed_out);
   // The passing request is parked too when it runs past 20 ms, as it did once on a loaded 16-core
   // machine.
   CHECK(pool.stats().parked >= 1);
@@ -180,18 +180,18 @@ TEST_CASE("the pool parks a hanging request and runs the slot's next one beside 
 TEST_CASE("cancelling a parked request ends it alone and the worker serves on", "[e2e][concurrent]") {
   ParkingPool parking;
   Requests& requests = parking.requests;
-  WorkerPool& pool = parking.pool;
-  std::optional<WorkerOutcome> cancelled, after;
+  pool::WorkerPool& pool = parking.pool;
+  std::optional<pool::WorkerOutcome> cancelled, after;
   int answers_to_cancelled = 0;
-  RequestPool::Ticket hang = pool.submit(requests.hang, 60s, [&](WorkerOutcome outcome) {
+  pool::RequestPool::Ticket hang = pool.submit(requests.hang, 60s, [&](pool::WorkerOutcome outcome) {
     ++answers_to_cancelled;
     cancelled = std::move(outcome);
-    pool.submit(requests.pass, 60s, [&](WorkerOutcome later) {
+    pool.submit(requests.pass, 60s, [&](pool::WorkerOutcome later) {
       after = std::move(later);
       pool.stop([] {});
     });
   });
-  pool.submit(requests.pass, 60s, [&](WorkerOutcome outcome) {
+  pool.submit(requests.pass, 60s, [&](pool::WorkerOutcome outcome) {
     CHECK(passed(outcome));
     CHECK(pool.parked() == 1);
     pool.cancel(hang);
@@ -199,7 +199,7 @@ TEST_CASE("cancelling a parked request ends it alone and the worker serves on", 
   });
   parking.io.run();
   CHECK(answers_to_cancelled == 1);
-  check_request_fault(cancelled, WorkerFault::Kind::cancelled);
+  check_request_fault(cancelled, pool::WorkerFault::Kind::cancelled);
   CHECK(passed(after));
   CHECK(pool.stats().cancelled == 1);
   CHECK(pool.stats().workers_started == parking.started);
@@ -209,28 +209,28 @@ TEST_CASE("cancelling a parked request ends it alone and the worker serves on", 
 TEST_CASE("slots that share a concurrent worker start it once and again once when it dies", "[e2e][concurrent]") {
   Requests requests;
   boost::asio::io_context io;
-  PoolConfig config;
+  pool::PoolConfig config;
   config.worker = real_worker(4);
-  config.slots.assign(2, PoolSlot{});
+  config.slots.assign(2, pool::PoolSlot{});
   config.share_concurrent_workers = true;
   std::vector<std::pair<std::size_t, int>> sent;  // (slot, pid) of each request sent
-  config.on_event = [&](const PoolEvent& event) {
-    if (event.kind == PoolEvent::Kind::request_sent) sent.emplace_back(event.slot, event.pid);
+  config.on_event = [&](const pool::PoolEvent& event) {
+    if (event.kind == pool::PoolEvent::Kind::request_sent) sent.emplace_back(event.slot, event.pid);
   };
-  WorkerPool pool(io, config);
+  pool::WorkerPool pool(io, config);
   pool.start();
   CHECK(pool.stats().workers_started == 1);
-  std::optional<WorkerOutcome> hung, beside, after_death_1, after_death_2;
+  std::optional<pool::WorkerOutcome> hung, beside, after_death_1, after_death_2;
   std::vector<protocol::WorkerHello> hellos_meanwhile;
   int remaining = 2;
   auto after_death = [&] {
     for (auto* outcome : {&after_death_1, &after_death_2})
-      pool.submit(requests.pass, 60s, [&, outcome](WorkerOutcome answer) {
+      pool.submit(requests.pass, 60s, [&, outcome](pool::WorkerOutcome answer) {
         *outcome = std::move(answer);
         if (--remaining == 0) pool.stop([] {});
       });
   };
-  pool.submit(requests.hang, 3s, [&](WorkerOutcome outcome) {
+  pool.submit(requests.hang, 3s, [&](pool::WorkerOutcome outcome) {
     hung = std::move(outcome);
     // The shared worker dies (its own process, not a child): both slots lose it, one worker replaces it.
     REQUIRE(pool.hellos().size() == 1);
@@ -238,12 +238,12 @@ TEST_CASE("slots that share a concurrent worker start it once and again once whe
     auto timer = std::make_shared<boost::asio::steady_timer>(io, 500ms);
     timer->async_wait([timer, &after_death](const boost::system::error_code&) { after_death(); });
   });
-  pool.submit(requests.pass, 60s, [&](WorkerOutcome outcome) {
+  pool.submit(requests.pass, 60s, [&](pool::WorkerOutcome outcome) {
     beside = std::move(outcome);
     hellos_meanwhile = pool.hellos();
   });
   io.run();
-  check_request_fault(hung, WorkerFault::Kind::timed_out);
+  check_request_fault(hung, pool::WorkerFault::Kind::timed_out);
   CHECK(passed(beside));
   CHECK(hellos_meanwhile.size() == 1);  // two slots, one worker
   CHECK(passed(after_death_1));

@@ -33,7 +33,7 @@ struct Tally {
   int faulty_as_expected = 0;
   int passes_after = 0;
   std::vector<std::string> surprises;
-  PoolStats stats;
+  pool::PoolStats stats;
   std::set<int> pids_serving_after;  // the worker that served each passing query
 };
 
@@ -49,21 +49,21 @@ Tally run_rounds(const std::string& fault, std::chrono::milliseconds timeout,
                             fault == "wrong" ? protocol::AccuracyMode::accuracy : protocol::AccuracyMode::off);
   auto passing = request_for(graph, "eager", {}, protocol::AccuracyMode::off);
 
-  PoolConfig config;
+  pool::PoolConfig config;
   config.worker = test::fork_server_worker(std::move(worker_arguments));
   boost::asio::io_context io;
-  WorkerPool pool(io, config);
+  pool::WorkerPool pool(io, config);
   pool.start();
   Tally tally;
   std::function<void(int)> round = [&](int remaining) {
-    pool.submit(faulty, timeout, [&](WorkerOutcome outcome) {
-      auto verdict = verdict_of(outcome);
+    pool.submit(faulty, timeout, [&](pool::WorkerOutcome outcome) {
+      auto verdict = verdict::verdict_of(outcome);
       if (verdict && expected(*verdict)) ++tally.faulty_as_expected;
       else tally.surprises.push_back(verdict ? protocol::describe(*verdict) : verdict.error().message);
     });
-    pool.submit(passing, 60s, [&, remaining](WorkerOutcome outcome) {
+    pool.submit(passing, 60s, [&, remaining](pool::WorkerOutcome outcome) {
       for (const auto& hello : pool.hellos()) tally.pids_serving_after.insert(hello.pid);
-      auto verdict = verdict_of(outcome);
+      auto verdict = verdict::verdict_of(outcome);
       if (verdict && verdict->pass) ++tally.passes_after;
       else tally.surprises.push_back("after: " + (verdict ? protocol::describe(*verdict) : verdict.error().message));
       if (remaining > 1) round(remaining - 1);

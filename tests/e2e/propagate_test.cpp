@@ -28,15 +28,15 @@ TEST_CASE("propagate stores each intermediate once, skipping views of earlier va
   REQUIRE(document.has_value());
   std::string store_path = (graph_dir / store_dir_name).string();
 
-  PoolConfig config;
+  pool::PoolConfig config;
   config.worker.executable = MINIFYD_WORKER_EXECUTABLE;
   config.warm_spares = false;
   boost::asio::io_context io;
-  WorkerPool pool(io, config);
+  pool::WorkerPool pool(io, config);
   pool.start();
-  std::optional<WorkerOutcome> outcome;
+  std::optional<pool::WorkerOutcome> outcome;
   pool.submit(protocol::PropagateRequest{0, encode_graph_document(*document), store_path}, std::chrono::seconds(60),
-              [&](WorkerOutcome result) {
+              [&](pool::WorkerOutcome result) {
                 outcome = std::move(result);
                 pool.stop([] {});
               });

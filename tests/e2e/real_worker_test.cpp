@@ -7,8 +7,8 @@ using namespace minifyd;
 
 namespace {
 
-WorkerConfig real_worker() {
-  WorkerConfig config;
+pool::WorkerConfig real_worker() {
+  pool::WorkerConfig config;
   config.executable = MINIFYD_WORKER_EXECUTABLE;
   return config;
 }

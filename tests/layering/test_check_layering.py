@@ -12,9 +12,9 @@ DOCS_END = "<!-- targets: end -->"
 
 # The tree every case starts from: common <- daemon/pool <- daemon/run, each a library.
 BASE_FILES = {
-    "common/value.h": "#pragma once\n",
+    "common/value.h": "#pragma once\nnamespace minifyd {\n}\n",
     "common/value.cpp": '#include "common/value.h"\n',
-    "daemon/pool/pool.h": '#pragma once\n#include "common/value.h"\n',
+    "daemon/pool/pool.h": '#pragma once\n#include "common/value.h"\nnamespace minifyd::pool {\n}\n',
     "daemon/pool/pool.cpp": '#include "daemon/pool/pool.h"\n',
     "daemon/run/run.h": '#pragma once\n#include "daemon/pool/pool.h"\n',
     "daemon/run/run.cpp": '#include "daemon/run/run.h"\n#include "daemon/run/plan.h"\n',
@@ -71,6 +71,16 @@ def case_two_libraries_in_a_folder(files, targets, docs):
 def case_docs_differ(files, targets, docs):
     docs[0] = docs[0].replace("lib_run → lib_pool", "lib_run → lib_common")
     return "target graph is not CMake's; CMake's is:\nlib_common → (none)\nlib_pool → lib_common\nlib_run → lib_pool"
+
+
+def case_namespace_of_another_folder(files, targets, docs):
+    files["daemon/run/plan.h"] += "namespace minifyd::pool {\n}\n"
+    return "daemon/run/plan.h declares namespace minifyd::pool, but lib_run's is minifyd::run"
+
+
+def case_namespace_of_a_library_nested_in_common(files, targets, docs):
+    files["common/value.h"] += "namespace minifyd::pool {\n}\n"  # nested in minifyd, but the pool's
+    return "common/value.h declares namespace minifyd::pool, but lib_common's is minifyd"
 
 
 def case_file_of_no_target(files, targets, docs):

@@ -11,12 +11,12 @@
 
 namespace minifyd::test {
 
-inline PoolConfig fake_pool(std::size_t slots, bool warm_spares = true) {
-  PoolConfig config;
+inline pool::PoolConfig fake_pool(std::size_t slots, bool warm_spares = true) {
+  pool::PoolConfig config;
   config.worker.executable = MINIFYD_FAKE_WORKER;
   config.worker.arguments = {std::string(MINIFYD_TRANSCRIPTS) + "/pass.transcript"};
   config.worker.kill_grace = std::chrono::milliseconds(200);
-  config.slots.assign(slots, PoolSlot{});
+  config.slots.assign(slots, pool::PoolSlot{});
   config.warm_spares = warm_spares;
   return config;
 }

@@ -12,8 +12,8 @@
 
 namespace minifyd::test {
 
-inline WorkerConfig fork_server_worker(std::vector<std::string> arguments = {}) {
-  WorkerConfig config;
+inline pool::WorkerConfig fork_server_worker(std::vector<std::string> arguments = {}) {
+  pool::WorkerConfig config;
   config.executable = MINIFYD_WORKER_EXECUTABLE;
   config.arguments = std::move(arguments);
   config.kill_grace = std::chrono::milliseconds(200);

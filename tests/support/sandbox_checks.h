@@ -24,17 +24,17 @@ inline bool process_exists(pid_t pid) { return ::kill(pid, 0) == 0 || errno != E
 
 // Starts the worker with a secret in the coordinator's environment and CUDA_VISIBLE_DEVICES set,
 // and checks what its hello reports of its sandbox.
-inline void check_sandbox(WorkerConfig config) {
+inline void check_sandbox(pool::WorkerConfig config) {
   using namespace std::chrono_literals;
   TempDir scratch;
   ::setenv("MINIFYD_TEST_SECRET", "do-not-leak", 1);
   config.cuda_visible_devices = "";
   config.scratch_root = scratch.path();
   boost::asio::io_context io;
-  std::optional<WorkerStart> start;
-  std::shared_ptr<WorkerProcess> worker;
+  std::optional<pool::WorkerStart> start;
+  std::shared_ptr<pool::WorkerProcess> worker;
   std::string core_limit;
-  worker = WorkerProcess::start(io, config, [&](WorkerStart s) {
+  worker = pool::WorkerProcess::start(io, config, [&](pool::WorkerStart s) {
     start = std::move(s);
     std::ifstream limits("/proc/" + std::to_string(worker->pid()) + "/limits");
     for (std::string line; std::getline(limits, line);)
@@ -55,8 +55,8 @@ inline void check_sandbox(WorkerConfig config) {
   for (const std::string& name : names) {
     INFO("environment variable " << name);
     CHECK((name == "CUDA_VISIBLE_DEVICES" ||
-           std::find(default_environment_allowlist.begin(), default_environment_allowlist.end(), name) !=
-               default_environment_allowlist.end()));
+           std::find(pool::default_environment_allowlist.begin(), pool::default_environment_allowlist.end(), name) !=
+               pool::default_environment_allowlist.end()));
   }
   CHECK(sandbox["cuda_visible_devices"] == "");
   CHECK(sandbox["open_fds"] == nlohmann::json::array({0, 1, 2}));
@@ -71,7 +71,7 @@ inline void check_sandbox(WorkerConfig config) {
 // Forks a coordinator that starts the worker, SIGKILLs that coordinator once the worker said
 // hello, and checks the worker dies too.
 // Also checks that the dead coordinator's scratch directory is swept by the next one.
-inline void check_dies_with_coordinator(WorkerConfig config) {
+inline void check_dies_with_coordinator(pool::WorkerConfig config) {
   using namespace std::chrono_literals;
   TempDir scratch_root;
   config.scratch_root = scratch_root.path();
@@ -82,8 +82,8 @@ inline void check_dies_with_coordinator(WorkerConfig config) {
   if (coordinator == 0) {
     ::close(pipe_fds[0]);
     boost::asio::io_context io;
-    std::shared_ptr<WorkerProcess> worker;
-    worker = WorkerProcess::start(io, config, [&](WorkerStart) {
+    std::shared_ptr<pool::WorkerProcess> worker;
+    worker = pool::WorkerProcess::start(io, config, [&](pool::WorkerStart) {
       pid_t pid = worker->pid();
       (void)!::write(pipe_fds[1], &pid, sizeof pid);
     });
@@ -107,7 +107,7 @@ inline void check_dies_with_coordinator(WorkerConfig config) {
     return std::distance(std::filesystem::directory_iterator(scratch_root.path()), std::filesystem::directory_iterator());
   };
   REQUIRE(entries() == 1);  // left behind: nobody was there to remove it
-  CHECK(remove_orphaned_scratch_dirs(scratch_root.path()) == 1);
+  CHECK(pool::remove_orphaned_scratch_dirs(scratch_root.path()) == 1);
   CHECK(entries() == 0);
 }
 

@@ -23,38 +23,38 @@ namespace {
 protocol::WorkerRequest passing_request() {
   auto document = decode_graph_document(test::sample_document());
   REQUIRE(document.has_value());
-  EvaluationSpec spec;
+  verdict::EvaluationSpec spec;
   spec.backend = "eager";
-  return evaluate_request(spec, *document, "/tmp");
+  return verdict::evaluate_request(spec, *document, "/tmp");
 }
 
-bool is_pass(const WorkerOutcome& outcome) {
+bool is_pass(const pool::WorkerOutcome& outcome) {
   auto* reply = std::get_if<protocol::WorkerReply>(&outcome);
   return reply != nullptr && std::holds_alternative<protocol::EvaluateReply>(*reply);
 }
 
-bool is_cancelled(const WorkerOutcome& outcome) {
-  auto* fault = std::get_if<WorkerFault>(&outcome);
-  return fault != nullptr && fault->kind == WorkerFault::Kind::cancelled;
+bool is_cancelled(const pool::WorkerOutcome& outcome) {
+  auto* fault = std::get_if<pool::WorkerFault>(&outcome);
+  return fault != nullptr && fault->kind == pool::WorkerFault::Kind::cancelled;
 }
 
 }  // namespace
 
 TEST_CASE("clients with waiting requests take turns on the pool") {
   boost::asio::io_context io;
-  WorkerPool pool(io, fake_pool(1));
+  pool::WorkerPool pool(io, fake_pool(1));
   pool.start();
   FairScheduler scheduler(io, pool);
   auto busy = scheduler.add_client();
   auto light = scheduler.add_client();
   std::vector<char> order;
   for (int i = 0; i < 8; ++i)
-    scheduler.submit(busy, passing_request(), 10s, [&](WorkerOutcome outcome) {
+    scheduler.submit(busy, passing_request(), 10s, [&](pool::WorkerOutcome outcome) {
       CHECK(is_pass(outcome));
       order.push_back('b');
     });
   for (int i = 0; i < 2; ++i)
-    scheduler.submit(light, passing_request(), 10s, [&](WorkerOutcome outcome) {
+    scheduler.submit(light, passing_request(), 10s, [&](pool::WorkerOutcome outcome) {
       CHECK(is_pass(outcome));
       order.push_back('l');
     });
@@ -69,13 +69,13 @@ TEST_CASE("clients with waiting requests take turns on the pool") {
 
 TEST_CASE("removing a client cancels what it has waiting") {
   boost::asio::io_context io;
-  WorkerPool pool(io, fake_pool(1));
+  pool::WorkerPool pool(io, fake_pool(1));
   pool.start();
   FairScheduler scheduler(io, pool);
   auto client = scheduler.add_client();
   int passed = 0, cancelled = 0;
   for (int i = 0; i < 5; ++i)
-    scheduler.submit(client, passing_request(), 10s, [&](WorkerOutcome outcome) {
+    scheduler.submit(client, passing_request(), 10s, [&](pool::WorkerOutcome outcome) {
       if (is_pass(outcome)) ++passed;
       if (is_cancelled(outcome)) ++cancelled;
     });
@@ -84,7 +84,7 @@ TEST_CASE("removing a client cancels what it has waiting") {
   CHECK(cancelled >= 4);
   CHECK(scheduler.clients() == 0);
   bool answered = false;
-  scheduler.submit(client, passing_request(), 10s, [&](WorkerOutcome outcome) { answered = is_cancelled(outcome); });
+  scheduler.submit(client, passing_request(), 10s, [&](pool::WorkerOutcome outcome) { answered = is_cancelled(outcome); });
   while (!answered) REQUIRE(io.run_one_for(10s) != 0);
   bool stopped = false;
   pool.stop([&] { stopped = true; });
@@ -94,7 +94,7 @@ TEST_CASE("removing a client cancels what it has waiting") {
 TEST_CASE("a job thread's requests are answered on its own io_context") {
   boost::asio::io_context daemon_io;
   auto guard = boost::asio::make_work_guard(daemon_io);
-  WorkerPool pool(daemon_io, fake_pool(2));
+  pool::WorkerPool pool(daemon_io, fake_pool(2));
   FairScheduler scheduler(daemon_io, pool);
   std::thread daemon_thread([&] { daemon_io.run(); });
   boost::asio::post(daemon_io, [&] { pool.start(); });
@@ -103,12 +103,12 @@ TEST_CASE("a job thread's requests are answered on its own io_context") {
   int passes = 0;
   std::thread job([&] {
     SharedPoolClient client(daemon_io, scheduler, 2);
-    PoolAccess access = client.access();
+    pool::PoolAccess access = client.access();
     for (int i = 0; i < 3; ++i) {
-      WorkerOutcome outcome = request_and_wait(access, passing_request(), 10s);
+      pool::WorkerOutcome outcome = pool::request_and_wait(access, passing_request(), 10s);
       if (is_pass(outcome)) ++passes;
     }
-    access.pool.submit(passing_request(), 10s, [&](WorkerOutcome) { answered_on = std::this_thread::get_id(); });
+    access.pool.submit(passing_request(), 10s, [&](pool::WorkerOutcome) { answered_on = std::this_thread::get_id(); });
     while (answered_on == std::thread::id()) access.io.run_one();
     CHECK(answered_on == std::this_thread::get_id());
   });
