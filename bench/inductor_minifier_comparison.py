@@ -144,7 +144,10 @@ def minify_run_row(command, cwd, env=None):
             "timeouts": summary.get("timeouts"), "failure": summary.get("failure", stderr[-300:])}
 
 
-def write_results(work, rows):
+def add_row(work, rows, row):
+    """Keeps a case's row, prints it, and writes results.json anew: a sitting cut short keeps what it measured."""
+    rows.append(row)
+    print(json.dumps(row), flush=True)
     with open(os.path.join(work, "results.json"), "w") as f:
         json.dump(rows, f, indent=1)
 
@@ -216,9 +219,7 @@ def main():
         if "peer" in sides:
             row["peer"] = peer(args.python, args.work, model, bug, args.peer_timeout,
                                cold_caches(args.work, f"peer-{model}-{bug}") if args.cold_caches else None)
-        rows.append(row)
-        print(json.dumps(row), flush=True)
-    write_results(args.work, rows)
+        add_row(args.work, rows, row)
     return 0
 
 

@@ -19,7 +19,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "real"))
 from cases import CASES, launcher_env, minify_options, model_path  # noqa: E402
-from inductor_minifier_comparison import minify_run_row, run_peer_launcher, write_results  # noqa: E402
+from inductor_minifier_comparison import add_row, minify_run_row, run_peer_launcher  # noqa: E402
 
 
 def write_launcher(python, run_dir, case):
@@ -75,9 +75,7 @@ def main():
                 row[side] = ours(minify, args.python, args.work, name, case, launcher)
             else:
                 row[side] = run_peer_launcher(args.python, with_nan_imported(launcher), args.peer_timeout)
-        rows.append(row)
-        print(json.dumps(row), flush=True)
-    write_results(args.work, rows)
+        add_row(args.work, rows, row)
     return 0
 
 

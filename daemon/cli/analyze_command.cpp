@@ -15,7 +15,7 @@
 #include "daemon/options/evaluation_options.h"
 #include "daemon/cli/graph_input.h"
 #include "daemon/options/pool_options.h"
-#include "daemon/pool/gpu_visibility.h"
+#include "daemon/pool/command_pool.h"
 #include "daemon/pool/local_pool.h"
 #include "daemon/run/minification.h"
 
@@ -89,14 +89,10 @@ int analyze(AnalyzeOptions options) {
   if (auto added = add_origin_options(*spec, *dir); !added) return fail(options::exit_usage, added.error().message, options.json);
   auto slots = options.pool.slots();
   if (!slots) return fail(options::exit_usage, slots.error().message, options.json);
-  auto worker = pool::worker_config_for(spec->backend, options.evaluation.worker_programs());
-  if (!worker) return fail(options::exit_usage, worker.error().message, options.json);
-  worker->limits = options.evaluation.sandbox;
-  pool::hide_gpus_unless_used(*worker, *document);
-  pool::PoolConfig pool_config;
-  pool_config.worker = std::move(*worker);
-  pool_config.slots = std::move(*slots);
-  pool::LocalPool runner(std::move(pool_config));
+  auto pool_config = pool::command_pool_config(spec->backend, options.evaluation.worker_programs(),
+                                               options.evaluation.sandbox, *document, std::move(*slots));
+  if (!pool_config) return fail(options::exit_usage, pool_config.error().message, options.json);
+  pool::LocalPool runner(std::move(*pool_config));
 
   auto scratch = TemporaryDirectory::create("minify-analyze");
   if (!scratch) return fail(options::exit_usage, scratch.error().message, options.json);

@@ -15,7 +15,7 @@
 #include "daemon/options/evaluation_options.h"
 #include "daemon/cli/graph_input.h"
 #include "daemon/options/pool_options.h"
-#include "daemon/pool/gpu_visibility.h"
+#include "daemon/pool/command_pool.h"
 #include "daemon/pool/local_pool.h"
 
 namespace minifyd::cli {
@@ -63,15 +63,10 @@ int bisect_command(BisectOptions& options) {
   if (!match) return fail(match.error().message, options::exit_usage, options.json);
   auto slots = options.pool.slots();
   if (!slots) return fail(slots.error().message, options::exit_usage, options.json);
-  auto worker = pool::worker_config_for(spec->backend, options.evaluation.worker_programs());
-  if (!worker) return fail(worker.error().message, options::exit_usage, options.json);
-  worker->limits = options.evaluation.sandbox;
-  pool::hide_gpus_unless_used(*worker, *document);
-
-  pool::PoolConfig pool_config;
-  pool_config.worker = std::move(*worker);
-  pool_config.slots = std::move(*slots);
-  pool::LocalPool runner(std::move(pool_config));
+  auto pool_config = pool::command_pool_config(spec->backend, options.evaluation.worker_programs(),
+                                               options.evaluation.sandbox, *document, std::move(*slots));
+  if (!pool_config) return fail(pool_config.error().message, options::exit_usage, options.json);
+  pool::LocalPool runner(std::move(*pool_config));
   verdict::FailureJudge judge(std::move(*check), *match);
   auto result = bisect::bisect(runner.access(), *spec, *document, std::filesystem::absolute(*dir / store_dir_name), judge);
   if (!result) {

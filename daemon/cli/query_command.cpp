@@ -12,7 +12,7 @@
 #include "daemon/options/evaluation_options.h"
 #include "daemon/cli/graph_input.h"
 #include "daemon/cli/query_output.h"
-#include "daemon/pool/gpu_visibility.h"
+#include "daemon/pool/command_pool.h"
 #include "daemon/pool/local_pool.h"
 #include "daemon/verdict/query_result.h"
 
@@ -60,18 +60,16 @@ int query(QueryOptions options) {
   auto check = verdict::failure_check_of(*spec);
   if (!check) return fail_usage(check.error().message, options.json);
   if (options.through_daemon) return query_through_daemon(options, *spec);
-  auto worker = pool::worker_config_for(spec->backend, options.evaluation.worker_programs());
-  if (!worker) return fail_usage(worker.error().message, options.json);
-  worker->limits = options.evaluation.sandbox;
-  pool::hide_gpus_unless_used(*worker, *document);
+  auto pool_config = pool::command_pool_config(spec->backend, options.evaluation.worker_programs(),
+                                               options.evaluation.sandbox, *document);
+  if (!pool_config) return fail_usage(pool_config.error().message, options.json);
   protocol::EvaluateRequest request =
       verdict::evaluate_request(*spec, *document, std::filesystem::absolute(std::filesystem::path(options.dir) / store_dir_name));
 
-  pool::PoolConfig pool_config;
-  pool_config.worker = *worker;
-  pool_config.warm_spares = false;
-  pool_config.max_start_failures = 1;
-  pool::LocalPool runner(std::move(pool_config));
+  // One request: no spare worker, and a worker that cannot start is the answer.
+  pool_config->warm_spares = false;
+  pool_config->max_start_failures = 1;
+  pool::LocalPool runner(std::move(*pool_config));
   pool::WorkerOutcome outcome = pool::request_and_wait(runner.access(), std::move(request), spec->timeout);
 
   auto result = verdict::query_result(outcome, *check);

@@ -2,6 +2,7 @@
 #include "daemon/cli/search_spec_options.h"
 
 #include <filesystem>
+#include <initializer_list>
 
 #include "daemon/bisect/bisectable.h"
 #include "daemon/cli/graph_input.h"
@@ -18,31 +19,37 @@ void SearchSpecOptions::add_to(CLI::App& command, bool backend_required) {
   registered.push_back(command.add_option("--max-granularity", max_granularity,
                                           "start each round at this granularity at most (a power of two)")
                            ->check(options::within(number_ranges::max_granularity)));
-  registered.push_back(command.add_flag("--skip-sanity", skip_sanity,
-                                        "do not check first that the original fails (any failure then counts)"));
   registered.push_back(command.add_option("--max-queries", max_queries, "stop after this many queries")
                            ->check(options::within(number_ranges::max_queries)));
   registered.push_back(command.add_option("--max-time", max_time_seconds, "stop after this many seconds")
                            ->check(options::within(number_ranges::max_time_seconds)));
-  registered.push_back(command.add_flag("--analyze", analyze,
-                                        "analyze the original first (as minify analyze): analysis.md, analysis.json "
-                                        "and analysis.svg go with the outputs"));
-  registered.push_back(command.add_flag("--analyze-first", analyze_first,
-                                        "first try the graph cut after the node where the compiled values first "
-                                        "diverge (an in-place analysis, for --accuracy bugs)"));
-  registered.push_back(command.add_flag("--no-failing-kernel-first", no_failing_kernel_first,
-                                        "with Inductor, do not first try the nodes of the kernel that fails in the "
-                                        "sanity check alone (the search starts from the whole graph)"));
-  registered.push_back(command.add_flag("--no-prefix-bisection", no_prefix_bisection,
-                                        "do not first bisect for the shortest failing prefix and try its last node "
-                                        "alone (fx_minifier's schedule from the start)"));
-  registered.push_back(command.add_flag("--bisect", bisect,
-                                        "after the search, bisect the minimized graph's failure to the compiler's "
-                                        "stage and subsystem (torch.compile backends; bisect.json, docs/bisect.md)"));
-  registered.push_back(command.add_flag("--shrink-inputs", shrink_inputs,
-                                        "after the search, replace the minimized graph's stored tensors by zeros, "
-                                        "ones or seeded random values, and drop requires_grad, where it still fails "
-                                        "the same way (report.md: Smallest inputs)"));
+  struct Flag {
+    const char* name;
+    bool& value;
+    const char* help;
+  };
+  for (const Flag& flag : std::initializer_list<Flag>{
+           {"--skip-sanity", skip_sanity, "do not check first that the original fails (any failure then counts)"},
+           {"--analyze", analyze,
+            "analyze the original first (as minify analyze): analysis.md, analysis.json and analysis.svg go with "
+            "the outputs"},
+           {"--analyze-first", analyze_first,
+            "first try the graph cut after the node where the compiled values first diverge (an in-place "
+            "analysis, for --accuracy bugs)"},
+           {"--no-failing-kernel-first", no_failing_kernel_first,
+            "with Inductor, do not first try the nodes of the kernel that fails in the sanity check alone (the "
+            "search starts from the whole graph)"},
+           {"--no-prefix-bisection", no_prefix_bisection,
+            "do not first bisect for the shortest failing prefix and try its last node alone (fx_minifier's "
+            "schedule from the start)"},
+           {"--bisect", bisect,
+            "after the search, bisect the minimized graph's failure to the compiler's stage and subsystem "
+            "(torch.compile backends; bisect.json, docs/bisect.md)"},
+           {"--shrink-inputs", shrink_inputs,
+            "after the search, replace the minimized graph's stored tensors by zeros, ones or seeded random "
+            "values, and drop requires_grad, where it still fails the same way (report.md: Smallest inputs)"},
+       })
+    registered.push_back(command.add_flag(flag.name, flag.value, flag.help));
   for (const char* name : {"--backend", "--backend-opt", "--accuracy", "--strict-accuracy", "--nan", "--check-str",
                            "--timeout", "--cpu-limit", "--memory-limit"})
     registered.push_back(command.get_option(name));

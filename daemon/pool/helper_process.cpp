@@ -5,7 +5,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -23,6 +22,7 @@
 #include <boost/process/search_path.hpp>
 
 #include "common/file_util.h"
+#include "daemon/pool/child_setup.h"
 #include "daemon/pool/memory_bound.h"
 
 extern char** environ;
@@ -141,20 +141,15 @@ Expected<void> open_pipe(Pipe& pipe) {
 // What bound_helper_memory() set: read by each helper's child before it execs.
 std::atomic<std::uint64_t> helper_memory_mb{default_memory_limit_mb()};
 
-// In the child between fork and exec: async-signal-safe calls only.
+// In the child between fork and exec: async-signal-safe calls only. Its output goes to the pipes, its
+// input is /dev/null, and it is set up as every child is (child_setup.h).
 [[noreturn]] void exec_child(pid_t parent, int out, int err, const char* path, char* const* argv, char* const* envp,
                              std::uint64_t memory_mb) {
-  ::setpgid(0, 0);
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (::getppid() != parent) ::_exit(127);
-  if (!limit_memory(memory_mb)) ::_exit(127);
-  for (int signal_number : {SIGTERM, SIGINT, SIGHUP, SIGPIPE}) ::signal(signal_number, SIG_DFL);
-  sigset_t none;
-  ::sigemptyset(&none);
-  ::sigprocmask(SIG_SETMASK, &none, nullptr);
   int null = ::open("/dev/null", O_RDONLY);
   if (null < 0 || ::dup2(null, 0) < 0 || ::dup2(out, 1) < 0 || ::dup2(err, 2) < 0) ::_exit(127);
-  close_descriptors_on_exec();
+  SandboxLimits limits;
+  limits.memory_mb = memory_mb;
+  if (set_up_child(parent, limits) != nullptr) ::_exit(127);
   ::execve(path, argv, envp);
   const char message[] = "cannot execute the helper program\n";
   [[maybe_unused]] ssize_t ignored = ::write(2, message, sizeof message - 1);

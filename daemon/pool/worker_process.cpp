@@ -4,8 +4,6 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
-#include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -28,6 +26,7 @@
 #include "common/file_util.h"
 #include "common/json_view.h"
 #include "common/log.h"
+#include "daemon/pool/child_setup.h"
 
 namespace minifyd::pool {
 namespace {
@@ -35,33 +34,17 @@ namespace {
 namespace bp = boost::process;
 namespace asio = boost::asio;
 
-// Runs in the child between fork and exec, so only async-signal-safe calls: its own process
-// group (so signals reach everything it starts), death with the coordinator, no core dumps, and
-// the configured limits. Failures are reported through Boost.Process's exec error channel.
+// The child's set-up (child_setup.h) once Boost.Process has set its descriptors 0-2; a failure is
+// reported through Boost.Process's exec error channel (whose pipe is close-on-exec already, and must
+// stay open until exec).
 struct Sandbox : bp::extend::handler {
   pid_t parent;
   SandboxLimits limits;
 
   template <class Executor>
   void on_exec_setup(Executor& exec) const {
-    auto fail = [&](const char* what) { exec.set_error(std::error_code(errno, std::system_category()), what); };
-    if (::setpgid(0, 0) != 0) return fail("setpgid");
-    if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) return fail("prctl(PR_SET_PDEATHSIG)");
-    // The coordinator may have died before prctl took effect.
-    if (::getppid() != parent) ::_exit(127);
-    // Nothing inherited beyond stdin/stdout/stderr: mark every other descriptor close-on-exec
-    // (Boost's own exec-error pipe already is, and must stay open until exec).
-    close_descriptors_on_exec();
-    // No core dumps, also where core_pattern pipes them to a collector (apport, systemd-coredump):
-    // the kernel ignores RLIMIT_CORE 0 for a pipe and skips a piped dump only at 1, which is also
-    // below a file dump's minimum (a page).
-    struct rlimit no_core {1, 1};
-    if (::setrlimit(RLIMIT_CORE, &no_core) != 0) return fail("setrlimit(RLIMIT_CORE)");
-    if (limits.cpu_seconds > 0) {
-      struct rlimit cpu {limits.cpu_seconds, limits.cpu_seconds + 1};
-      if (::setrlimit(RLIMIT_CPU, &cpu) != 0) return fail("setrlimit(RLIMIT_CPU)");
-    }
-    if (!limit_memory(limits.memory_mb)) return fail("setrlimit(RLIMIT_DATA)");
+    if (const char* failed = set_up_child(parent, limits))
+      exec.set_error(std::error_code(errno, std::system_category()), failed);
   }
 };
 

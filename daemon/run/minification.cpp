@@ -10,12 +10,11 @@
 #include "common/graph_codec.h"
 #include "common/log.h"
 #include "daemon/analysis/analysis_requests.h"
-#include "daemon/bisect/bisector.h"
 #include "daemon/pool/worker_program.h"
+#include "daemon/propagation/propagation.h"
 #include "daemon/run/plain_check.h"
 #include "daemon/run/plain_confirmation.h"
-#include "daemon/propagation/propagation.h"
-#include "daemon/run/shape_proposer.h"
+#include "daemon/run/run_phases.h"
 #include "daemon/search/minifier.h"
 #include "daemon/search/strategy_registry.h"
 #include "daemon/shrink/input_shrink.h"
@@ -126,11 +125,6 @@ class Session final : public search::SearchObserver {
   Clock::time_point started_;
 };
 
-// The torch.compile backends' python the hooks name.
-Expected<std::string> python_of(const SessionHooks& hooks) {
-  return hooks.python ? hooks.python() : make_error(ErrorKind::invalid_input, "no python given");
-}
-
 // The plain check of the original (run/plain_check.h) for a session that checks the original (a resumed
 // one does not): recorded in the checkpoint as skipped, or made beside the sanity check and the search
 // (run/plain_confirmation.h): the repro runs from the session's start unless it was started before it,
@@ -157,102 +151,18 @@ std::optional<std::size_t> remaining(std::optional<std::size_t> limit, std::uint
   return used >= *limit ? 0 : *limit - static_cast<std::size_t>(used);
 }
 
-// The bisect of the minimized graph (RunSpec::bisect), under the candidates' evaluation; one that
-// cannot finish says why, and the run's result stands.
-bisect::BisectResult bisect_result(const Checkpoint& checkpoint, const verdict::EvaluationSpec& evaluation, const RunPlace& place,
-                                   const pool::PoolAccess& pool, verdict::FailureJudge& judge) {
-  auto found = bisect::bisect(pool, evaluation, checkpoint.state.document, place.store.root(), judge);
-  if (found) {
-    log::info("bisect: " + bisect::describe(*found) + " (" + std::to_string(found->probes.size()) + " probes)");
-    return std::move(*found);
-  }
-  log::warn("bisect: " + found.error().message);
-  bisect::BisectResult failed;
-  failed.error = found.error().message;
-  return failed;
-}
-
-// How many times in a row a shrunk graph's repro must show a crash under plain PyTorch: memory a
-// kernel corrupts may go unnoticed in a fresh process some of the time (seen with a heap overflow
-// made 40 times smaller), so one crash is not enough to trust new values.
-constexpr int plain_runs_of_a_crash = 3;
-
-// Why the user's own process would not show the shrunk graph's failure ("" when it does, or when the
-// run has no plain check): the original's plain check (run/plain_check.h) made on the shrunk graph.
-std::string plain_refusal(const GraphDocument& shrunk, const Checkpoint& checkpoint, const RunPlace& place,
-                          const Expected<std::string>& python, std::chrono::milliseconds timeout) {
-  if (!has_plain_check(checkpoint.spec.evaluation) || !checkpoint.signature || !python) return "";
-  int runs = checkpoint.signature->kind == protocol::FailureKind::crash ? plain_runs_of_a_crash : 1;
-  for (int run = 0; run < runs; ++run) {
-    PlainCheckInput input{*python, &shrunk, place.store.root(), &checkpoint.spec.evaluation,
-                          timeout + plain_check_start_allowance};
-    protocol::PlainCheck check = check_under_plain_pytorch(input, *checkpoint.signature);
-    if (!plain_check_confirms(check))
-      return "under plain PyTorch its repro.py " + check.outcome + " (" + check.detail + ")";
-  }
-  return "";
-}
-
-// The minimized graph's data shrunk (RunSpec::shrink_inputs) on the candidates' evaluator, and kept only
-// where plain PyTorch shows its failure too: else the values alone are shrunk (the sizes kept), and
-// failing that too the graph stays as minimized. A shrinking that cannot finish says why.
-void shrink_result_inputs(Checkpoint& checkpoint, const RunPlace& place, PoolEvaluator& evaluator,
-                          const SessionHooks& hooks) {
-  // The sizes are proposed by a torch that traces symbolically: the run's python, or for a C++
-  // backend's run (which has none) the one a torch.compile run would find.
-  auto python = hooks.python ? hooks.python() : make_error(ErrorKind::invalid_input, "no python given");
-  if (python && python->empty()) python = pool::find_python("");
-  // A crash keeps its sizes: how far a faulty kernel writes past its memory follows them, and plain
-  // PyTorch misses a smaller overflow some of the time (a heap overflow at a quarter of its sizes
-  // passed 1 run in 10 beside other work, at its own sizes none in 12).
-  bool keeps_sizes = checkpoint.signature && checkpoint.signature->kind == protocol::FailureKind::crash;
-  shrink::ShapeProposer propose_shapes;
-  if (python && !keeps_sizes) propose_shapes = shape_proposer(*python, place.store.root(), place.shrink_root());
-  else if (!python) log::info("the input shrinking keeps the sizes: " + python.error().message);
-  const GraphDocument& minimized = checkpoint.state.document;
-  auto shrunk = shrink::shrink_inputs(minimized, place.store, evaluator, propose_shapes);
-  if (shrunk && keeps_sizes)
-    shrunk->record.shapes = "kept: a crash, whose kernel may corrupt less memory at smaller sizes than plain PyTorch "
-                            "notices";
-  std::string refused = shrunk ? plain_refusal(shrunk->document, checkpoint, place, python, evaluator.timeout()) : "";
-  if (!refused.empty() && propose_shapes) {
-    log::warn("the shrunk graph is not kept: " + refused + "; shrinking its values alone");
-    auto values_only = shrink::shrink_inputs(minimized, place.store, evaluator, {});
-    if (values_only) {
-      values_only->record.shapes = "kept: at the smaller sizes " + refused;
-      values_only->record.queries += shrunk->record.queries;
-      shrunk = std::move(values_only);
-      refused = plain_refusal(shrunk->document, checkpoint, place, python, evaluator.timeout());
-    }
-  }
-  if (!shrunk || !refused.empty()) {
-    std::string why = shrunk ? "the shrunk graph is not kept: " + refused : shrunk.error().message;
-    log::warn("shrinking the inputs: " + why);
-    shrink::InputShrink failed;
-    failed.before = failed.after = shrink::data_size(minimized);
-    failed.error = why;
-    checkpoint.input_shrink = std::move(failed);
-    return;
-  }
-  log::info("inputs shrunk: " + shrink::bytes_text(shrunk->record.before.stored_bytes) + " stored -> " +
-            shrink::bytes_text(shrunk->record.after.stored_bytes) + " (" + std::to_string(shrunk->record.queries) +
-            " candidates)");
-  checkpoint.state.document = std::move(shrunk->document);
-  checkpoint.input_shrink = std::move(shrunk->record);
-}
-
-// After the search, the minimized graph's questions (its inputs shrunk, a bisect, its generated code),
-// each request limited as its candidates were.
+// After the search, the minimized graph's questions (run/run_phases.h) the run asks, in order, each
+// request limited as its candidates were.
 void answer_after_search(Checkpoint& checkpoint, const RunPlace& place, const pool::PoolAccess& pool, verdict::FailureJudge& judge,
                          PoolEvaluator& evaluator, const SessionHooks& hooks) {
   TimelinePhase after_search(hooks.timeline, "after_search");
-  const RunSpec& spec = checkpoint.spec;
-  verdict::EvaluationSpec candidates = spec.evaluation;
-  candidates.timeout = evaluator.timeout();
-  if (spec.shrink_inputs) shrink_result_inputs(checkpoint, place, evaluator, hooks);
-  if (spec.bisect) checkpoint.bisect = bisect_result(checkpoint, candidates, place, pool, judge);
-  if (generates_code(candidates))
-    checkpoint.generated_code = generated_code(pool, candidates, checkpoint.state.document, place.store.root());
+  PhaseContext context{checkpoint, place, pool, judge, evaluator, hooks, checkpoint.spec.evaluation};
+  context.candidates.timeout = evaluator.timeout();
+  for (const RunPhase& phase : after_search_phases()) {
+    if (!phase.asked(checkpoint.spec, context.candidates)) continue;
+    log::debug("after the search: " + std::string(phase.name));
+    phase.answer(context);
+  }
 }
 
 // Roots the result's blobs and drops what only the search needed from the store (where the place
@@ -426,9 +336,7 @@ Expected<RunResult> continue_run(Checkpoint checkpoint, const RunPlace& place, c
     searched->stop = search::StopReason::unconfirmed;
     checkpoint.state = std::move(before);
     checkpoint.steps.erase(checkpoint.steps.begin() + static_cast<std::ptrdiff_t>(prior_steps), checkpoint.steps.end());
-    checkpoint.input_shrink.reset();
-    checkpoint.bisect.reset();
-    checkpoint.generated_code.reset();
+    for (const RunPhase& phase : after_search_phases()) phase.forget(checkpoint);
     checkpoint.finished = true;
     minimized = false;
   }

@@ -10,7 +10,7 @@
 #include "common/graph_codec.h"
 #include "common/log.h"
 #include "common/owner_lock.h"
-#include "daemon/pool/gpu_visibility.h"
+#include "daemon/pool/command_pool.h"
 #include "daemon/pool/local_pool.h"
 #include "daemon/pool/worker_program.h"
 #include "daemon/run/output_writer.h"
@@ -53,13 +53,9 @@ bool parks(const RunSettings& settings, const verdict::EvaluationSpec& spec) {
 // The run's pool: the worker serving the spec's backend on each slot (one for all when they see no GPU),
 // with the run's limits, the GPUs hidden from a graph that uses none, parking when the search speculates.
 Expected<pool::PoolConfig> pool_config(const RunSettings& settings, const verdict::EvaluationSpec& spec, const GraphDocument& original) {
-  pool::PoolConfig config;
-  auto worker = pool::worker_config_for(spec.backend, settings.workers);
-  if (!worker) return worker.error();
-  config.worker = std::move(*worker);
-  config.worker.limits = settings.sandbox;
-  pool::hide_gpus_unless_used(config.worker, original);
-  config.slots = settings.slots;
+  auto made = pool::command_pool_config(spec.backend, settings.workers, settings.sandbox, original, settings.slots);
+  if (!made) return made.error();
+  pool::PoolConfig config = std::move(*made);
   // Workers that see no GPU (hidden from them, and no slot pins one) serve in forked children: one
   // serves every slot.
   config.share_concurrent_workers =
@@ -153,6 +149,19 @@ Expected<void> holds_no_run(const std::filesystem::path& out_dir) {
   return {};
 }
 
+// The run from `checkpoint` on the command's own pool, stopped once the run needs it no more, then its
+// outputs: repro.py's python started ahead, the graph's outputs written beside the plain check.
+Expected<RunResult> continue_with_outputs(Checkpoint checkpoint, const RunPlace& place, pool::LocalPool& runner,
+                                          SessionHooks& hooks, const RunSettings& settings) {
+  std::unique_ptr<StandbyPython> standby = standby_for(checkpoint.spec.evaluation, settings);
+  RunOutputs outputs(settings, standby.get());
+  outputs.write_before_plain_verdict(hooks);
+  hooks.pool_done = [&runner] { runner.stop_soon(); };
+  auto result = continue_run(std::move(checkpoint), place, runner.access(), hooks);
+  if (!result) return result.error();
+  return outputs.finish(std::move(*result));
+}
+
 }  // namespace
 
 Expected<RunResult> start_run(const RunSpec& spec, const RunSettings& given) {
@@ -194,13 +203,7 @@ Expected<RunResult> start_run(const RunSpec& spec, const RunSettings& given) {
   hooks.plain_check = &plain_check;
   auto checkpoint = begin_run(spec, std::move(*original), place, runner.access());
   if (!checkpoint) return checkpoint.error();
-  std::unique_ptr<StandbyPython> standby = standby_for(spec.evaluation, settings);
-  RunOutputs outputs(settings, standby.get());
-  outputs.write_before_plain_verdict(hooks);
-  hooks.pool_done = [&runner] { runner.stop_soon(); };
-  auto result = continue_run(std::move(*checkpoint), place, runner.access(), hooks);
-  if (!result) return result.error();
-  return outputs.finish(std::move(*result));
+  return continue_with_outputs(std::move(*checkpoint), place, runner, hooks, settings);
 }
 
 Expected<RunResult> resume_run(const RunSettings& given) {
@@ -232,13 +235,7 @@ Expected<RunResult> resume_run(const RunSettings& given) {
   if (!pool) return pool.error();
   pool::LocalPool runner(std::move(*pool));
   auto hooks = session_hooks(settings);
-  std::unique_ptr<StandbyPython> standby = standby_for(checkpoint->spec.evaluation, settings);
-  RunOutputs outputs(settings, standby.get());
-  outputs.write_before_plain_verdict(hooks);
-  hooks.pool_done = [&runner] { runner.stop_soon(); };
-  auto result = continue_run(std::move(*checkpoint), place, runner.access(), hooks);
-  if (!result) return result.error();
-  return outputs.finish(std::move(*result));
+  return continue_with_outputs(std::move(*checkpoint), place, runner, hooks, settings);
 }
 
 }  // namespace minifyd::run

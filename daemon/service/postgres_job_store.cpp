@@ -9,6 +9,8 @@
 #include <set>
 #include <vector>
 
+#include "daemon/service/job_row.h"
+
 namespace minifyd::service {
 namespace {
 
@@ -83,14 +85,6 @@ constexpr const char* schema_lock = "SELECT pg_advisory_xact_lock(7234612019)";
 // The database's clock, in unix seconds: one clock for every host sharing the queue.
 #define MINIFYD_PG_NOW "extract(epoch FROM clock_timestamp())::double precision"
 
-// read_summary()'s columns, then read_record()'s.
-#define MINIFYD_PG_SUMMARY_COLUMNS \
-  "id, state, priority, graph_name, submitted_at, started_at, finished_at, sessions, progress, error, cancel_requested, " \
-  "submitter_uid"
-constexpr const char* summary_columns = MINIFYD_PG_SUMMARY_COLUMNS;
-constexpr const char* record_columns = MINIFYD_PG_SUMMARY_COLUMNS ", spec, graph, checkpoint, result, analysis";
-#undef MINIFYD_PG_SUMMARY_COLUMNS
-
 struct ResultDeleter {
   void operator()(PGresult* result) const { PQclear(result); }
 };
@@ -102,48 +96,26 @@ using Parameter = std::optional<std::string>;
 std::string text(const PGresult* result, int row, int column) {
   return std::string(PQgetvalue(result, row, column), static_cast<std::size_t>(PQgetlength(result, row, column)));
 }
-std::optional<std::string> optional_text(const PGresult* result, int row, int column) {
-  if (PQgetisnull(result, row, column)) return std::nullopt;
-  return text(result, row, column);
-}
 std::int64_t integer(const PGresult* result, int row, int column) {
   return std::strtoll(PQgetvalue(result, row, column), nullptr, 10);
 }
 // Whether an UPDATE changed no row.
 bool changed_none(const PGresult* result) { return std::string(PQcmdTuples(const_cast<PGresult*>(result))) == "0"; }
-std::optional<double> optional_real(const PGresult* result, int row, int column) {
-  if (PQgetisnull(result, row, column)) return std::nullopt;
-  return std::strtod(PQgetvalue(result, row, column), nullptr);
-}
 
-JobSummary read_summary(const PGresult* result, int row) {
-  JobSummary job;
-  job.id = integer(result, row, 0);
-  job.state = parse_job_state(text(result, row, 1)).value_or(JobState::failed);
-  job.priority = static_cast<int>(integer(result, row, 2));
-  job.graph_name = text(result, row, 3);
-  job.submitted_at = optional_real(result, row, 4).value_or(0);
-  job.started_at = optional_real(result, row, 5);
-  job.finished_at = optional_real(result, row, 6);
-  job.sessions = integer(result, row, 7);
-  job.progress_json = text(result, row, 8);
-  job.error = text(result, row, 9);
-  job.cancel_requested = text(result, row, 10) == "t";
-  if (!PQgetisnull(result, row, 11)) job.submitter_uid = integer(result, row, 11);
-  return job;
-}
+// A row of a libpq result, as job_row.h reads it (libpq gives NULL as "").
+class PgRow final : public JobRow {
+ public:
+  PgRow(const PGresult* result, int row) : result_(result), row_(row) {}
+  bool is_null(int column) const override { return PQgetisnull(result_, row_, column) != 0; }
+  std::string text(int column) const override { return service::text(result_, row_, column); }
+  std::int64_t integer(int column) const override { return service::integer(result_, row_, column); }
+  double real(int column) const override { return std::strtod(PQgetvalue(result_, row_, column), nullptr); }
+  bool boolean(int column) const override { return text(column) == "t"; }
 
-JobRecord read_record(const PGresult* result, int row) {
-  constexpr int first = sql_column_count(summary_columns);  // the record's own columns, after the summary's
-  JobRecord record;
-  record.summary = read_summary(result, row);
-  record.spec_json = text(result, row, first);
-  record.graph_json = text(result, row, first + 1);
-  record.checkpoint_json = optional_text(result, row, first + 2);
-  record.result_json = optional_text(result, row, first + 3);
-  record.analysis_json = optional_text(result, row, first + 4);
-  return record;
-}
+ private:
+  const PGresult* result_;
+  int row_;
+};
 
 // A connection to the database at `url`; errors in libpq's words, which name the host, never the password.
 // Over TCP, a server that stops answering (a partition, a host that died) fails the connection within
@@ -307,24 +279,24 @@ Expected<std::int64_t> PostgresJobStore::submit(const NewJob& job) {
 }
 
 Expected<JobRecord> PostgresJobStore::get(std::int64_t id) const {
-  auto selected = db_->select_job(id, record_columns);
+  auto selected = db_->select_job(id, job_record_columns);
   if (!selected) return selected.error();
-  return read_record(selected->get(), 0);
+  return read_job_record(PgRow(selected->get(), 0));
 }
 
 Expected<JobSummary> PostgresJobStore::summary(std::int64_t id) const {
-  auto selected = db_->select_job(id, summary_columns);
+  auto selected = db_->select_job(id, job_summary_columns);
   if (!selected) return selected.error();
-  return read_summary(selected->get(), 0);
+  return read_job_summary(PgRow(selected->get(), 0));
 }
 
 Expected<std::vector<JobSummary>> PostgresJobStore::list() const {
   std::lock_guard<std::mutex> lock(db_->mutex());
-  std::string sql = std::string("SELECT ") + summary_columns + " FROM minifyd_jobs ORDER BY id";
+  std::string sql = std::string("SELECT ") + job_summary_columns + " FROM minifyd_jobs ORDER BY id";
   auto selected = db_->run("listing jobs", sql.c_str());
   if (!selected) return selected.error();
   std::vector<JobSummary> jobs;
-  for (int row = 0; row < PQntuples(selected->get()); ++row) jobs.push_back(read_summary(selected->get(), row));
+  for (int row = 0; row < PQntuples(selected->get()); ++row) jobs.push_back(read_job_summary(PgRow(selected->get(), row)));
   return jobs;
 }
 
@@ -369,14 +341,14 @@ Expected<std::optional<JobRecord>> PostgresJobStore::claim_next(const std::vecto
                   "logged AS (INSERT INTO minifyd_job_events (job, at, event, owner, session, lease_expires_at) "
                   "SELECT id, " MINIFYD_PG_NOW ", 'claimed', owner, sessions, lease_expires_at FROM claimed) "
                   "SELECT ") +
-      record_columns + " FROM claimed";
+      job_record_columns + " FROM claimed";
   std::string excluded = "{";
   for (std::int64_t id : running_here) excluded += (excluded.size() > 1 ? "," : "") + std::to_string(id);
   excluded += "}";
   auto claimed = db_->run("claiming the next job", sql.c_str(), {db_->owner(), db_->lease_seconds(), excluded});
   if (!claimed) return claimed.error();
   if (PQntuples(claimed->get()) == 0) return std::optional<JobRecord>();
-  return std::optional<JobRecord>(read_record(claimed->get(), 0));
+  return std::optional<JobRecord>(read_job_record(PgRow(claimed->get(), 0)));
 }
 
 Expected<void> PostgresJobStore::save_checkpoint(const JobClaim& claim, const std::string& checkpoint_json) {

@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "daemon/service/job_row.h"
+
 namespace minifyd::service {
 namespace {
 
@@ -47,10 +49,6 @@ constexpr const char* upgrades[] = {
 };
 static_assert(std::size(upgrades) == schema_version);
 
-constexpr const char* summary_columns =
-    "id, state, priority, graph_name, submitted_at, started_at, finished_at, sessions, progress, error, "
-    "cancel_requested, submitter_uid";
-
 double unix_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
@@ -74,10 +72,10 @@ struct SqliteJobStore::Connection {
 namespace {
 
 // A prepared statement, finalized on destruction.
-class Statement {
+class Statement final : public JobRow {
  public:
   Statement(sqlite3* db, const char* sql) { status_ = sqlite3_prepare_v2(db, sql, -1, &statement_, nullptr); }
-  ~Statement() { sqlite3_finalize(statement_); }
+  ~Statement() override { sqlite3_finalize(statement_); }
   Statement(const Statement&) = delete;
   Statement& operator=(const Statement&) = delete;
 
@@ -98,45 +96,19 @@ class Statement {
   // SQLITE_ROW, SQLITE_DONE or an error code.
   int step() { return sqlite3_step(statement_); }
 
-  std::int64_t integer(int column) const { return sqlite3_column_int64(statement_, column); }
-  double real(int column) const { return sqlite3_column_double(statement_, column); }
-  bool is_null(int column) const { return sqlite3_column_type(statement_, column) == SQLITE_NULL; }
-  std::string text(int column) const {
+  std::int64_t integer(int column) const override { return sqlite3_column_int64(statement_, column); }
+  double real(int column) const override { return sqlite3_column_double(statement_, column); }
+  bool boolean(int column) const override { return integer(column) != 0; }
+  bool is_null(int column) const override { return sqlite3_column_type(statement_, column) == SQLITE_NULL; }
+  std::string text(int column) const override {
     const auto* bytes = reinterpret_cast<const char*>(sqlite3_column_text(statement_, column));
     return bytes == nullptr ? std::string() : std::string(bytes, static_cast<std::size_t>(sqlite3_column_bytes(statement_, column)));
-  }
-  std::optional<double> optional_real(int column) const {
-    return is_null(column) ? std::nullopt : std::optional<double>(real(column));
-  }
-  std::optional<std::int64_t> optional_integer(int column) const {
-    return is_null(column) ? std::nullopt : std::optional<std::int64_t>(integer(column));
-  }
-  std::optional<std::string> optional_text(int column) const {
-    return is_null(column) ? std::nullopt : std::optional<std::string>(text(column));
   }
 
  private:
   sqlite3_stmt* statement_ = nullptr;
   int status_;
 };
-
-// A summary from the summary_columns starting at `first`.
-JobSummary read_summary(const Statement& row, int first = 0) {
-  JobSummary job;
-  job.id = row.integer(first);
-  job.state = parse_job_state(row.text(first + 1)).value_or(JobState::failed);
-  job.priority = static_cast<int>(row.integer(first + 2));
-  job.graph_name = row.text(first + 3);
-  job.submitted_at = row.real(first + 4);
-  job.started_at = row.optional_real(first + 5);
-  job.finished_at = row.optional_real(first + 6);
-  job.sessions = row.integer(first + 7);
-  job.progress_json = row.text(first + 8);
-  job.error = row.text(first + 9);
-  job.cancel_requested = row.integer(first + 10) != 0;
-  job.submitter_uid = row.optional_integer(first + 11);
-  return job;
-}
 
 // Runs a statement that changes rows; the number changed, or an error.
 Expected<int> change(sqlite3* db, Statement& statement, const std::function<Error(const std::string&)>& error,
@@ -213,43 +185,34 @@ Expected<std::int64_t> SqliteJobStore::submit(const NewJob& job) {
 
 Expected<JobRecord> SqliteJobStore::get(std::int64_t id) const {
   std::lock_guard<std::mutex> lock(db_->mutex);
-  std::string sql =
-      std::string("SELECT ") + summary_columns + ", spec, graph, checkpoint, result, analysis FROM jobs WHERE id = ?";
+  std::string sql = std::string("SELECT ") + job_record_columns + " FROM jobs WHERE id = ?";
   Statement select(db_->db, sql.c_str());
   select.bind(1, id);
   int status = select.prepared() ? select.step() : SQLITE_ERROR;
   if (status == SQLITE_DONE) return make_error(ErrorKind::not_found, "no " + job_name(id));
   if (status != SQLITE_ROW) return db_->error("reading " + job_name(id));
-  constexpr int first = sql_column_count(summary_columns);  // the record's own columns, after the summary's
-  JobRecord record;
-  record.summary = read_summary(select);
-  record.spec_json = select.text(first);
-  record.graph_json = select.text(first + 1);
-  record.checkpoint_json = select.optional_text(first + 2);
-  record.result_json = select.optional_text(first + 3);
-  record.analysis_json = select.optional_text(first + 4);
-  return record;
+  return read_job_record(select);
 }
 
 Expected<JobSummary> SqliteJobStore::summary(std::int64_t id) const {
   std::lock_guard<std::mutex> lock(db_->mutex);
-  std::string sql = std::string("SELECT ") + summary_columns + " FROM jobs WHERE id = ?";
+  std::string sql = std::string("SELECT ") + job_summary_columns + " FROM jobs WHERE id = ?";
   Statement select(db_->db, sql.c_str());
   select.bind(1, id);
   int status = select.prepared() ? select.step() : SQLITE_ERROR;
   if (status == SQLITE_DONE) return make_error(ErrorKind::not_found, "no " + job_name(id));
   if (status != SQLITE_ROW) return db_->error("reading " + job_name(id));
-  return read_summary(select);
+  return read_job_summary(select);
 }
 
 Expected<std::vector<JobSummary>> SqliteJobStore::list() const {
   std::lock_guard<std::mutex> lock(db_->mutex);
-  std::string sql = std::string("SELECT ") + summary_columns + " FROM jobs ORDER BY id";
+  std::string sql = std::string("SELECT ") + job_summary_columns + " FROM jobs ORDER BY id";
   Statement select(db_->db, sql.c_str());
   if (!select.prepared()) return db_->error("listing jobs");
   std::vector<JobSummary> jobs;
   int status;
-  while ((status = select.step()) == SQLITE_ROW) jobs.push_back(read_summary(select));
+  while ((status = select.step()) == SQLITE_ROW) jobs.push_back(read_job_summary(select));
   if (status != SQLITE_DONE) return db_->error("listing jobs");
   return jobs;
 }

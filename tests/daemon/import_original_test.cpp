@@ -21,7 +21,7 @@ TEST_CASE("import_original vouches for the blobs it writes, not for those the st
   GraphDocument original;
   original.storages = {{weights_hash, weights.size(), "cpu", std::nullopt}, {bias_hash, bias.size(), "cpu", std::nullopt}};
   original.inputs = {TensorMeta{0, DType::uint8, {100000}, {1}, 0, false}, TensorMeta{1, DType::uint8, {8}, {1}, 0, false}};
-  RunPlace place{std::move(target), "run", nullptr, nullptr};
+  RunPlace place{std::move(target), "run", nullptr, nullptr, ""};
   REQUIRE(import_original(original, source, place).has_value());
 
   REQUIRE(place.vouched->size() == 1);

@@ -97,18 +97,20 @@ class RequestHandler:
         except Exception as error:  # noqa: BLE001  (propagate's eager run: the graph cannot be minimized)
             return wp.error_line(request.id, f"eager run failed: {type(error).__name__}: {error}")
 
-    def _unknown_backend(self, request):
-        if request.backend in compile_backends.BACKENDS:
-            return None
-        return wp.error_line(request.id, f"unknown backend '{request.backend}' ({', '.join(compile_backends.BACKENDS)})")
+    def _compiling(self, request):
+        """What a request that compiles needs: (refusal, (config patches, Inductor's entry, the graph's loader)),
+        the refusal an error line for a backend this worker does not serve, else None."""
+        if request.backend not in compile_backends.BACKENDS:
+            known = ", ".join(compile_backends.BACKENDS)
+            return wp.error_line(request.id, f"unknown backend '{request.backend}' ({known})"), None
+        return None, (compile_backends.config_patches(request.backend_options),
+                      compile_backends.inductor_entry(request.backend_options), self._loader(request))
 
     def evaluate(self, request):
-        refused = self._unknown_backend(request)
+        refused, compiling = self._compiling(request)
         if refused:
             return refused
-        patches = compile_backends.config_patches(request.backend_options)
-        entry = compile_backends.inductor_entry(request.backend_options)
-        load = self._loader(request)
+        patches, entry, load = compiling
         started = time.perf_counter()
         gm, inputs = load()
         timings = {"load_ms": (time.perf_counter() - started) * 1e3}
@@ -264,12 +266,10 @@ class RequestHandler:
         return wp.propagated_line(request.id, root, values, eager_failure)
 
     def analyze(self, request):
-        refused = self._unknown_backend(request)
+        refused, compiling = self._compiling(request)
         if refused:
             return refused
-        patches = compile_backends.config_patches(request.backend_options)
-        entry = compile_backends.inductor_entry(request.backend_options)
-        load = self._loader(request)
+        patches, entry, load = compiling
         names = list(request.nodes)
         gm, _ = load()
         known = {node.name for node in gm.graph.nodes if node.op == "call_function"}
