@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "daemon/pool/worker_program.h"
+#include "daemon/pool/python_helper.h"
 
 namespace minifyd::analysis {
 

@@ -29,7 +29,7 @@
 #include "daemon/options/pool_options.h"
 #include "daemon/cli/run_settings.h"
 #include "daemon/cli/search_spec_options.h"
-#include "daemon/pool/worker_program.h"
+#include "daemon/pool/python_helper.h"
 #include "protocol/verdict.h"
 #include "daemon/run/checkpoint.h"
 #include "daemon/run/output_writer.h"

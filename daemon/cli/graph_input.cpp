@@ -6,6 +6,7 @@
 
 #include "common/file_util.h"
 #include "common/json_view.h"
+#include "daemon/pool/python_helper.h"
 #include "daemon/pool/worker_program.h"
 
 namespace minifyd::cli {

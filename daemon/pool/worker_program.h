@@ -45,37 +45,9 @@ Expected<WorkerPrograms> with_python_found(const std::string& backend, WorkerPro
 Expected<WorkerConfig> worker_config_for(const std::string& backend, const WorkerPrograms& programs,
                                          WorkerConfig base = {});
 
-// The Python worker's entry script: $MINIFYD_PYTHON_WORKER, else the installed one, else the source tree's.
-std::string python_worker_script();
-
 // `requested` when given (checked when the worker says hello); otherwise the first of
 // $MINIFYD_PYTHON, python3 on PATH, /usr/bin/python3 and scripts/torch2_env.sh's launcher whose
 // torch has Inductor, asked by running the worker with --check. The error says what each lacked.
 Expected<std::string> find_python(const std::string& requested);
-
-// The exit status of a helper of ours that found the disk full (minifyd/repro_file.py's NO_SPACE_EXIT).
-inline constexpr int helper_no_space_exit = 73;
-
-// How long a helper of ours (minifyd.MODULE: a repro writer, the plot, the worker's --check) may take.
-inline constexpr double helper_timeout_seconds = 600;
-
-// Runs `python ARGUMENTS...` to its end as a bounded helper (helper_process.h): what it wrote to
-// standard output; an error holds the last line it wrote to standard error (to standard output when
-// it wrote none there), or how it ended, or that it ran past timeout_seconds; `cancel` as run_helper's.
-Expected<std::string> run_python(const std::string& python, const std::vector<std::string>& arguments,
-                                 double timeout_seconds, const std::function<void()>& clean_up = {},
-                                 const std::atomic<bool>* cancel = nullptr);
-
-// What a helper killed at its time limit is told as.
-Error helper_timed_out(double timeout_seconds);
-
-// The directory holding the minifyd Python package: the worker script's.
-std::string python_package_dir();
-
-// Runs minifyd.MODULE's main() with ARGUMENTS in `python`, the package importable: as run_python.
-Expected<std::string> run_python_main(const std::string& python, const std::string& module,
-                                      const std::vector<std::string>& arguments, double timeout_seconds,
-                                      const std::function<void()>& clean_up = {},
-                                      const std::atomic<bool>* cancel = nullptr);
 
 }  // namespace minifyd::pool

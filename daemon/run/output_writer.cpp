@@ -6,6 +6,7 @@
 #include "common/file_util.h"
 #include "common/graph_codec.h"
 #include "common/graph_dot.h"
+#include "daemon/pool/python_helper.h"
 #include "daemon/pool/worker_program.h"
 #include "daemon/run/repro_script.h"
 #include "protocol/operator_libraries.h"

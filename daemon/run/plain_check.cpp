@@ -3,6 +3,7 @@
 
 #include <cctype>
 
+#include "daemon/pool/python_helper.h"
 #include "daemon/pool/worker_program.h"
 #include "daemon/run/scratch_graph_dir.h"
 #include "protocol/json_fields.h"

@@ -30,7 +30,7 @@ void PlainConfirmation::start(PlainCheckRequest request, Timeline* timeline) {
                             &unwanted_};
       ran = run_under_plain_pytorch(input);
     }
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<std::mutex> answered(mutex_);  // the thread's own: start()'s lock is long released
     ran_ = std::move(ran);
     judge_when_ready();
   });

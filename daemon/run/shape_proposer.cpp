@@ -4,7 +4,7 @@
 
 #include "common/graph_codec.h"
 #include "common/json_view.h"
-#include "daemon/pool/worker_program.h"
+#include "daemon/pool/python_helper.h"
 #include "daemon/run/scratch_graph_dir.h"
 
 namespace minifyd::run {

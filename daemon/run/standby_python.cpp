@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/file_util.h"
-#include "daemon/pool/worker_program.h"
+#include "daemon/pool/python_helper.h"
 
 namespace minifyd::run {
 namespace {
