@@ -4,13 +4,9 @@
 // job's in its state directory. Runs on the calling thread, which drives the pool's io_context.
 #pragma once
 
-#include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <functional>
-#include <memory>
 #include <optional>
-#include <string>
 
 #include "common/content_store.h"
 #include "common/expected.h"
