@@ -5,9 +5,9 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <set>
 
 #include "common/graph_codec.h"
+#include "daemon/pool/request_batch.h"
 #include "daemon/propagation/propagation.h"
 #include "daemon/search/node_isolation.h"
 #include "daemon/verdict/verdict_of_outcome.h"
@@ -92,19 +92,17 @@ Expected<Analysis> run_analysis(const GraphDocument& original, const std::filesy
                                 std::make_shared<const search::EagerValues>(search::eager_values_from(propagated->values))};
   }
 
-  std::set<pool::RequestPool::Ticket> pending;
+  // What is still queued or running when an answer fails is of no use: the batch's end cancels it.
+  pool::RequestBatch batch(pool);
   std::optional<Error> error;
   auto submit = [&](const GraphDocument& document, std::vector<std::string> requested,
                     std::function<void(Answer)> record) {
-    auto ticket = std::make_shared<pool::RequestPool::Ticket>();
-    *ticket = pool.pool.submit(analyze_request(plan, document, store, requested), plan.spec.timeout,
-                               [&, ticket, requested, record](pool::WorkerOutcome outcome) {
-                                 pending.erase(*ticket);
-                                 auto answer = answer_of(outcome, requested);
-                                 if (!answer && !error) error = answer.error();
-                                 if (answer) record(std::move(*answer));
-                               });
-    pending.insert(*ticket);
+    batch.submit(analyze_request(plan, document, store, requested), plan.spec.timeout,
+                 [&, requested, record](pool::WorkerOutcome outcome) {
+                   auto answer = answer_of(outcome, requested);
+                   if (!answer && !error) error = answer.error();
+                   if (answer) record(std::move(*answer));
+                 });
     ++analysis.requests;
   };
   for (Mode mode : plan.modes) {
@@ -131,14 +129,9 @@ Expected<Analysis> run_analysis(const GraphDocument& original, const std::filesy
       });
     }
   }
-  while (!pending.empty() && !error)
-    if (pool.io.run_one() == 0) error = make_error(ErrorKind::io, "the worker pool stopped answering");
-  if (error) {
-    // What is still queued or running is of no use now.
-    for (pool::RequestPool::Ticket ticket : std::set<pool::RequestPool::Ticket>(pending)) pool.pool.cancel(ticket);
-    while (!pending.empty() && pool.io.run_one() != 0) {}
-    return *error;
-  }
+  if (!batch.run_while([&] { return batch.unanswered() != 0 && !error; }))
+    error = make_error(ErrorKind::io, "the worker pool stopped answering");
+  if (error) return *error;
   return analysis;
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "daemon/pool/request_batch.h"
 #include "daemon/verdict/verdict_of_outcome.h"
 #include "protocol/bisect_messages.h"
 
@@ -73,7 +74,7 @@ Expected<std::vector<ProbeAnswer>> Bisection::round(const std::vector<Probe>& pr
     double seconds = 0;
   };
   std::vector<std::optional<Answered>> answers(probes.size());
-  std::size_t left = probes.size();
+  pool::RequestBatch batch(access_);
   for (std::size_t i = 0; i < probes.size(); ++i) {
     const Probe& probe = probes[i];
     verdict::EvaluationSpec spec = spec_;
@@ -89,17 +90,15 @@ Expected<std::vector<ProbeAnswer>> Bisection::round(const std::vector<Probe>& pr
     protocol::EvaluateRequest request = verdict::evaluate_request(spec, document_, store_);
     request.bisect = wire;
     Clock::time_point submitted = Clock::now();
-    access_.pool.submit(std::move(request), spec.timeout, [&answers, &left, i, submitted](pool::WorkerOutcome outcome) {
+    batch.submit(std::move(request), spec.timeout, [&answers, i, submitted](pool::WorkerOutcome outcome) {
       Answered answered{verdict::verdict_of(outcome), std::nullopt,
                         std::chrono::duration<double>(Clock::now() - submitted).count()};
       if (auto* reply = std::get_if<protocol::WorkerReply>(&outcome))
         if (auto* evaluated = std::get_if<protocol::EvaluateReply>(reply)) answered.observation = evaluated->bisect;
       answers[i] = std::move(answered);
-      --left;
     });
   }
-  while (left > 0 && access_.io.run_one() != 0) {
-  }
+  batch.wait();
   for (std::size_t i = 0; i < probes.size(); ++i) {
     if (!answers[i]) return make_error(ErrorKind::io, "bisect: the worker pool stopped");
     if (!answers[i]->verdict) return answers[i]->verdict.error().with_context("bisect probe of " + probes[i].stage);

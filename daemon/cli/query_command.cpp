@@ -14,6 +14,7 @@
 #include "daemon/cli/query_output.h"
 #include "daemon/pool/command_pool.h"
 #include "daemon/pool/local_pool.h"
+#include "daemon/pool/request_batch.h"
 #include "daemon/verdict/query_result.h"
 
 namespace minifyd::cli {
@@ -70,7 +71,7 @@ int query(QueryOptions options) {
   pool_config->warm_spares = false;
   pool_config->max_start_failures = 1;
   pool::LocalPool runner(std::move(*pool_config));
-  pool::WorkerOutcome outcome = pool::request_and_wait(runner.access(), std::move(request), spec->timeout);
+  pool::WorkerOutcome outcome = pool::RequestBatch(runner.access()).ask(std::move(request), spec->timeout);
 
   auto result = verdict::query_result(outcome, *check);
   if (!result) {

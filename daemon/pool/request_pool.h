@@ -39,9 +39,4 @@ struct PoolAccess {
   std::size_t parallelism = 1;
 };
 
-// Submits one request and runs `access.io` until it is answered (a `cancelled` fault if the io
-// context runs out of work first, i.e. the pool stopped).
-WorkerOutcome request_and_wait(const PoolAccess& access, protocol::WorkerRequest request,
-                               std::chrono::milliseconds timeout);
-
 }  // namespace minifyd::pool

@@ -3,7 +3,6 @@
 
 #include <atomic>
 #include <optional>
-#include <set>
 #include <utility>
 #include <vector>
 
@@ -11,6 +10,7 @@
 
 #include "common/graph_codec.h"
 #include "common/log.h"
+#include "daemon/pool/request_batch.h"
 #include "daemon/search/strategies/truncate_suffix.h"
 
 namespace minifyd::propagation {
@@ -53,15 +53,15 @@ std::string first_line(const std::string& text) { return text.substr(0, text.fin
 Expected<protocol::PropagateReply> propagate(const pool::PoolAccess& pool, const GraphDocument& document,
                                             const std::filesystem::path& store, std::chrono::milliseconds timeout,
                                             const std::vector<OperatorLibrary>& libraries, bool for_analysis) {
-  return reply_of(pool::request_and_wait(pool, propagate_request(document, store, libraries, for_analysis), timeout));
+  return reply_of(pool::RequestBatch(pool).ask(propagate_request(document, store, libraries, for_analysis), timeout));
 }
 
 // What the asks, posted from any thread, and the answers, on the pool's, share.
-struct RunPropagations::Shared : std::enable_shared_from_this<Shared> {
+struct RunPropagations::Shared {
   Shared(const pool::PoolAccess& access, const ContentStore& values_store, const protocol::VouchedBlobs& vouched_blobs,
          std::string root_name, std::chrono::milliseconds request_timeout, std::vector<OperatorLibrary> job_libraries,
          std::function<void()> answered)
-      : pool(access), store(values_store), vouched(vouched_blobs), root(std::move(root_name)),
+      : batch(access), store(values_store), vouched(vouched_blobs), root(std::move(root_name)),
         timeout(request_timeout), libraries(std::move(job_libraries)), on_answer(std::move(answered)) {}
 
   // On the pool's thread: `document` propagated as the values' ask `ask`; where the graph does not run
@@ -84,17 +84,11 @@ struct RunPropagations::Shared : std::enable_shared_from_this<Shared> {
     protocol::PropagateRequest request = propagate_request(document, store.root(), libraries, false);
     request.vouched = protocol::vouched_for(vouched, document);
     auto held = std::make_shared<std::optional<StoreLock>>(std::move(*lock));
-    auto ticket = std::make_shared<pool::RequestPool::Ticket>();
-    *ticket = pool.pool.submit(std::move(request), timeout,
-                               [alive = weak_from_this(), held, ticket, done = std::move(done)](pool::WorkerOutcome outcome) {
-                                 auto shared = alive.lock();
-                                 if (!shared) return;
-                                 shared->tickets.erase(*ticket);
-                                 auto arrived = shared->rooted(reply_of(outcome));
-                                 held->reset();
-                                 done(failed_in_eager_run(outcome), std::move(arrived));
-                               });
-    tickets.insert(*ticket);
+    batch.submit(std::move(request), timeout, [this, held, done = std::move(done)](pool::WorkerOutcome outcome) {
+      auto arrived = rooted(reply_of(outcome));
+      held->reset();
+      done(failed_in_eager_run(outcome), std::move(arrived));
+    });
   }
 
   // A graph whose eager run fails at one of its nodes (fx_minifier's ConcreteProp would die there: a
@@ -171,7 +165,7 @@ struct RunPropagations::Shared : std::enable_shared_from_this<Shared> {
     if (on_answer) on_answer();
   }
 
-  const pool::PoolAccess& pool;
+  pool::RequestBatch batch;
   ContentStore store;
   protocol::VouchedBlobs vouched;
   std::string root;
@@ -180,7 +174,6 @@ struct RunPropagations::Shared : std::enable_shared_from_this<Shared> {
   std::function<void()> on_answer;  // dropped with the RunPropagations: a cancel is answered later
   std::shared_ptr<search::EagerValues> values;
   std::atomic<std::size_t> unanswered{0};  // asks made (on any thread) and not answered
-  std::set<pool::RequestPool::Ticket> tickets;   // submitted and not answered
   std::vector<std::string> rooted_hashes;
   std::optional<Error> error;
 };
@@ -189,8 +182,7 @@ RunPropagations::RunPropagations(const pool::PoolAccess& pool, const ContentStor
                                  const protocol::VouchedBlobs& vouched, std::string root,
                                  std::chrono::milliseconds timeout, std::vector<OperatorLibrary> libraries,
                                  std::function<void()> on_answer)
-    : pool_(pool),
-      shared_(std::make_shared<Shared>(pool, store, vouched, std::move(root), timeout, std::move(libraries),
+    : shared_(std::make_shared<Shared>(pool, store, vouched, std::move(root), timeout, std::move(libraries),
                                        std::move(on_answer))) {
   shared_->values = search::EagerValues::asked_through(
       [&io = pool.io, alive = std::weak_ptr<Shared>(shared_)](std::size_t ask, GraphDocument document) {
@@ -205,15 +197,14 @@ RunPropagations::RunPropagations(const pool::PoolAccess& pool, const ContentStor
 
 RunPropagations::~RunPropagations() {
   shared_->on_answer = nullptr;
-  for (pool::RequestPool::Ticket ticket : std::set<pool::RequestPool::Ticket>(shared_->tickets)) pool_.pool.cancel(ticket);
+  // Here, on the pool's thread: an asking lineage may hold the shared state a moment longer.
+  shared_->batch.cancel_all();
 }
 
 std::shared_ptr<const search::EagerValues> RunPropagations::values() const { return shared_->values; }
 
 Expected<void> RunPropagations::finish() {
-  while (shared_->unanswered.load() != 0 && pool_.io.run_one() != 0) {
-  }
-  if (shared_->unanswered.load() != 0)
+  if (!shared_->batch.run_while([this] { return shared_->unanswered.load() != 0; }))
     return make_error(ErrorKind::io, "the worker pool stopped before the propagation was answered");
   if (shared_->error) return *shared_->error;
   return {};

@@ -49,7 +49,6 @@ class RunPropagations {
 
  private:
   struct Shared;
-  const pool::PoolAccess& pool_;
   std::shared_ptr<Shared> shared_;
 };
 

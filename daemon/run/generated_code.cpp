@@ -2,6 +2,7 @@
 #include "daemon/run/generated_code.h"
 
 #include "common/file_util.h"
+#include "daemon/pool/request_batch.h"
 #include "daemon/verdict/verdict_of_outcome.h"
 #include "protocol/json_fields.h"
 #include "protocol/output_code.h"
@@ -42,9 +43,10 @@ bool generates_code(const verdict::EvaluationSpec& spec) { return spec.backend =
 GeneratedCode generated_code(const pool::PoolAccess& pool, const verdict::EvaluationSpec& spec, const GraphDocument& document,
                              const std::filesystem::path& store) {
   GeneratedCode code;
+  pool::RequestBatch batch(pool);
   protocol::EvaluateRequest request = verdict::evaluate_request(spec, document, store);
   request.output_code = protocol::output_code_run;
-  pool::WorkerOutcome ran = pool::request_and_wait(pool, request, spec.timeout);
+  pool::WorkerOutcome ran = batch.ask(request, spec.timeout);
   auto reported = output_code_of(ran);
   if (reported) {
     code.modules = std::move(reported->modules);
@@ -58,7 +60,7 @@ GeneratedCode generated_code(const pool::PoolAccess& pool, const verdict::Evalua
     if (!code.failing_kernel.empty()) code.found_by = "last kernel called";
   }
   request.output_code = protocol::output_code_compile;
-  auto compiled = output_code_of(pool::request_and_wait(pool, request, spec.timeout));
+  auto compiled = output_code_of(batch.ask(request, spec.timeout));
   if (!compiled) {
     code.error = compiled.error().message;
     return code;

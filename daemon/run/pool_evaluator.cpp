@@ -38,7 +38,7 @@ class PoolEvaluator::Shared final : public search::CandidateEvaluator {
       boost::asio::post(owner_.io_, [owner = &owner_, alive = alive_, mailbox = mailbox_, tickets = tickets_, id,
                                      candidate = std::move(batch[i])] {
         if (alive.expired()) return;
-        (*tickets)[id] = owner->submit(candidate, [mailbox, id](search::EvaluationResult result) {
+        (*tickets)[id] = owner->submit(candidate, [mailbox, id](Ticket, search::EvaluationResult result) {
           mailbox->put(id, std::move(result));
         });
       });
@@ -61,7 +61,7 @@ class PoolEvaluator::Shared final : public search::CandidateEvaluator {
     if (ids.empty()) return;
     boost::asio::post(owner_.io_, [owner = &owner_, alive = alive_, tickets = tickets_, ids] {
       if (alive.expired()) return;
-      std::vector<pool::RequestPool::Ticket> abandoned;
+      std::vector<Ticket> abandoned;
       for (std::uint64_t id : ids)
         if (auto it = tickets->find(id); it != tickets->end()) abandoned.push_back(it->second);
       owner->abandon(abandoned);
@@ -79,15 +79,15 @@ class PoolEvaluator::Shared final : public search::CandidateEvaluator {
   std::weak_ptr<bool> alive_;
   std::shared_ptr<search::ResultMailbox> mailbox_ = std::make_shared<search::ResultMailbox>();
   // By mailbox id, once submitted; read and written on the io thread only.
-  std::shared_ptr<std::map<std::uint64_t, pool::RequestPool::Ticket>> tickets_ =
-      std::make_shared<std::map<std::uint64_t, pool::RequestPool::Ticket>>();
+  std::shared_ptr<std::map<std::uint64_t, Ticket>> tickets_ =
+      std::make_shared<std::map<std::uint64_t, Ticket>>();
 };
 
 PoolEvaluator::PoolEvaluator(const pool::PoolAccess& access, verdict::EvaluationSpec spec, std::filesystem::path store,
                              verdict::FailureJudge& judge, std::string original_hash, bool timeout_follows_original,
                              std::shared_ptr<const protocol::VouchedBlobs> vouched)
     : io_(access.io),
-      pool_(access.pool),
+      batch_(access),
       parallelism_(std::max<std::size_t>(access.parallelism, 1)),
       spec_(std::move(spec)),
       store_(std::move(store)),
@@ -101,13 +101,9 @@ PoolEvaluator::PoolEvaluator(const pool::PoolAccess& access, verdict::Evaluation
 PoolEvaluator::~PoolEvaluator() {
   alive_.reset();
   grace_timer_.cancel();
-  for (const auto& [ticket, pending] : pending_) pool_.cancel(ticket);
-  for (pool::RequestPool::Ticket ticket : abandoned_) pool_.cancel(ticket);
 }
 
-pool::RequestPool::Ticket PoolEvaluator::submit(const search::Candidate& candidate, Delivery deliver) {
-  auto ticket = std::make_shared<pool::RequestPool::Ticket>();
-  // submit() never calls the handler before returning, so *ticket is set by the time it runs.
+PoolEvaluator::Ticket PoolEvaluator::submit(const search::Candidate& candidate, Delivery deliver) {
   protocol::EvaluateRequest request = verdict::evaluate_request(spec_, *candidate.document, store_);
   if (vouched_) request.vouched = protocol::vouched_for(*vouched_, *candidate.document);
   bool locating = locate_failing_kernel_ && candidate.hash == original_hash_ && !locating_;
@@ -115,18 +111,18 @@ pool::RequestPool::Ticket PoolEvaluator::submit(const search::Candidate& candida
   // The original's evaluation is the sanity check, which the search waits for with the other slots idle:
   // its kernels may compile that many at a time (the verdict is still the serial compile's).
   if (candidate.hash == original_hash_) request.compile_threads = parallelism_;
-  *ticket = pool_.submit(std::move(request), timeout_,
-                         [this, alive = std::weak_ptr<bool>(alive_), ticket, hash = candidate.hash,
-                          submitted = std::chrono::steady_clock::now(),
-                          deliver = std::move(deliver)](pool::WorkerOutcome outcome) {
-                           if (!alive.expired()) receive(*ticket, hash, submitted, outcome, deliver);
-                         });
-  if (candidate.hash == original_hash_) original_tickets_.insert(*ticket);
-  if (locating) locating_ = *ticket;
-  return *ticket;
+  Ticket ticket = batch_.submit_ticketed(
+      std::move(request), timeout_,
+      [this, hash = candidate.hash, submitted = std::chrono::steady_clock::now(),
+       deliver = std::move(deliver)](Ticket answered, pool::WorkerOutcome outcome) {
+        receive(answered, hash, submitted, outcome, deliver);
+      });
+  if (candidate.hash == original_hash_) original_tickets_.insert(ticket);
+  if (locating) locating_ = ticket;
+  return ticket;
 }
 
-void PoolEvaluator::receive(pool::RequestPool::Ticket ticket, const std::string& hash,
+void PoolEvaluator::receive(Ticket ticket, const std::string& hash,
                             std::chrono::steady_clock::time_point submitted, const pool::WorkerOutcome& outcome,
                             Delivery deliver) {
   bool original = original_tickets_.erase(ticket) != 0;
@@ -135,11 +131,11 @@ void PoolEvaluator::receive(pool::RequestPool::Ticket ticket, const std::string&
   Expected<protocol::Verdict> verdict = verdict::verdict_of(outcome);
   if (verdict && verdict->pass) passes_.record(std::chrono::steady_clock::now() - submitted);
   if (!original && !original_tickets_.empty() && judge_.awaits_signature() && verdict && !verdict->pass) {
-    held_for_original_.push_back([this, hash, verdict, deliver] { deliver(judge(hash, verdict)); });
+    held_for_original_.push_back([this, ticket, hash, verdict, deliver] { deliver(ticket, judge(hash, verdict)); });
     return;
   }
   bool expected_before = judge_.expected().has_value();
-  deliver(judge(hash, verdict));
+  deliver(ticket, judge(hash, verdict));
   if (!original) return;
   follow_original(outcome, std::chrono::steady_clock::now() - submitted);
   if (!expected_before && judge_.expected() && on_original_fails_) std::exchange(on_original_fails_, nullptr)();
@@ -151,15 +147,14 @@ void PoolEvaluator::receive(pool::RequestPool::Ticket ticket, const std::string&
 void PoolEvaluator::evaluate(std::vector<search::Candidate> batch, ResultCallback on_result) {
   auto shared_callback = std::make_shared<ResultCallback>(std::move(on_result));
   for (std::size_t i = 0; i < batch.size(); ++i) {
-    auto ticket = std::make_shared<pool::RequestPool::Ticket>();
-    *ticket = submit(batch[i], [this, ticket](search::EvaluationResult result) {
-      deliver_to_search(*ticket, std::move(result));
+    Ticket ticket = submit(batch[i], [this](Ticket answered, search::EvaluationResult result) {
+      deliver_to_search(answered, std::move(result));
     });
-    pending_.emplace(*ticket, Pending{shared_callback, i});
+    pending_.emplace(ticket, Pending{shared_callback, i});
   }
 }
 
-void PoolEvaluator::deliver_to_search(pool::RequestPool::Ticket ticket, search::EvaluationResult result) {
+void PoolEvaluator::deliver_to_search(Ticket ticket, search::EvaluationResult result) {
   auto it = pending_.find(ticket);
   if (it == pending_.end()) return;  // cancelled while held for the original's verdict
   Pending pending = std::move(it->second);
@@ -209,7 +204,7 @@ void PoolEvaluator::follow_original(const pool::WorkerOutcome& outcome, std::chr
 }
 
 void PoolEvaluator::fail_orphaned() {
-  std::map<pool::RequestPool::Ticket, Pending> orphaned = std::move(pending_);
+  std::map<Ticket, Pending> orphaned = std::move(pending_);
   pending_.clear();
   for (auto& [ticket, pending] : orphaned) {
     reported_ = true;
@@ -247,7 +242,7 @@ void PoolEvaluator::wake() {
 }
 
 void PoolEvaluator::cancel_pending() {
-  std::vector<pool::RequestPool::Ticket> tickets;
+  std::vector<Ticket> tickets;
   for (const auto& [ticket, pending] : pending_) tickets.push_back(ticket);
   pending_.clear();
   abandon(tickets);
@@ -257,11 +252,11 @@ std::shared_ptr<search::CandidateEvaluator> PoolEvaluator::share_with_thread() {
   return std::make_shared<Shared>(*this);
 }
 
-void PoolEvaluator::abandon(const std::vector<pool::RequestPool::Ticket>& tickets) {
+void PoolEvaluator::abandon(const std::vector<Ticket>& tickets) {
   bool running = false;
-  for (pool::RequestPool::Ticket ticket : tickets) {
+  for (Ticket ticket : tickets) {
     abandoned_.insert(ticket);
-    if (!pool_.cancel_queued(ticket)) running = true;
+    if (!batch_.cancel_queued(ticket)) running = true;
   }
   if (!running) return;
   grace_timer_.expires_after(abandon_grace);
@@ -271,9 +266,9 @@ void PoolEvaluator::abandon(const std::vector<pool::RequestPool::Ticket>& ticket
 }
 
 void PoolEvaluator::kill_abandoned() {
-  // cancel() of a ticket that already finished is ignored by the pool.
-  std::set<pool::RequestPool::Ticket> still_running = abandoned_;
-  for (pool::RequestPool::Ticket ticket : still_running) pool_.cancel(ticket);
+  // cancel() of a ticket that already finished is ignored.
+  std::set<Ticket> still_running = abandoned_;
+  for (Ticket ticket : still_running) batch_.cancel(ticket);
 }
 
 }  // namespace minifyd::run

@@ -19,7 +19,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 
-#include "daemon/pool/request_pool.h"
+#include "daemon/pool/request_batch.h"
 #include "daemon/search/candidate_evaluator.h"
 #include "daemon/search/pass_latency.h"
 #include "daemon/verdict/evaluation_spec.h"
@@ -77,25 +77,27 @@ class PoolEvaluator final : public search::CandidateEvaluator {
     std::shared_ptr<ResultCallback> on_result;
     std::size_t index;
   };
-  using Delivery = std::function<void(search::EvaluationResult)>;
+  using Ticket = pool::RequestBatch::Ticket;
+  // Told the request it delivers.
+  using Delivery = std::function<void(Ticket, search::EvaluationResult)>;
 
   // Submits one candidate; `deliver` gets its judged verdict on this thread, unless it is abandoned.
-  pool::RequestPool::Ticket submit(const search::Candidate& candidate, Delivery deliver);
+  Ticket submit(const search::Candidate& candidate, Delivery deliver);
   // Judges and delivers, or holds the verdict back until the original's is known.
-  void receive(pool::RequestPool::Ticket ticket, const std::string& hash, std::chrono::steady_clock::time_point submitted,
+  void receive(Ticket ticket, const std::string& hash, std::chrono::steady_clock::time_point submitted,
                const pool::WorkerOutcome& outcome, Delivery deliver);
   search::EvaluationResult judge(const std::string& hash, const Expected<protocol::Verdict>& verdict);
   // The original took `elapsed` to fail or pass: candidates get a limit that follows it.
   void follow_original(const pool::WorkerOutcome& outcome, std::chrono::steady_clock::duration elapsed);
-  void deliver_to_search(pool::RequestPool::Ticket ticket, search::EvaluationResult result);
+  void deliver_to_search(Ticket ticket, search::EvaluationResult result);
   // Drops the tickets' answers; kills those still running after the grace period.
-  void abandon(const std::vector<pool::RequestPool::Ticket>& tickets);
+  void abandon(const std::vector<Ticket>& tickets);
   void kill_abandoned();
   // The pool has no work left: what is pending can no longer be answered.
   void fail_orphaned();
 
   boost::asio::io_context& io_;
-  pool::RequestPool& pool_;
+  pool::RequestBatch batch_;  // every request submitted and not answered; its end cancels them
   std::size_t parallelism_;
   verdict::EvaluationSpec spec_;
   std::filesystem::path store_;
@@ -106,17 +108,17 @@ class PoolEvaluator final : public search::CandidateEvaluator {
   std::chrono::milliseconds timeout_;
   std::function<void()> on_original_fails_;
   bool locate_failing_kernel_ = false;
-  std::optional<pool::RequestPool::Ticket> locating_;  // the request that asked
+  std::optional<Ticket> locating_;  // the request that asked
   std::vector<std::string> failing_kernel_nodes_;
-  std::map<pool::RequestPool::Ticket, Pending> pending_;  // this thread's search's
+  std::map<Ticket, Pending> pending_;  // this thread's search's
   // Evaluations of the original in flight. While the sanity check is one of them (a lineage went
   // ahead of it), a failure with no signature to compare yet waits for the original's.
-  std::set<pool::RequestPool::Ticket> original_tickets_;
+  std::set<Ticket> original_tickets_;
   std::vector<std::function<void()>> held_for_original_;
   search::PassLatency passes_;
   // Cancelled by the search while a worker was already running them: their answers are dropped,
   // and they are killed if they are still running after a grace period.
-  std::set<pool::RequestPool::Ticket> abandoned_;
+  std::set<Ticket> abandoned_;
   boost::asio::steady_timer grace_timer_;
   bool reported_ = false;
   VerdictTally tally_;

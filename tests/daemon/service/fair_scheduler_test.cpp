@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "common/graph_codec.h"
+#include "daemon/pool/request_batch.h"
 #include "daemon/service/fair_scheduler.h"
 #include "daemon/service/shared_pool_client.h"
 #include "daemon/verdict/evaluation_spec.h"
@@ -105,7 +106,7 @@ TEST_CASE("a job thread's requests are answered on its own io_context") {
     SharedPoolClient client(daemon_io, scheduler, 2);
     pool::PoolAccess access = client.access();
     for (int i = 0; i < 3; ++i) {
-      pool::WorkerOutcome outcome = pool::request_and_wait(access, passing_request(), 10s);
+      pool::WorkerOutcome outcome = pool::RequestBatch(access).ask(passing_request(), 10s);
       if (is_pass(outcome)) ++passes;
     }
     access.pool.submit(passing_request(), 10s, [&](pool::WorkerOutcome) { answered_on = std::this_thread::get_id(); });
