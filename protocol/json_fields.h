@@ -7,7 +7,8 @@
 //     field("wall_seconds", totals.wall_seconds);
 //   };
 //
-// Members may be strings, ints, bools, doubles (non-finite ones as graph.json writes them), raw
+// Members may be strings, ints, bools, doubles (non-finite ones as graph.json writes them),
+// milliseconds (their count), raw
 // JSON (nlohmann::json: checked by whoever interprets it), other messages (with encode(const T&)
 // and decode(const JsonView&, T&) beside them), vectors of those, maps from strings to those (as
 // JSON objects), and std::optional of any of these (absent or null when unset). A member with a default, field(key, member, fallback), is
@@ -15,6 +16,7 @@
 // keys it does not know and names the path of the first bad or missing field.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -53,6 +55,8 @@ template <class T>
 nlohmann::json to_json(const T& value) {
   if constexpr (std::is_same_v<T, double>) {
     return encode_float(value);  // NaN and infinities too, which JSON numbers cannot hold
+  } else if constexpr (std::is_same_v<T, std::chrono::milliseconds>) {
+    return value.count();
   } else if constexpr (is_scalar<T>) {
     return value;
   } else if constexpr (is_vector<T>::value) {
@@ -97,6 +101,11 @@ Expected<void> from_json(const JsonView& view, T& out) {
     auto value = view.as_float();
     if (!value) return value.error();
     out = *value;
+    return {};
+  } else if constexpr (std::is_same_v<T, std::chrono::milliseconds>) {
+    auto value = view.as_int();
+    if (!value) return value.error();
+    out = std::chrono::milliseconds(*value);
     return {};
   } else if constexpr (is_vector<T>::value) {
     auto count = view.array_size();
@@ -197,6 +206,33 @@ Expected<void> decode_fields(const JsonView& view, T& message, Fields fields) {
   json_fields::Reader reader(view);
   fields(message, reader);
   return reader.status();
+}
+
+// What a saved file (a checkpoint, a job's spec or result) says it is: `format` and `version` beside
+// its fields. Versions from `oldest` to `version` are read; 0 stands for the files written before
+// they said, which have neither key.
+struct DocumentFormat {
+  const char* format;
+  std::int64_t version;
+  std::int64_t oldest = version;
+};
+
+// The members `fields` lists, with `format`'s name and version.
+template <class T, class Fields>
+nlohmann::json encode_document(const T& message, Fields fields, const DocumentFormat& format) {
+  return encode_fields(message, fields, nlohmann::json{{"format", format.format}, {"version", format.version}});
+}
+
+// The version `view` says it is, when `format` reads it; an error naming what it is otherwise.
+Expected<std::int64_t> document_version(const JsonView& view, const DocumentFormat& format);
+
+// Reads a document `encode_document` wrote, or an older one `format` still reads: its version.
+template <class T, class Fields>
+Expected<std::int64_t> decode_document(const JsonView& view, T& message, Fields fields, const DocumentFormat& format) {
+  auto version = document_version(view, format);
+  if (!version) return version.error();
+  if (auto decoded = decode_fields(view, message, fields); !decoded) return decoded.error();
+  return version;
 }
 
 // Reads the member `key` of the object `view` into `out`: set when present, reset when absent or null

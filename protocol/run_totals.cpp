@@ -6,12 +6,6 @@
 namespace minifyd::protocol {
 namespace {
 
-constexpr auto shape_fields = [](auto& shape, auto&& field) {
-  field("nodes", shape.nodes);
-  field("inputs", shape.inputs);
-  field("outputs", shape.outputs);
-};
-
 constexpr auto totals_fields = [](auto& totals, auto&& field) {
   field("queries", totals.queries);
   field("cache_hits", totals.cache_hits);
@@ -30,7 +24,7 @@ constexpr auto plain_check_fields = [](auto& check, auto&& field) {
 constexpr auto summary_fields = [](auto& summary, auto&& field) {
   field("status", summary.status);
   field("stop", summary.stop);
-  shape_fields(summary.shape, field);
+  graph_shape_fields(summary.shape, field);
   field("start_nodes", summary.start_nodes);
   field("start_inputs", summary.start_inputs);
   totals_fields(summary.totals, field);
@@ -45,8 +39,8 @@ constexpr auto summary_fields = [](auto& summary, auto&& field) {
 
 }  // namespace
 
-nlohmann::json encode(const GraphShape& shape) { return encode_fields(shape, shape_fields); }
-Expected<void> decode(const JsonView& view, GraphShape& shape) { return decode_fields(view, shape, shape_fields); }
+nlohmann::json encode(const GraphShape& shape) { return encode_fields(shape, graph_shape_fields); }
+Expected<void> decode(const JsonView& view, GraphShape& shape) { return decode_fields(view, shape, graph_shape_fields); }
 
 nlohmann::json encode(const RunTotals& totals) { return encode_fields(totals, totals_fields); }
 Expected<void> decode(const JsonView& view, RunTotals& totals) { return decode_fields(view, totals, totals_fields); }

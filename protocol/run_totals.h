@@ -21,6 +21,12 @@ struct GraphShape {
   std::size_t inputs = 0;   // placeholders, stored intermediates fed in place of nodes included
   std::size_t outputs = 0;  // leaves of the returned value
 };
+// Its field list (json_fields.h), which messages that carry a shape in their own object list too.
+inline constexpr auto graph_shape_fields = [](auto& shape, auto&& field) {
+  field("nodes", shape.nodes);
+  field("inputs", shape.inputs);
+  field("outputs", shape.outputs);
+};
 nlohmann::json encode(const GraphShape& shape);
 Expected<void> decode(const JsonView& view, GraphShape& shape);
 

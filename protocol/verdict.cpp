@@ -39,6 +39,26 @@ std::optional<AccuracyMode> parse_accuracy_mode(const std::string& name) { retur
 const char* to_string(FailureKind kind) { return name_of(kind_names, kind); }
 std::optional<FailureKind> parse_failure_kind(const std::string& name) { return parse_name(kind_names, name); }
 
+nlohmann::json encode(AccuracyMode mode) { return to_string(mode); }
+Expected<void> decode(const JsonView& view, AccuracyMode& mode) {
+  auto name = view.as_string();
+  if (!name) return name.error();
+  auto parsed = parse_accuracy_mode(*name);
+  if (!parsed) return view.error("unknown mode '" + *name + "'");
+  mode = *parsed;
+  return {};
+}
+
+nlohmann::json encode(FailureKind kind) { return to_string(kind); }
+Expected<void> decode(const JsonView& view, FailureKind& kind) {
+  auto name = view.as_string();
+  if (!name) return name.error();
+  auto parsed = parse_failure_kind(*name);
+  if (!parsed) return view.error("unknown failure kind '" + *name + "'");
+  kind = *parsed;
+  return {};
+}
+
 Verdict crash_verdict(const ExitStatus& status, std::string stderr_tail) {
   Verdict verdict;
   verdict.pass = false;

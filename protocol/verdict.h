@@ -28,6 +28,11 @@ const char* to_string(AccuracyMode mode);
 std::optional<AccuracyMode> parse_accuracy_mode(const std::string& name);
 const char* to_string(FailureKind kind);
 std::optional<FailureKind> parse_failure_kind(const std::string& name);
+// Both as their names, for field lists (json_fields.h).
+nlohmann::json encode(AccuracyMode mode);
+Expected<void> decode(const JsonView& view, AccuracyMode& mode);
+nlohmann::json encode(FailureKind kind);
+Expected<void> decode(const JsonView& view, FailureKind& kind);
 
 // Compiled and eager outputs measured against the fp64 reference (the seeds' same_two_models).
 struct AccuracyReport {

@@ -8,50 +8,72 @@
 namespace minifyd::run {
 namespace {
 
-constexpr const char* checkpoint_format = "minifyd.checkpoint";
-constexpr int checkpoint_version = 1;
+constexpr protocol::DocumentFormat checkpoint_format{"minifyd.checkpoint", 1};
 
-Expected<Checkpoint> decode_fields(const nlohmann::json& json) {
-  JsonView view(json);
-  std::string format;
-  std::int64_t version = 0;
-  if (auto read = view.read("format", format); !read) return read.error();
-  if (auto read = view.read("version", version); !read) return read.error();
-  if (format != checkpoint_format || version != checkpoint_version)
-    return view.error("format: '" + format + "' version " + std::to_string(version) + " is not " +
-                      checkpoint_format + " version " + std::to_string(checkpoint_version));
-  Checkpoint checkpoint;
-  auto spec_view = view.field("spec");
-  if (!spec_view) return spec_view.error();
-  auto spec = decode_run_spec(*spec_view);
-  if (!spec) return spec.error();
-  checkpoint.spec = std::move(*spec);
+constexpr auto step_fields = [](auto& step, auto&& field) {
+  field("strategy", step.strategy);
+  field("granularity", step.granularity);
+  field("queries", step.queries);
+  protocol::graph_shape_fields(step.shape, field);
+};
 
-  auto signature_view = view.optional_field("signature");
-  if (!signature_view) return signature_view.error();
-  if (signature_view->has_value()) {
-    auto signature = verdict::decode_failure_signature(**signature_view);
-    if (!signature) return signature.error();
-    checkpoint.signature = std::move(*signature);
+constexpr auto analysis_fields = [](auto& analysis, auto&& field) {
+  field("first_divergence", analysis.first_divergence);
+  field("requests", analysis.requests);
+  field("seconds", analysis.seconds);
+};
+
+constexpr auto verdict_fields = [](auto& verdict, auto&& field) {
+  field("hash", verdict.hash);
+  field("fails", verdict.fails);
+};
+
+// Everything but the searched state, which is coded beside (its graph is read with the spec's operators).
+constexpr auto checkpoint_fields = [](auto& checkpoint, auto&& field) {
+  field("spec", checkpoint.spec);
+  field("signature", checkpoint.signature);
+  field("original_hash", checkpoint.original_hash);
+  field("original", checkpoint.original);
+  field("original_data", checkpoint.original_data);
+  field("analysis", checkpoint.analysis);
+  field("plain_check", checkpoint.plain_check);
+  field("input_shrink", checkpoint.input_shrink);
+  field("bisect", checkpoint.bisect);
+  field("generated_code", checkpoint.generated_code);
+  field("verdicts_key", checkpoint.verdicts_key);
+  field("verdicts", checkpoint.verdicts);
+  field("steps", checkpoint.steps);
+  field("totals", checkpoint.totals);
+  field("stop", checkpoint.stop);
+  field("finished", checkpoint.finished);
+};
+
+// The state's graph, the nodes it loads, and the eager values once they have come (null before).
+void encode_state(const search::SearchState& state, nlohmann::json& json) {
+  nlohmann::json eager;
+  const search::EagerValues* values = state.eager.get();
+  if (values != nullptr && values->cover(state.document.graph)) {
+    eager = nlohmann::json::array();
+    for (const auto& [node, value] : values->all())
+      eager.push_back(protocol::encode(protocol::PropagatedValue{node, value.storage, value.tensor}));
   }
-  if (auto read = view.read("original_hash", checkpoint.original_hash); !read) return read.error();
-  auto original_view = view.field("original");
-  if (!original_view) return original_view.error();
-  auto original = protocol::decode_message<GraphShape>(*original_view);
-  if (!original) return original.error();
-  checkpoint.original = *original;
+  json["graph"] = encode_graph_document(state.document);
+  json["loads"] = state.loads;
+  json["eager"] = std::move(eager);
+}
 
+Expected<search::SearchState> decode_state(const JsonView& view, const OperatorScope& operators) {
+  search::SearchState state;
   auto graph_view = view.field("graph");
   if (!graph_view) return graph_view.error();
-  auto document = decode_graph_document(graph_view->raw(), checkpoint.spec.evaluation.operators());
+  auto document = decode_graph_document(graph_view->raw(), operators);
   if (!document) return document.error().with_context("graph");
-  checkpoint.state.document = std::move(*document);
+  state.document = std::move(*document);
   auto loads = view.for_each_item("loads", [&](const JsonView& item) -> Expected<void> {
     auto name = item.as_string();
     if (!name) return name.error();
-    if (checkpoint.state.document.graph.find(*name) == nullptr)
-      return item.error("'" + *name + "' is not a node of the graph");
-    checkpoint.state.loads.insert(*name);
+    if (state.document.graph.find(*name) == nullptr) return item.error("'" + *name + "' is not a node of the graph");
+    state.loads.insert(*name);
     return {};
   });
   if (!loads) return loads.error();
@@ -59,60 +81,10 @@ Expected<Checkpoint> decode_fields(const nlohmann::json& json) {
   if (!eager_view) return eager_view.error();
   if (eager_view->has_value()) {
     std::vector<protocol::PropagatedValue> eager;
-    auto read = view.append_items("eager", protocol::decode_propagated_value, eager);
-    if (!read) return read.error();
-    checkpoint.state.eager = std::make_shared<const search::EagerValues>(search::eager_values_from(eager));
+    if (auto read = view.append_items("eager", protocol::decode_propagated_value, eager); !read) return read.error();
+    state.eager = std::make_shared<const search::EagerValues>(search::eager_values_from(eager));
   }
-  auto analysis_view = view.optional_field("analysis");
-  if (!analysis_view) return analysis_view.error();
-  if (analysis_view->has_value()) {
-    const JsonView& analysis = **analysis_view;
-    OriginalAnalysis found;
-    if (auto read = analysis.read_optional("first_divergence", found.first_divergence); !read) return read.error();
-    if (auto read = analysis.read("requests", found.requests); !read) return read.error();
-    if (auto read = analysis.read("seconds", found.seconds); !read) return read.error();
-    checkpoint.analysis = std::move(found);
-  }
-
-  if (auto read = view.read("verdicts_key", checkpoint.verdicts_key); !read) return read.error();
-  auto verdicts = view.for_each_item("verdicts", [&](const JsonView& item) -> Expected<void> {
-    std::string hash;
-    bool fails = false;
-    if (auto read = item.read("hash", hash); !read) return read.error();
-    if (auto read = item.read("fails", fails); !read) return read.error();
-    checkpoint.verdicts.emplace_back(std::move(hash), fails);
-    return {};
-  });
-  if (!verdicts) return verdicts.error();
-  auto steps = view.for_each_item("steps", [&](const JsonView& item) -> Expected<void> {
-    AcceptedStep step;
-    if (auto read = item.read("strategy", step.strategy); !read) return read.error();
-    if (auto read = item.read("granularity", step.granularity); !read) return read.error();
-    if (auto read = item.read("queries", step.queries); !read) return read.error();
-    auto shape = protocol::decode_message<GraphShape>(item);
-    if (!shape) return shape.error();
-    step.shape = *shape;
-    checkpoint.steps.push_back(std::move(step));
-    return {};
-  });
-  if (!steps) return steps.error();
-  if (auto read = protocol::decode_optional_member(view, "original_data", checkpoint.original_data); !read)
-    return read.error();
-  if (auto read = protocol::decode_optional_member(view, "input_shrink", checkpoint.input_shrink); !read)
-    return read.error();
-  if (auto read = protocol::decode_optional_member(view, "bisect", checkpoint.bisect); !read) return read.error();
-  if (auto read = protocol::decode_optional_member(view, "generated_code", checkpoint.generated_code); !read)
-    return read.error();
-  if (auto read = protocol::decode_optional_member(view, "plain_check", checkpoint.plain_check); !read)
-    return read.error();
-  auto totals_view = view.field("totals");
-  if (!totals_view) return totals_view.error();
-  auto totals = protocol::decode_message<RunTotals>(*totals_view);
-  if (!totals) return totals.error();
-  checkpoint.totals = *totals;
-  if (auto read = view.read("stop", checkpoint.stop); !read) return read.error();
-  if (auto read = view.read("finished", checkpoint.finished); !read) return read.error();
-  return checkpoint;
+  return state;
 }
 
 }  // namespace
@@ -122,59 +94,33 @@ GraphShape shape_of(const search::SearchState& state) {
                     search::output_count(state.document.graph)};
 }
 
+nlohmann::json encode(const AcceptedStep& step) { return protocol::encode_fields(step, step_fields); }
+Expected<void> decode(const JsonView& view, AcceptedStep& step) { return protocol::decode_fields(view, step, step_fields); }
+nlohmann::json encode(const OriginalAnalysis& analysis) { return protocol::encode_fields(analysis, analysis_fields); }
+Expected<void> decode(const JsonView& view, OriginalAnalysis& analysis) {
+  return protocol::decode_fields(view, analysis, analysis_fields);
+}
+nlohmann::json encode(const CachedVerdict& verdict) { return protocol::encode_fields(verdict, verdict_fields); }
+Expected<void> decode(const JsonView& view, CachedVerdict& verdict) {
+  return protocol::decode_fields(view, verdict, verdict_fields);
+}
+
 nlohmann::json encode(const Checkpoint& checkpoint) {
-  nlohmann::json eager;  // null until those of the state came
-  const search::EagerValues* values = checkpoint.state.eager.get();
-  if (values != nullptr && values->cover(checkpoint.state.document.graph)) {
-    eager = nlohmann::json::array();
-    for (const auto& [node, value] : values->all())
-      eager.push_back(protocol::encode(protocol::PropagatedValue{node, value.storage, value.tensor}));
-  }
-  nlohmann::json verdicts = nlohmann::json::array();
-  for (const auto& [hash, fails] : checkpoint.verdicts) verdicts.push_back({{"hash", hash}, {"fails", fails}});
-  nlohmann::json steps = nlohmann::json::array();
-  for (const AcceptedStep& step : checkpoint.steps) {
-    nlohmann::json json = protocol::encode(step.shape);
-    json["strategy"] = step.strategy;
-    json["granularity"] = step.granularity;
-    json["queries"] = step.queries;
-    steps.push_back(std::move(json));
-  }
-  nlohmann::json analysis;
-  if (checkpoint.analysis)
-    analysis = {{"first_divergence", checkpoint.analysis->first_divergence ? nlohmann::json(*checkpoint.analysis->first_divergence)
-                                                                          : nlohmann::json()},
-                {"requests", checkpoint.analysis->requests},
-                {"seconds", checkpoint.analysis->seconds}};
-  nlohmann::json json{{"format", checkpoint_format},
-                      {"version", checkpoint_version},
-                      {"spec", encode(checkpoint.spec)},
-                      {"signature", checkpoint.signature ? encode(*checkpoint.signature) : nlohmann::json()},
-                      {"original_hash", checkpoint.original_hash},
-                      {"original", protocol::encode(checkpoint.original)},
-                      {"original_data", checkpoint.original_data ? shrink::encode(*checkpoint.original_data) : nlohmann::json()},
-                      {"graph", encode_graph_document(checkpoint.state.document)},
-                      {"loads", checkpoint.state.loads},
-                      {"eager", std::move(eager)},
-                      {"analysis", analysis},
-                      {"plain_check", checkpoint.plain_check ? protocol::encode(*checkpoint.plain_check) : nlohmann::json()},
-                      {"input_shrink", checkpoint.input_shrink ? shrink::encode(*checkpoint.input_shrink) : nlohmann::json()},
-                      {"bisect", checkpoint.bisect ? bisect::encode(*checkpoint.bisect) : nlohmann::json()},
-                      {"generated_code", checkpoint.generated_code ? encode(*checkpoint.generated_code) : nlohmann::json()},
-                      {"verdicts_key", checkpoint.verdicts_key},
-                      {"verdicts", std::move(verdicts)},
-                      {"steps", std::move(steps)},
-                      {"totals", protocol::encode(checkpoint.totals)},
-                      {"stop", checkpoint.stop},
-                      {"finished", checkpoint.finished}};
+  nlohmann::json json = protocol::encode_document(checkpoint, checkpoint_fields, checkpoint_format);
+  encode_state(checkpoint.state, json);
   return json;
 }
 
 Expected<Checkpoint> decode_checkpoint(const nlohmann::json& json) {
-  auto checkpoint = decode_fields(json);
-  if (!checkpoint) return checkpoint.error();
+  JsonView view(json);
+  Checkpoint checkpoint;
+  if (auto decoded = protocol::decode_document(view, checkpoint, checkpoint_fields, checkpoint_format); !decoded)
+    return decoded.error();
+  auto state = decode_state(view, checkpoint.spec.evaluation.operators());
+  if (!state) return state.error();
+  checkpoint.state = std::move(*state);
   std::vector<std::string> problems =
-      document_problems(checkpoint->state.document, checkpoint->spec.evaluation.operators());
+      document_problems(checkpoint.state.document, checkpoint.spec.evaluation.operators());
   if (!problems.empty()) return make_error(ErrorKind::corrupt, "graph: " + problems.front());
   return checkpoint;
 }

@@ -52,6 +52,12 @@ struct OriginalAnalysis {
   double seconds = 0;
 };
 
+struct CachedVerdict {
+  std::string hash;  // a candidate's
+  bool fails = false;
+  bool operator==(const CachedVerdict& other) const { return hash == other.hash && fails == other.fails; }
+};
+
 struct Checkpoint {
   RunSpec spec;
   std::optional<verdict::FailureSignature> signature;  // unset until the sanity check (or with --skip-sanity)
@@ -74,12 +80,19 @@ struct Checkpoint {
   std::optional<GeneratedCode> generated_code;
   // The verdict cache, by candidate hash, valid for the evaluation key it was made under.
   std::string verdicts_key;
-  std::vector<std::pair<std::string, bool>> verdicts;
+  std::vector<CachedVerdict> verdicts;
   std::vector<AcceptedStep> steps;
   RunTotals totals;
   std::string stop;  // why the last session ended ("" while one is running)
   bool finished = false;  // the outputs are written; nothing to resume
 };
+
+nlohmann::json encode(const AcceptedStep& step);
+Expected<void> decode(const JsonView& view, AcceptedStep& step);
+nlohmann::json encode(const OriginalAnalysis& analysis);
+Expected<void> decode(const JsonView& view, OriginalAnalysis& analysis);
+nlohmann::json encode(const CachedVerdict& verdict);
+Expected<void> decode(const JsonView& view, CachedVerdict& verdict);
 
 // The checkpoint as JSON (format minifyd.checkpoint), for a file or the daemon's job store.
 nlohmann::json encode(const Checkpoint& checkpoint);

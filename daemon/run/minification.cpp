@@ -104,7 +104,8 @@ class Session final : public search::SearchObserver {
     checkpoint_.totals.wall_seconds = prior_.wall_seconds + seconds_since(started_);
     checkpoint_.signature = judge_.expected();
     checkpoint_.verdicts_key = cache_.evaluation_key();
-    checkpoint_.verdicts = cache_.known();
+    checkpoint_.verdicts.clear();
+    for (auto& [hash, fails] : cache_.known()) checkpoint_.verdicts.push_back(CachedVerdict{std::move(hash), fails});
   }
 
   search::SearchProgress with_totals(search::SearchProgress progress) const {
@@ -249,7 +250,7 @@ Expected<RunResult> continue_run(Checkpoint checkpoint, const RunPlace& place, c
   if (checkpoint.signature) judge.expect(*checkpoint.signature);
   search::VerdictCache cache(evaluation_key(spec));
   if (checkpoint.verdicts_key == cache.evaluation_key())
-    for (const auto& [hash, fails] : checkpoint.verdicts) cache.store(hash, fails);
+    for (const CachedVerdict& verdict : checkpoint.verdicts) cache.store(verdict.hash, verdict.fails);
 
   search::SearchOptions options;
   options.max_granularity = spec.max_granularity;

@@ -51,6 +51,7 @@ struct RunSpec {
 };
 
 nlohmann::json encode(const RunSpec& spec);
+Expected<void> decode(const JsonView& view, RunSpec& spec);
 Expected<RunSpec> decode_run_spec(const JsonView& view);
 
 // The verdict cache's key for everything besides the candidate: backend, options and check.

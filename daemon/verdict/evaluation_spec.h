@@ -44,6 +44,7 @@ protocol::EvaluateRequest evaluate_request(const EvaluationSpec& spec, const Gra
                                            const std::filesystem::path& store);
 
 nlohmann::json encode(const EvaluationSpec& spec);
+Expected<void> decode(const JsonView& view, EvaluationSpec& spec);
 Expected<EvaluationSpec> decode_evaluation_spec(const JsonView& view);
 
 }  // namespace minifyd::verdict

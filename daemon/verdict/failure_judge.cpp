@@ -11,6 +11,16 @@ Expected<MatchMode> parse_match_mode(const std::string& name) {
   return make_error(ErrorKind::invalid_input, "unknown match mode '" + name + "' (same, any)");
 }
 
+nlohmann::json encode(MatchMode mode) { return to_string(mode); }
+Expected<void> decode(const JsonView& view, MatchMode& mode) {
+  auto name = view.as_string();
+  if (!name) return name.error();
+  auto parsed = parse_match_mode(*name);
+  if (!parsed) return view.error(parsed.error().message);
+  mode = *parsed;
+  return {};
+}
+
 bool FailureJudge::counts(const protocol::Verdict& verdict) const {
   return !verdict.pass && why_not(verdict).empty();
 }

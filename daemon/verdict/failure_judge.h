@@ -5,7 +5,10 @@
 #include <optional>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "common/expected.h"
+#include "common/json_view.h"
 #include "daemon/verdict/failure_check.h"
 #include "daemon/verdict/failure_signature.h"
 #include "protocol/verdict.h"
@@ -19,6 +22,9 @@ enum class MatchMode {
 
 const char* to_string(MatchMode mode);
 Expected<MatchMode> parse_match_mode(const std::string& name);
+// As its name, for field lists (json_fields.h).
+nlohmann::json encode(MatchMode mode);
+Expected<void> decode(const JsonView& view, MatchMode& mode);
 
 class FailureJudge {
  public:

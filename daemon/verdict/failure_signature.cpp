@@ -4,6 +4,8 @@
 #include <array>
 #include <cctype>
 
+#include "protocol/json_fields.h"
+
 namespace minifyd::verdict {
 namespace {
 
@@ -88,6 +90,15 @@ bool aborts(const FailureSignature& signature) {
   return signature.kind == protocol::FailureKind::crash && signature.signal == "SIGABRT";
 }
 
+constexpr auto signature_fields = [](auto& signature, auto&& field) {
+  field("kind", signature.kind);
+  field("signal", signature.signal);
+  field("exception_type", signature.exception_type);
+  field("message", signature.message);
+  // Absent from the signatures of checkpoints and jobs written before the raising frame was known.
+  field("raised_at", signature.raised_at, std::string());
+};
+
 }  // namespace
 
 bool shows(const protocol::Verdict& failing, const FailureSignature& expected) {
@@ -152,29 +163,14 @@ std::string describe(const FailureSignature& signature) {
   return text;
 }
 
-nlohmann::json encode(const FailureSignature& signature) {
-  nlohmann::json json{{"kind", protocol::to_string(signature.kind)},
-                      {"signal", signature.signal},
-                      {"exception_type", signature.exception_type},
-                      {"message", signature.message}};
-  if (!signature.raised_at.empty()) json["raised_at"] = signature.raised_at;
-  return json;
+nlohmann::json encode(const FailureSignature& signature) { return protocol::encode_fields(signature, signature_fields); }
+
+Expected<void> decode(const JsonView& view, FailureSignature& signature) {
+  return protocol::decode_fields(view, signature, signature_fields);
 }
 
 Expected<FailureSignature> decode_failure_signature(const JsonView& view) {
-  FailureSignature signature;
-  std::string kind;
-  if (auto read = view.read("kind", kind); !read) return read.error();
-  auto parsed = protocol::parse_failure_kind(kind);
-  if (!parsed) return view.error("kind: unknown failure kind '" + kind + "'");
-  signature.kind = *parsed;
-  for (auto [key, target] : {std::pair{"signal", &signature.signal},
-                             std::pair{"exception_type", &signature.exception_type},
-                             std::pair{"message", &signature.message}})
-    if (auto read = view.read(key, *target); !read) return read.error();
-  // Absent from the signatures of checkpoints and jobs written before the raising frame was known.
-  if (auto read = view.read_optional("raised_at", signature.raised_at); !read) return read.error();
-  return signature;
+  return protocol::decode_message<FailureSignature>(view);
 }
 
 }  // namespace minifyd::verdict
