@@ -13,21 +13,10 @@
 using namespace minifyd;
 using namespace std::chrono_literals;
 using test::fake_pool;
+using test::passed;
+using test::scripted;
 
 namespace {
-
-protocol::WorkerRequest scripted(const std::string& script) {
-  protocol::EvaluateRequest request;
-  request.graph = nlohmann::json::object();
-  request.backend = "eager";
-  if (!script.empty()) request.backend_options["fake"] = script;
-  return request;
-}
-
-bool passed(const pool::WorkerOutcome& outcome) {
-  auto* reply = std::get_if<protocol::WorkerReply>(&outcome);
-  return reply && std::get<protocol::EvaluateReply>(*reply).verdict.pass;
-}
 
 struct StoppedAtEnd {
   boost::asio::io_context& io;

@@ -14,17 +14,10 @@
 using namespace minifyd;
 using namespace std::chrono_literals;
 using test::fake_pool;
+using test::passed;
+using test::scripted;
 
 namespace {
-
-// An evaluate request the fake worker answers by playing `script` (";"-separated lines).
-protocol::WorkerRequest scripted(const std::string& script) {
-  protocol::EvaluateRequest request;
-  request.graph = nlohmann::json::object();
-  request.backend = "eager";
-  if (!script.empty()) request.backend_options["fake"] = script;
-  return request;
-}
 
 const std::string crash = "!signal SEGV";
 
@@ -40,11 +33,6 @@ pool::PoolConfig children_pool(const std::string& transcript, Times& sent, Times
     if (event.kind == pool::PoolEvent::Kind::request_answered) answered[event.ticket] = std::chrono::steady_clock::now();
   };
   return config;
-}
-
-bool passed(const pool::WorkerOutcome& outcome) {
-  auto* reply = std::get_if<protocol::WorkerReply>(&outcome);
-  return reply && std::get<protocol::EvaluateReply>(*reply).verdict.pass;
 }
 
 }  // namespace

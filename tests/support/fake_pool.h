@@ -21,4 +21,18 @@ inline pool::PoolConfig fake_pool(std::size_t slots, bool warm_spares = true) {
   return config;
 }
 
+// An evaluate request the fake worker answers by playing `script` (";"-separated lines).
+inline protocol::WorkerRequest scripted(const std::string& script) {
+  protocol::EvaluateRequest request;
+  request.graph = nlohmann::json::object();
+  request.backend = "eager";
+  if (!script.empty()) request.backend_options["fake"] = script;
+  return request;
+}
+
+inline bool passed(const pool::WorkerOutcome& outcome) {
+  auto* reply = std::get_if<protocol::WorkerReply>(&outcome);
+  return reply && std::get<protocol::EvaluateReply>(*reply).verdict.pass;
+}
+
 }  // namespace minifyd::test
