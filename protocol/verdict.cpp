@@ -2,35 +2,42 @@
 #include "protocol/verdict.h"
 
 #include "common/json_view.h"
+#include "protocol/enum_names.h"
 #include "protocol/json_fields.h"
 
 namespace minifyd::protocol {
 namespace {
 
-constexpr std::pair<AccuracyMode, const char*> accuracy_names[] = {
-    {AccuracyMode::off, "off"},
-    {AccuracyMode::accuracy, "accuracy"},
-    {AccuracyMode::strict_accuracy, "strict-accuracy"}};
-constexpr std::pair<FailureKind, const char*> kind_names[] = {{FailureKind::crash, "crash"},
-                                                              {FailureKind::exception, "exception"},
-                                                              {FailureKind::accuracy, "accuracy"},
-                                                              {FailureKind::timeout, "timeout"},
-                                                              {FailureKind::nan, "nan"},
-                                                              {FailureKind::cuda_error, "cuda_error"}};
+constexpr EnumName<AccuracyMode> accuracy_names[] = {{AccuracyMode::off, "off"},
+                                                    {AccuracyMode::accuracy, "accuracy"},
+                                                    {AccuracyMode::strict_accuracy, "strict-accuracy"}};
+constexpr EnumName<FailureKind> kind_names[] = {{FailureKind::crash, "crash"},
+                                                {FailureKind::exception, "exception"},
+                                                {FailureKind::accuracy, "accuracy"},
+                                                {FailureKind::timeout, "timeout"},
+                                                {FailureKind::nan, "nan"},
+                                                {FailureKind::cuda_error, "cuda_error"}};
 
-template <class Enum, std::size_t N>
-const char* name_of(const std::pair<Enum, const char*> (&names)[N], Enum value) {
-  for (const auto& [candidate, name] : names)
-    if (candidate == value) return name;
-  return "unknown";
-}
+constexpr auto accuracy_report_fields = [](auto& report, auto&& field) {
+  field("max_abs_error", report.max_abs_error);
+  field("max_rel_error", report.max_rel_error);
+  field("rmse_compiled", report.rmse_compiled);
+  field("rmse_eager", report.rmse_eager);
+};
 
-template <class Enum, std::size_t N>
-std::optional<Enum> parse_name(const std::pair<Enum, const char*> (&names)[N], const std::string& text) {
-  for (const auto& [candidate, name] : names)
-    if (text == name) return candidate;
-  return std::nullopt;
-}
+// A failed verdict's members beside its status; texts left empty are absent.
+constexpr auto failure_fields = [](auto& verdict, auto&& field) {
+  const std::string none;
+  field("kind", verdict.kind);
+  field("signal", verdict.signal, none);
+  field("exception_type", verdict.exception_type, none);
+  field("raised_at", verdict.raised_at, none);
+  field("message", verdict.message, none);
+  field("node", verdict.node, none);
+  field("op", verdict.op, none);
+  field("stderr_tail", verdict.stderr_tail, none);
+  field("accuracy", verdict.accuracy);
+};
 
 }  // namespace
 
@@ -41,22 +48,17 @@ std::optional<FailureKind> parse_failure_kind(const std::string& name) { return 
 
 nlohmann::json encode(AccuracyMode mode) { return to_string(mode); }
 Expected<void> decode(const JsonView& view, AccuracyMode& mode) {
-  auto name = view.as_string();
-  if (!name) return name.error();
-  auto parsed = parse_accuracy_mode(*name);
-  if (!parsed) return view.error("unknown mode '" + *name + "'");
-  mode = *parsed;
-  return {};
+  return decode_name(view, mode, accuracy_names, "mode");
 }
 
 nlohmann::json encode(FailureKind kind) { return to_string(kind); }
 Expected<void> decode(const JsonView& view, FailureKind& kind) {
-  auto name = view.as_string();
-  if (!name) return name.error();
-  auto parsed = parse_failure_kind(*name);
-  if (!parsed) return view.error("unknown failure kind '" + *name + "'");
-  kind = *parsed;
-  return {};
+  return decode_name(view, kind, kind_names, "failure kind");
+}
+
+nlohmann::json encode(const AccuracyReport& report) { return encode_fields(report, accuracy_report_fields); }
+Expected<void> decode(const JsonView& view, AccuracyReport& report) {
+  return decode_fields(view, report, accuracy_report_fields);
 }
 
 Verdict crash_verdict(const ExitStatus& status, std::string stderr_tail) {
@@ -71,25 +73,7 @@ Verdict crash_verdict(const ExitStatus& status, std::string stderr_tail) {
 
 nlohmann::json encode(const Verdict& verdict) {
   if (verdict.pass) return {{"status", "pass"}};
-  nlohmann::json json{{"status", "fail"}, {"kind", to_string(verdict.kind)}};
-  auto put_text = [&](const char* key, const std::string& value) {
-    if (!value.empty()) json[key] = value;
-  };
-  put_text("signal", verdict.signal);
-  put_text("exception_type", verdict.exception_type);
-  put_text("raised_at", verdict.raised_at);
-  put_text("message", verdict.message);
-  put_text("node", verdict.node);
-  put_text("op", verdict.op);
-  put_text("stderr_tail", verdict.stderr_tail);
-  if (verdict.accuracy) {
-    const AccuracyReport& report = *verdict.accuracy;
-    json["accuracy"] = {{"max_abs_error", encode_float(report.max_abs_error)},
-                        {"max_rel_error", encode_float(report.max_rel_error)},
-                        {"rmse_compiled", encode_float(report.rmse_compiled)},
-                        {"rmse_eager", encode_float(report.rmse_eager)}};
-  }
-  return json;
+  return encode_fields(verdict, failure_fields, {{"status", "fail"}});
 }
 
 Expected<Verdict> decode_verdict(const nlohmann::json& json) { return decode_message<Verdict>(JsonView(json)); }
@@ -101,34 +85,7 @@ Expected<void> decode(const JsonView& view, Verdict& verdict) {
   if (status == "pass") return {};
   if (status != "fail") return view.error("status: '" + status + "' is neither pass nor fail");
   verdict.pass = false;
-  std::string kind;
-  if (auto read = view.read("kind", kind); !read) return read.error();
-  auto parsed = parse_failure_kind(kind);
-  if (!parsed) return view.error("kind: unknown failure kind '" + kind + "'");
-  verdict.kind = *parsed;
-  for (auto [key, target] : {std::pair{"signal", &verdict.signal},
-                             std::pair{"exception_type", &verdict.exception_type},
-                             std::pair{"raised_at", &verdict.raised_at},
-                             std::pair{"message", &verdict.message}, std::pair{"node", &verdict.node},
-                             std::pair{"op", &verdict.op}, std::pair{"stderr_tail", &verdict.stderr_tail}})
-    if (auto read = view.read_optional(key, *target); !read) return read.error();
-  auto accuracy = view.optional_field("accuracy");
-  if (!accuracy) return accuracy.error();
-  if (*accuracy) {
-    AccuracyReport report;
-    for (auto [key, target] : {std::pair{"max_abs_error", &report.max_abs_error},
-                               std::pair{"max_rel_error", &report.max_rel_error},
-                               std::pair{"rmse_compiled", &report.rmse_compiled},
-                               std::pair{"rmse_eager", &report.rmse_eager}}) {
-      auto member = (*accuracy)->field(key);
-      if (!member) return member.error();
-      auto number = member->as_float();
-      if (!number) return number.error();
-      *target = *number;
-    }
-    verdict.accuracy = report;
-  }
-  return {};
+  return decode_fields(view, verdict, failure_fields);
 }
 
 std::string describe(const Verdict& verdict) {

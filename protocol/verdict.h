@@ -41,6 +41,8 @@ struct AccuracyReport {
   double rmse_compiled = 0;   // compiled vs fp64
   double rmse_eager = 0;      // eager vs fp64
 };
+nlohmann::json encode(const AccuracyReport& report);
+Expected<void> decode(const JsonView& view, AccuracyReport& report);
 
 // The exception_type of a C++ exception not derived from std::exception: a catch (...) can read
 // neither its type nor a message.

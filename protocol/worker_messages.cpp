@@ -111,11 +111,9 @@ Expected<Request> decode_backend_request(const JsonView& view) {
 Expected<EvaluateRequest> decode_evaluate(const JsonView& view) {
   auto request = decode_backend_request<EvaluateRequest>(view);
   if (!request) return request.error();
-  std::string accuracy = to_string(AccuracyMode::off);
-  if (auto read = view.read_optional("accuracy", accuracy); !read) return read.error();
-  auto mode = parse_accuracy_mode(accuracy);
-  if (!mode) return view.error("accuracy: unknown mode '" + accuracy + "' (off, accuracy, strict-accuracy)");
-  request->accuracy = *mode;
+  json_fields::Reader reader(view);
+  reader("accuracy", request->accuracy, AccuracyMode::off);
+  if (!reader.status()) return reader.status().error();
   if (auto read = view.read_optional("nan_check", request->nan_check); !read) return read.error();
   if (auto read = decode_optional_member(view, "bisect", request->bisect); !read) return read.error();
   if (auto read = decode_optional_member(view, "output_code", request->output_code); !read) return read.error();

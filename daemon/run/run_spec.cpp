@@ -49,7 +49,6 @@ Expected<void> decode(const JsonView& view, RunSpec& spec) {
   return {};
 }
 
-Expected<RunSpec> decode_run_spec(const JsonView& view) { return protocol::decode_message<RunSpec>(view); }
 
 std::string evaluation_key(const RunSpec& spec) {
   // nlohmann::json orders object keys, so equal specs give equal text.

@@ -52,7 +52,6 @@ struct RunSpec {
 
 nlohmann::json encode(const RunSpec& spec);
 Expected<void> decode(const JsonView& view, RunSpec& spec);
-Expected<RunSpec> decode_run_spec(const JsonView& view);
 
 // The verdict cache's key for everything besides the candidate: backend, options and check.
 std::string evaluation_key(const RunSpec& spec);

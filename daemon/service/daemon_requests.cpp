@@ -17,6 +17,7 @@
 #include "daemon/verdict/failure_check.h"
 #include "daemon/verdict/query_result.h"
 #include "protocol/daemon_requests.h"
+#include "protocol/json_fields.h"
 
 namespace minifyd::service {
 namespace {
@@ -86,7 +87,7 @@ Expected<std::int64_t> submit_job(const protocol::SubmitRequest& request, std::i
   // The spec names the graph it was made for; the job's is the one submitted.
   nlohmann::json spec_json = request.spec;
   if (spec_json.is_object()) spec_json["graph_dir"] = graph_dir->string();
-  auto run_spec = run::decode_run_spec(JsonView(spec_json, "spec"));
+  auto run_spec = protocol::decode_message<run::RunSpec>(JsonView(spec_json, "spec"));
   if (!run_spec) return run_spec.error().with_context("the submit of " + graph_dir->string());
   auto document = graph->decode(run_spec->evaluation.operators());
   if (!document) return document.error();
@@ -158,7 +159,7 @@ Expected<PreparedQuery> prepare_query(const nlohmann::json& evaluation, const st
                                       ProgramPools& pools) {
   auto graph = read_submitted_graph(graph_dir);
   if (!graph) return graph.error();
-  auto spec = verdict::decode_evaluation_spec(JsonView(evaluation, "evaluation"));
+  auto spec = protocol::decode_message<verdict::EvaluationSpec>(JsonView(evaluation, "evaluation"));
   if (!spec) return spec.error().with_context("the query of " + graph_dir.string());
   auto document = graph->decode(spec->operators());
   if (!document) return document.error();

@@ -63,6 +63,5 @@ Expected<void> decode(const JsonView& view, EvaluationSpec& spec) {
   return {};
 }
 
-Expected<EvaluationSpec> decode_evaluation_spec(const JsonView& view) { return protocol::decode_message<EvaluationSpec>(view); }
 
 }  // namespace minifyd::verdict

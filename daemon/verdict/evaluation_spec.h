@@ -45,6 +45,5 @@ protocol::EvaluateRequest evaluate_request(const EvaluationSpec& spec, const Gra
 
 nlohmann::json encode(const EvaluationSpec& spec);
 Expected<void> decode(const JsonView& view, EvaluationSpec& spec);
-Expected<EvaluationSpec> decode_evaluation_spec(const JsonView& view);
 
 }  // namespace minifyd::verdict

@@ -1,24 +1,27 @@
 // The still-failing rule.
 #include "daemon/verdict/failure_judge.h"
 
+#include "protocol/enum_names.h"
+
 namespace minifyd::verdict {
 
-const char* to_string(MatchMode mode) { return mode == MatchMode::same ? "same" : "any"; }
+namespace {
+
+constexpr protocol::EnumName<MatchMode> match_names[] = {{MatchMode::same, "same"}, {MatchMode::any, "any"}};
+constexpr const char* match_what = "match mode";
+
+}  // namespace
+
+const char* to_string(MatchMode mode) { return protocol::name_of(match_names, mode); }
 
 Expected<MatchMode> parse_match_mode(const std::string& name) {
-  if (name == "same") return MatchMode::same;
-  if (name == "any") return MatchMode::any;
-  return make_error(ErrorKind::invalid_input, "unknown match mode '" + name + "' (same, any)");
+  if (auto parsed = protocol::parse_name(match_names, name)) return *parsed;
+  return make_error(ErrorKind::invalid_input, protocol::unknown_name(match_names, match_what, name));
 }
 
 nlohmann::json encode(MatchMode mode) { return to_string(mode); }
 Expected<void> decode(const JsonView& view, MatchMode& mode) {
-  auto name = view.as_string();
-  if (!name) return name.error();
-  auto parsed = parse_match_mode(*name);
-  if (!parsed) return view.error(parsed.error().message);
-  mode = *parsed;
-  return {};
+  return protocol::decode_name(view, mode, match_names, match_what);
 }
 
 bool FailureJudge::counts(const protocol::Verdict& verdict) const {

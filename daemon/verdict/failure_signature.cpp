@@ -169,8 +169,4 @@ Expected<void> decode(const JsonView& view, FailureSignature& signature) {
   return protocol::decode_fields(view, signature, signature_fields);
 }
 
-Expected<FailureSignature> decode_failure_signature(const JsonView& view) {
-  return protocol::decode_message<FailureSignature>(view);
-}
-
 }  // namespace minifyd::verdict

@@ -62,6 +62,5 @@ std::string describe(const FailureSignature& signature);
 
 nlohmann::json encode(const FailureSignature& signature);
 Expected<void> decode(const JsonView& view, FailureSignature& signature);
-Expected<FailureSignature> decode_failure_signature(const JsonView& view);
 
 }  // namespace minifyd::verdict

@@ -7,6 +7,7 @@
 #include "daemon/analysis/analysis_files.h"
 #include "daemon/run/checkpoint.h"
 #include "daemon/search/strategies/truncate_suffix.h"
+#include "protocol/json_fields.h"
 #include "tests/support/sample_documents.h"
 #include "tests/support/temp_dir.h"
 
@@ -63,7 +64,7 @@ Checkpoint sample_checkpoint() {
 
 TEST_CASE("a run spec round-trips through JSON", "[checkpoint]") {
   RunSpec spec = sample_spec();
-  auto decoded = decode_run_spec(JsonView(encode(spec)));
+  auto decoded = protocol::decode_message<RunSpec>(JsonView(encode(spec)));
   REQUIRE(decoded.has_value());
   CHECK(encode(*decoded) == encode(spec));
   CHECK(evaluation_key(*decoded) == evaluation_key(spec));

@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "daemon/verdict/failure_judge.h"
+#include "protocol/json_fields.h"
 
 using namespace minifyd;
 
@@ -65,11 +66,11 @@ TEST_CASE("an exception's raising frame is part of its signature", "[failure_jud
   CHECK_FALSE(judge.counts(elsewhere));
   CHECK_FALSE(judge.counts(exception("KeyError", "'buf12'")));
 
-  auto decoded = verdict::decode_failure_signature(JsonView(encode(*judge.expected())));
+  auto decoded = protocol::decode_message<verdict::FailureSignature>(JsonView(encode(*judge.expected())));
   REQUIRE(decoded.has_value());
   CHECK(*decoded == *judge.expected());
   // A signature saved before the raising frame was known reads as one without it.
-  auto older = verdict::decode_failure_signature(
+  auto older = protocol::decode_message<verdict::FailureSignature>(
       JsonView(nlohmann::json{{"kind", "exception"}, {"signal", ""}, {"exception_type", "KeyError"}, {"message", "'bufN'"}}));
   REQUIRE(older.has_value());
   CHECK(older->raised_at.empty());
@@ -93,12 +94,12 @@ TEST_CASE("signatures keep kind, signal, exception type and normalised message",
   accuracy.message = "max abs error 0.25";
   CHECK(verdict::signature_of(accuracy).message.empty());
 
-  auto decoded = verdict::decode_failure_signature(JsonView(encode(thrown)));
+  auto decoded = protocol::decode_message<verdict::FailureSignature>(JsonView(encode(thrown)));
   REQUIRE(decoded.has_value());
   CHECK(*decoded == thrown);
-  auto bad = verdict::decode_failure_signature(JsonView(nlohmann::json{{"kind", "melted"}}));
+  auto bad = protocol::decode_message<verdict::FailureSignature>(JsonView(nlohmann::json{{"kind", "melted"}}));
   REQUIRE_FALSE(bad.has_value());
-  CHECK(bad.error().message == "kind: unknown failure kind 'melted'");
+  CHECK(bad.error().message == "kind: unknown failure kind 'melted' (crash, exception, accuracy, timeout, nan, cuda_error)");
 }
 
 TEST_CASE("a C++ exception not derived from std::exception has one signature, caught or aborting",

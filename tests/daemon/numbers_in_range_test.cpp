@@ -10,6 +10,7 @@
 #include "daemon/options/pool_options.h"
 #include "daemon/cli/search_spec_options.h"
 #include "daemon/run/run_spec.h"
+#include "protocol/json_fields.h"
 
 using namespace minifyd;
 
@@ -67,31 +68,31 @@ TEST_CASE("a pool of --gpus times --workers-per-gpu workers is bounded as --work
 
 TEST_CASE("a spec's numbers out of their range are refused naming the field", "[numbers]") {
   nlohmann::json spec = run_spec_json();
-  REQUIRE(run::decode_run_spec(JsonView(spec)).has_value());
+  REQUIRE(protocol::decode_message<run::RunSpec>(JsonView(spec)).has_value());
 
   spec["evaluation"]["timeout_ms"] = 9'000'000'000'000'000'000LL;
-  CHECK_THAT(run::decode_run_spec(JsonView(spec)).error().message,
+  CHECK_THAT(protocol::decode_message<run::RunSpec>(JsonView(spec)).error().message,
              Catch::StartsWith("evaluation: timeout_ms: 9000000000000000000 ms is out of range"));
   spec = run_spec_json();
   spec["evaluation"]["timeout_ms"] = 0;
-  CHECK_FALSE(run::decode_run_spec(JsonView(spec)).has_value());
+  CHECK_FALSE(protocol::decode_message<run::RunSpec>(JsonView(spec)).has_value());
 
   spec = run_spec_json();
   spec["max_time_seconds"] = 1e308;
-  CHECK(run::decode_run_spec(JsonView(spec)).error().message ==
+  CHECK(protocol::decode_message<run::RunSpec>(JsonView(spec)).error().message ==
         "max_time_seconds: 1e+308 is out of range: must be a number of seconds from 0.001 to 31536000");
   spec["max_time_seconds"] = 0;
-  CHECK_FALSE(run::decode_run_spec(JsonView(spec)).has_value());
+  CHECK_FALSE(protocol::decode_message<run::RunSpec>(JsonView(spec)).has_value());
   spec["max_time_seconds"] = 600;
-  CHECK(run::decode_run_spec(JsonView(spec)).value().max_time_seconds == 600);
+  CHECK(protocol::decode_message<run::RunSpec>(JsonView(spec)).value().max_time_seconds == 600);
 
   spec = run_spec_json();
   spec["max_queries"] = 0u;  // as parsed from text: a count
-  CHECK(run::decode_run_spec(JsonView(spec)).error().message ==
+  CHECK(protocol::decode_message<run::RunSpec>(JsonView(spec)).error().message ==
         "max_queries: 0 is out of range: must be an integer from 1 to 1000000000");
   spec["max_queries"] = 18446744073709551615ULL;
-  CHECK_FALSE(run::decode_run_spec(JsonView(spec)).has_value());
+  CHECK_FALSE(protocol::decode_message<run::RunSpec>(JsonView(spec)).has_value());
   spec = run_spec_json();
   spec["max_granularity"] = 1ULL << 40;
-  CHECK_FALSE(run::decode_run_spec(JsonView(spec)).has_value());
+  CHECK_FALSE(protocol::decode_message<run::RunSpec>(JsonView(spec)).has_value());
 }

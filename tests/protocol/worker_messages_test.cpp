@@ -260,7 +260,7 @@ TEST_CASE("malformed requests are refused naming the field", "[worker_messages]"
 TEST_CASE("malformed replies are refused naming the field", "[worker_messages]") {
   auto refused = decode_reply(json{{"type", "verdict"}, {"id", 1}, {"verdict", {{"status", "fail"}, {"kind", "meltdown"}}}});
   REQUIRE_FALSE(refused.has_value());
-  CHECK(refused.error().message == "verdict: kind: unknown failure kind 'meltdown'");
+  CHECK(refused.error().message == "verdict: kind: unknown failure kind 'meltdown' (crash, exception, accuracy, timeout, nan, cuda_error)");
   refused = decode_reply(json{{"type", "propagated"}, {"id", 1}, {"root", "r"}, {"values", {{{"node", "x"}}}}});
   REQUIRE_FALSE(refused.has_value());
   CHECK(refused.error().message == "values[0]: missing field 'storage'");
@@ -326,7 +326,7 @@ TEST_CASE("analyze requests and replies round-trip, non-finite figures and failu
   bad["compiled_failure"]["kind"] = "meltdown";
   refused = decode_reply(bad);
   REQUIRE_FALSE(refused.has_value());
-  CHECK(refused.error().message == "compiled_failure: kind: unknown failure kind 'meltdown'");
+  CHECK(refused.error().message == "compiled_failure.kind: unknown failure kind 'meltdown' (crash, exception, accuracy, timeout, nan, cuda_error)");
 }
 
 TEST_CASE("a for_analysis propagate says so, and its reply carries the eager failure", "[worker_messages]") {
