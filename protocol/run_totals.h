@@ -40,6 +40,15 @@ struct RunTotals {
   double wall_seconds = 0;
   std::uint64_t sessions = 0;
 };
+// Its field list, which a summary lists flat among its own.
+inline constexpr auto run_totals_fields = [](auto& totals, auto&& field) {
+  field("queries", totals.queries);
+  field("cache_hits", totals.cache_hits);
+  field("crashes_contained", totals.crashes_contained);
+  field("timeouts", totals.timeouts);
+  field("wall_seconds", totals.wall_seconds);
+  field("sessions", totals.sessions);
+};
 nlohmann::json encode(const RunTotals& totals);
 Expected<void> decode(const JsonView& view, RunTotals& totals);
 
@@ -77,6 +86,22 @@ struct RunSummary {
   std::optional<nlohmann::json> signature;  // the original's failure signature (as checkpoint.json's)
   std::optional<std::string> error;         // why the search stopped, when stop is error
   std::optional<PlainCheck> plain_check;    // the original under plain PyTorch, for the torch.compile backends
+};
+// Its field list, which a done job's result lists beside its report.
+inline constexpr auto run_summary_fields = [](auto& summary, auto&& field) {
+  field("status", summary.status);
+  field("stop", summary.stop);
+  graph_shape_fields(summary.shape, field);
+  field("start_nodes", summary.start_nodes);
+  field("start_inputs", summary.start_inputs);
+  run_totals_fields(summary.totals, field);
+  field("session_queries", summary.session_queries);
+  field("lineages", summary.lineages);
+  field("speculative_queries", summary.speculative_queries);
+  field("failure", summary.failure);
+  field("signature", summary.signature);
+  field("error", summary.error);
+  field("plain_check", summary.plain_check);
 };
 nlohmann::json encode(const RunSummary& summary);
 // Errors name the bad field; keys it does not know (a reply's "out", an event's "job") are ignored.

@@ -8,29 +8,31 @@
 #include <random>
 
 #include "common/json_view.h"
+#include "protocol/json_fields.h"
 
 namespace minifyd::service {
 namespace {
 
 constexpr const char* prefix_head = "job-";
 
+// Version 0: the specs written before they said their format (5d2cc0d and earlier), the same fields.
+constexpr protocol::DocumentFormat job_spec_format{"minifyd.job_spec", 1, 0};
+
+constexpr auto job_spec_fields = [](auto& spec, auto&& field) {
+  field("run", spec.run);
+  field("store_prefix", spec.store_prefix);
+};
+
 }  // namespace
 
-nlohmann::json encode(const JobSpec& spec) {
-  return nlohmann::json{{"run", run::encode(spec.run)}, {"store_prefix", spec.store_prefix}};
-}
+nlohmann::json encode(const JobSpec& spec) { return protocol::encode_document(spec, job_spec_fields, job_spec_format); }
 
 Expected<JobSpec> decode_job_spec(const std::string& text) {
-  nlohmann::json json = nlohmann::json::parse(text, nullptr, false);
-  if (json.is_discarded()) return make_error(ErrorKind::corrupt, "job spec: not JSON");
-  JsonView view(json);
+  auto json = parse_json(text);
+  if (!json) return make_error(ErrorKind::corrupt, "job spec: " + json.error().message);
   JobSpec spec;
-  if (auto read = view.read("store_prefix", spec.store_prefix); !read) return read.error().with_context("job spec");
-  auto run = view.field("run");
-  if (!run) return run.error().with_context("job spec");
-  auto decoded = run::decode_run_spec(*run);
-  if (!decoded) return decoded.error().with_context("job spec");
-  spec.run = std::move(*decoded);
+  if (auto decoded = protocol::decode_document(JsonView(*json), spec, job_spec_fields, job_spec_format); !decoded)
+    return decoded.error().with_context("job spec");
   return spec;
 }
 
