@@ -1,7 +1,7 @@
-// One minification run, wherever it lives: the original's blobs imported into the run's store, its
-// intermediates propagated by a worker, then the search on a pool with a checkpoint after every
-// accepted reduction. `minify run` keeps a run in OUT_DIR (run/out_dir_run.h); the daemon keeps each
-// job's in its state directory. Runs on the calling thread, which drives the pool's io_context.
+// One minification run, wherever it lives: the original's blobs imported into the run's store, then
+// sessions of phases on a pool (its intermediates propagated by a worker, the search with a checkpoint
+// after every accepted reduction, the questions of the minimized graph). `minify run` keeps a run in
+// OUT_DIR (run/out_dir_run.h); the daemon keeps each job's in its state directory. Runs on the calling thread, which drives the pool's io_context.
 #pragma once
 
 #include <chrono>
@@ -32,26 +32,21 @@ struct RunResult {
   std::uint64_t session_speculative_queries = 0;  // their queries the search did not use
 };
 
-// Starts the plain check of `original` (its blobs in place's store already), for a spec that has one,
-// before the workers are up: the session that checks the original judges it (SessionHooks::plain_check).
-void start_plain_check(PlainConfirmation& confirmation, const RunSpec& spec, const GraphDocument& original,
-                       const RunPlace& place, const SessionHooks& hooks);
-
 // Copies the blobs `original` names from `source` into the run's store, verified on the way, and
 // roots them as the run's original.
 Expected<void> import_original(const GraphDocument& original, const ContentStore& source, const RunPlace& place);
 
-// The run's first checkpoint, saved: the original (its blobs imported already) and what its analysis
-// found on `pool` when the spec asks for one (its files saved first). Its eager intermediates come
-// later, in continue_run().
-Expected<Checkpoint> begin_run(RunSpec spec, GraphDocument original, const RunPlace& place, const pool::PoolAccess& pool);
+// The run's first checkpoint, saved: the original (its blobs imported already). Its analysis, when
+// the spec asks for one, and its eager intermediates come in its first session, in continue_run().
+Expected<Checkpoint> begin_run(RunSpec spec, GraphDocument original, const RunPlace& place);
 
-// The search from the checkpoint's state until it finishes, a budget runs out, the pool fails or
-// it is interrupted; the checkpoint is saved after every accepted reduction and at the end. A state
-// without eager values is propagated by a worker of `pool` into the run's store while the search
-// runs (a state that does not run in eager is an error, as the pool failing is). A
-// finished run's store keeps only the result's blobs (rooted as PREFIX-result). An original that
-// does not fail is a result (stop original_passes), not an error.
+// A session of the run: its phases (run/run_phases.h) answered on `pool` from the checkpoint, the
+// search among them until it finishes, a budget runs out, the pool fails or it is interrupted; the
+// checkpoint is saved after every accepted reduction and at the end. A state without eager values is
+// propagated by a worker of `pool` into the run's store while the search runs (a state that does not
+// run in eager is an error, as the pool failing is). A finished run's store keeps only the result's
+// blobs (rooted as PREFIX-result). An original that does not fail is a result (stop original_passes),
+// not an error.
 Expected<RunResult> continue_run(Checkpoint checkpoint, const RunPlace& place, const pool::PoolAccess& pool,
                                  const SessionHooks& hooks);
 

@@ -14,6 +14,7 @@
 #include "daemon/pool/local_pool.h"
 #include "daemon/pool/worker_program.h"
 #include "daemon/run/output_writer.h"
+#include "daemon/run/phases/plain_check_phase.h"
 #include "daemon/run/report.h"
 
 namespace minifyd::run {
@@ -201,7 +202,7 @@ Expected<RunResult> start_run(const RunSpec& spec, const RunSettings& given) {
   PlainConfirmation plain_check;
   start_plain_check(plain_check, spec, *original, place, hooks);
   hooks.plain_check = &plain_check;
-  auto checkpoint = begin_run(spec, std::move(*original), place, runner.access());
+  auto checkpoint = begin_run(spec, std::move(*original), place);
   if (!checkpoint) return checkpoint.error();
   return continue_with_outputs(std::move(*checkpoint), place, runner, hooks, settings);
 }

@@ -9,6 +9,7 @@
 
 #include "common/graph_codec.h"
 #include "common/log.h"
+#include "daemon/run/phases/plain_check_phase.h"
 #include "daemon/run/report.h"
 #include "daemon/run/run_summary.h"
 #include "daemon/service/job_result.h"
@@ -138,7 +139,7 @@ Expected<run::RunResult> JobThread::attempt(const JobRecord& job) {
     // The plain check's fresh python starts while the original propagates.
     run::start_plain_check(plain_check, spec->run, *original, place, hooks);
     hooks.plain_check = &plain_check;
-    checkpoint = run::begin_run(spec->run, std::move(*original), place, pool.access());
+    checkpoint = run::begin_run(spec->run, std::move(*original), place);
     if (!checkpoint) return checkpoint.error();
   }
   if (checkpoint->finished) {

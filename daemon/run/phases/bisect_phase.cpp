@@ -8,21 +8,22 @@
 
 namespace minifyd::run {
 
-bool bisect_asked(const RunSpec& spec, const verdict::EvaluationSpec&) { return spec.bisect; }
+bool bisect_asked(const PhaseContext& context) { return context.minimized && context.checkpoint.spec.bisect; }
 
-void bisect_result(PhaseContext& context) {
+Expected<void> bisect_result(PhaseContext& context) {
   Checkpoint& checkpoint = context.checkpoint;
   auto found = bisect::bisect(context.pool, context.candidates, checkpoint.state.document,
                               context.place.store.root(), context.judge);
   if (found) {
     log::info("bisect: " + bisect::describe(*found) + " (" + std::to_string(found->probes.size()) + " probes)");
     checkpoint.bisect = std::move(*found);
-    return;
+    return {};
   }
   log::warn("bisect: " + found.error().message);
   bisect::BisectResult failed;
   failed.error = found.error().message;
   checkpoint.bisect = std::move(failed);
+  return {};
 }
 
 void forget_bisect(Checkpoint& checkpoint) { checkpoint.bisect.reset(); }

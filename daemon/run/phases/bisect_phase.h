@@ -6,9 +6,9 @@
 
 namespace minifyd::run {
 
-bool bisect_asked(const RunSpec& spec, const verdict::EvaluationSpec& candidates);
+bool bisect_asked(const PhaseContext& context);
 // Under the candidates' evaluation; one that cannot finish records why, and the run's result stands.
-void bisect_result(PhaseContext& context);
+Expected<void> bisect_result(PhaseContext& context);
 void forget_bisect(Checkpoint& checkpoint);
 
 }  // namespace minifyd::run

@@ -5,13 +5,14 @@
 
 namespace minifyd::run {
 
-bool generated_code_asked(const RunSpec&, const verdict::EvaluationSpec& candidates) {
-  return generates_code(candidates);
+bool generated_code_asked(const PhaseContext& context) {
+  return context.minimized && generates_code(context.candidates);
 }
 
-void generated_code_of_result(PhaseContext& context) {
+Expected<void> generated_code_of_result(PhaseContext& context) {
   context.checkpoint.generated_code = generated_code(context.pool, context.candidates,
                                                      context.checkpoint.state.document, context.place.store.root());
+  return {};
 }
 
 void forget_generated_code(Checkpoint& checkpoint) { checkpoint.generated_code.reset(); }

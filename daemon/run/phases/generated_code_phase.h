@@ -5,8 +5,8 @@
 
 namespace minifyd::run {
 
-bool generated_code_asked(const RunSpec& spec, const verdict::EvaluationSpec& candidates);
-void generated_code_of_result(PhaseContext& context);
+bool generated_code_asked(const PhaseContext& context);
+Expected<void> generated_code_of_result(PhaseContext& context);
 void forget_generated_code(Checkpoint& checkpoint);
 
 }  // namespace minifyd::run

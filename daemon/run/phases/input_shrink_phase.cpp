@@ -36,9 +36,11 @@ std::string plain_refusal(const GraphDocument& shrunk, const Checkpoint& checkpo
 
 }  // namespace
 
-bool input_shrink_asked(const RunSpec& spec, const verdict::EvaluationSpec&) { return spec.shrink_inputs; }
+bool input_shrink_asked(const PhaseContext& context) {
+  return context.minimized && context.checkpoint.spec.shrink_inputs;
+}
 
-void shrink_result_inputs(PhaseContext& context) {
+Expected<void> shrink_result_inputs(PhaseContext& context) {
   Checkpoint& checkpoint = context.checkpoint;
   const RunPlace& place = context.place;
   PoolEvaluator& evaluator = context.evaluator;
@@ -76,13 +78,14 @@ void shrink_result_inputs(PhaseContext& context) {
     failed.before = failed.after = shrink::data_size(minimized);
     failed.error = why;
     checkpoint.input_shrink = std::move(failed);
-    return;
+    return {};
   }
   log::info("inputs shrunk: " + shrink::bytes_text(shrunk->record.before.stored_bytes) + " stored -> " +
             shrink::bytes_text(shrunk->record.after.stored_bytes) + " (" + std::to_string(shrunk->record.queries) +
             " candidates)");
   checkpoint.state.document = std::move(shrunk->document);
   checkpoint.input_shrink = std::move(shrunk->record);
+  return {};
 }
 
 void forget_input_shrink(Checkpoint& checkpoint) { checkpoint.input_shrink.reset(); }

@@ -6,11 +6,11 @@
 
 namespace minifyd::run {
 
-bool input_shrink_asked(const RunSpec& spec, const verdict::EvaluationSpec& candidates);
+bool input_shrink_asked(const PhaseContext& context);
 // The minimized graph's data shrunk (RunSpec::shrink_inputs) on the candidates' evaluator, and kept only
 // where plain PyTorch shows its failure too: else the values alone are shrunk (the sizes kept), and
 // failing that too the graph stays as minimized. A shrinking that cannot finish says why.
-void shrink_result_inputs(PhaseContext& context);
+Expected<void> shrink_result_inputs(PhaseContext& context);
 void forget_input_shrink(Checkpoint& checkpoint);
 
 }  // namespace minifyd::run
