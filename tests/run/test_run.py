@@ -1,7 +1,7 @@
 # End-to-end tests of `minify run` (label run): real worker processes, graphs exported from Debian's
 # torch with scripts/export_fx.py, the faulty plugin. One ctest per acceptance case of cases.py, each
 # run with --workers 1 and --workers 4 (the graphs must be byte-identical), plus resume after SIGKILL,
-# budgets, bad input, --shrink-inputs and --timeline.
+# budgets, bad input, --shrink-inputs, --timeline and a run of the last release resumed.
 import argparse
 import hashlib
 import json
@@ -293,16 +293,39 @@ def run_timeline(minify, faulty, work):
     expect(code == EXIT_USAGE and "timeline" in refused["error"], f"an unwritable timeline: {code} {refused}")
 
 
+SAVED_5D2CC0D = os.path.join(HERE, "..", "daemon", "saved", "5d2cc0d")
+
+
+def run_saved_5d2cc0d(minify, faulty, work):
+    """A `minify run` of 5d2cc0d, the last release, killed after its second accepted reduction (its
+    OUT_DIR as it left it, tests/daemon/service/saved_5d2cc0d_test.cpp says how it was made), resumed
+    by this one: it ends where 5d2cc0d's uninterrupted run did, to the byte."""
+    shutil.rmtree(work, ignore_errors=True)
+    out = os.path.join(work, "killed_run")
+    shutil.copytree(os.path.join(SAVED_5D2CC0D, "killed_run"), out)
+    os.makedirs(os.path.join(out, "store", "tmp"))  # git keeps no empty directory
+    code, resumed, stderr = minify_run(minify, "--resume", out)
+    print(f"resumed: {json.dumps(resumed)}")
+    expect(code == EXIT_OK, f"--resume exits {code}\n{stderr[-3000:]}")
+    expect(resumed["status"] == "minimized" and resumed["stop"] == "finished", f"the resume ended {resumed}")
+    expect(resumed["sessions"] == 2, f"{resumed['sessions']} sessions, expected 2")
+    expect(read(os.path.join(out, "graph.json")) == read(os.path.join(SAVED_5D2CC0D, "uninterrupted_graph.json")),
+           "the resumed run's graph.json differs from 5d2cc0d's uninterrupted run's")
+    done = subprocess.run([minify, "validate", "--check-store", out], capture_output=True, text=True)
+    expect(done.returncode == 0, f"minify validate --check-store {out}: {done.stdout}{done.stderr}")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--case", required=True,
-                        help="a case of cases.py, or resume, budget, bad_input, shrink_inputs, timeline")
+                        help="a case of cases.py, or resume, budget, bad_input, shrink_inputs, timeline, saved_5d2cc0d")
     parser.add_argument("--minify", required=True)
     parser.add_argument("--faulty", required=True)
     parser.add_argument("--work", required=True)
     args = parser.parse_args()
     special = {"resume": run_resume, "budget": run_budget, "bad_input": run_bad_input,
-               "shrink_inputs": run_shrink_inputs, "timeline": run_timeline}
+               "shrink_inputs": run_shrink_inputs, "timeline": run_timeline,
+               "saved_5d2cc0d": run_saved_5d2cc0d}
     if args.case in special:
         special[args.case](args.minify, args.faulty, args.work)
     else:
