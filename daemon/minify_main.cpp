@@ -1,9 +1,9 @@
 // The `minify` executable.
 #include "daemon/cli/cli.h"
-#include "daemon/pool/helper_process.h"
+#include "daemon/process/helper_process.h"
 
 int main(int argc, char** argv) {
   // A ^C or SIGTERM ends `minify` as before, and with it any helper it runs (a repro file's import).
-  minifyd::pool::end_helpers_with_this_process();
+  minifyd::process::end_helpers_with_this_process();
   return minifyd::cli::run(argc, argv);
 }

@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "daemon/pool/python_helper.h"
+#include "daemon/process/python_helper.h"
 
 namespace minifyd::analysis {
 
@@ -15,8 +15,8 @@ Expected<std::filesystem::path> draw_analysis_plot(const std::filesystem::path& 
   pythons.push_back("python3");
   std::string why;
   for (const std::string& python : pythons) {
-    auto drawn = pool::run_python_main(python, "analysis_plot", {json.string(), svg.string()},
-                                 pool::helper_timeout_seconds);
+    auto drawn = process::run_python_main(python, "analysis_plot", {json.string(), svg.string()},
+                                 process::helper_timeout_seconds);
     if (drawn) return svg;
     why += (why.empty() ? "" : "; ") + python + ": " + drawn.error().message;
   }

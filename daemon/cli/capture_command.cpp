@@ -29,7 +29,7 @@
 #include "daemon/options/pool_options.h"
 #include "daemon/cli/run_settings.h"
 #include "daemon/cli/search_spec_options.h"
-#include "daemon/pool/python_helper.h"
+#include "daemon/process/python_helper.h"
 #include "protocol/verdict.h"
 #include "daemon/run/checkpoint.h"
 #include "daemon/run/output_writer.h"
@@ -62,7 +62,7 @@ std::filesystem::path default_capture_dir() {
 // This process's environment with the hook's variables set: PYTHONPATH led by the hook's directory.
 std::vector<std::string> hook_environment(const std::filesystem::path& capture_dir, protocol::AccuracyMode accuracy) {
   std::vector<std::string> variables;
-  std::string python_path = pool::python_package_dir() + "/capture_site";
+  std::string python_path = process::python_package_dir() + "/capture_site";
   for (char** entry = environ; *entry != nullptr; ++entry) {
     std::string variable(*entry);
     std::string name = variable.substr(0, variable.find('='));

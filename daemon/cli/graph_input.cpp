@@ -6,7 +6,7 @@
 
 #include "common/file_util.h"
 #include "common/json_view.h"
-#include "daemon/pool/python_helper.h"
+#include "daemon/process/python_helper.h"
 #include "daemon/pool/worker_program.h"
 
 namespace minifyd::cli {
@@ -69,7 +69,7 @@ Expected<nlohmann::json> import_repro_file(const options::EvaluationOptions& eva
     clean_up();
     return make_error(kind, std::move(message));
   };
-  auto output = pool::run_python_main(*python, "repro_file", {std::filesystem::absolute(file).string(), "--out", out.string()},
+  auto output = process::run_python_main(*python, "repro_file", {std::filesystem::absolute(file).string(), "--out", out.string()},
                                 evaluation.import_timeout_seconds, clean_up);
   // A file that cannot be imported is bad input, whatever way it failed; a full disk is not the file's.
   if (!output)

@@ -1,7 +1,7 @@
 // The settings of a minification in this process.
 #include "daemon/cli/run_settings.h"
 
-#include "daemon/pool/install_layout.h"
+#include "daemon/process/install_layout.h"
 
 namespace minifyd::cli {
 
@@ -14,7 +14,7 @@ Expected<run::RunSettings> run_settings_of(const options::PoolOptions& pool, con
   settings.slots = std::move(*slots);
   settings.workers = evaluation.worker_programs();
   settings.sandbox = evaluation.sandbox;
-  settings.minify_executable = pool::running_executable().string();
+  settings.minify_executable = process::running_executable().string();
   return settings;
 }
 

@@ -4,7 +4,7 @@
 #include <filesystem>
 
 #include "daemon/options/number_option.h"
-#include "daemon/pool/helper_process.h"
+#include "daemon/process/helper_process.h"
 
 namespace minifyd::options {
 
@@ -50,14 +50,14 @@ void add_op_library_option(CLI::App& command, std::vector<std::string>& librarie
                      "workers load for this job alone, letting its graphs call operators of namespace NS (repeatable)");
 }
 
-void add_sandbox_options(CLI::App& command, pool::SandboxLimits& limits) {
+void add_sandbox_options(CLI::App& command, process::SandboxLimits& limits) {
   command.add_option("--cpu-limit", limits.cpu_seconds, "RLIMIT_CPU of each worker, in seconds (0: none)")
       ->check(within(number_ranges::cpu_limit_seconds))
       ->each([&limits](const std::string&) { limits.given = true; });
   add_memory_limit_option(command, limits);
 }
 
-void add_memory_limit_option(CLI::App& command, pool::SandboxLimits& limits) {
+void add_memory_limit_option(CLI::App& command, process::SandboxLimits& limits) {
   // The helpers (a repro file's import, the plain check, the repro writers) take the workers' bound:
   // they are started from every corner of a command, so it is set for the process as it is parsed.
   command
@@ -68,7 +68,7 @@ void add_memory_limit_option(CLI::App& command, pool::SandboxLimits& limits) {
       ->capture_default_str()
       ->each([&limits](const std::string& text) {  // runs before CLI11 converts it, after within()'s check
         limits.given = true;
-        if (auto mb = parse_number(text, number_ranges::memory_limit_mb)) pool::bound_helper_memory(static_cast<std::uint64_t>(*mb));
+        if (auto mb = parse_number(text, number_ranges::memory_limit_mb)) process::bound_helper_memory(static_cast<std::uint64_t>(*mb));
       });
 }
 

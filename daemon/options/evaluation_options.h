@@ -16,9 +16,9 @@
 namespace minifyd::options {
 
 // --cpu-limit and --memory-limit, for every command that starts workers (minify's and minifyd).
-void add_sandbox_options(CLI::App& command, pool::SandboxLimits& limits);
+void add_sandbox_options(CLI::App& command, process::SandboxLimits& limits);
 // --memory-limit alone, for a command that starts helpers but no worker (import).
-void add_memory_limit_option(CLI::App& command, pool::SandboxLimits& limits);
+void add_memory_limit_option(CLI::App& command, process::SandboxLimits& limits);
 
 // --op-library NS=PATH.so (repeatable), for every command that reads graphs for a job (and validate).
 void add_op_library_option(CLI::App& command, std::vector<std::string>& libraries);
@@ -37,7 +37,7 @@ struct EvaluationOptions {
   double import_timeout_seconds = 600;
   std::string worker;  // minify-worker path; default: found beside minify
   std::string python;  // the python whose torch serves the torch.compile backends; default: found
-  pool::SandboxLimits sandbox;  // --cpu-limit, --memory-limit
+  process::SandboxLimits sandbox;  // --cpu-limit, --memory-limit
 
   // Registers the options on a subcommand. `minify run --resume` takes its backend from the
   // checkpoint, so there --backend is checked by the command instead of required here.

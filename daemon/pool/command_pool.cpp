@@ -8,7 +8,7 @@
 namespace minifyd::pool {
 
 Expected<PoolConfig> command_pool_config(const std::string& backend, const WorkerPrograms& programs,
-                                         const SandboxLimits& limits, const GraphDocument& document,
+                                         const process::SandboxLimits& limits, const GraphDocument& document,
                                          std::vector<PoolSlot> slots) {
   auto worker = worker_config_for(backend, programs);
   if (!worker) return worker.error();

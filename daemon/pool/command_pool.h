@@ -17,7 +17,7 @@ namespace minifyd::pool {
 // `document` that touches none (hide_gpus_unless_used), in `slots` (the pool's one default slot when
 // empty). Errors: no program serves the backend, or its python has no torch for it.
 Expected<PoolConfig> command_pool_config(const std::string& backend, const WorkerPrograms& programs,
-                                         const SandboxLimits& limits, const GraphDocument& document,
+                                         const process::SandboxLimits& limits, const GraphDocument& document,
                                          std::vector<PoolSlot> slots = {});
 
 }  // namespace minifyd::pool

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/pool/memory_bound.h"
+#include "daemon/process/child_setup.h"
 #include "protocol/line_buffer.h"
 
 namespace minifyd::pool {
@@ -20,15 +20,6 @@ namespace minifyd::pool {
 inline const std::vector<std::string> default_environment_allowlist = {
     "PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "LD_LIBRARY_PATH",
     "CUDA_VISIBLE_DEVICES",
-};
-
-// Each worker's rlimits (0: none): --cpu-limit and --memory-limit of minify's commands and of
-// minifyd, which reach WorkerConfig by this one way. They bound a worker, not a verdict's meaning,
-// so they are no part of the evaluation spec (nor of the verdict cache's key).
-struct SandboxLimits {
-  std::uint64_t cpu_seconds = 0;                          // RLIMIT_CPU
-  std::uint64_t memory_mb = default_memory_limit_mb();    // RLIMIT_DATA, in MiB (memory_bound.h)
-  bool given = false;  // set by --cpu-limit or --memory-limit on the command line
 };
 
 struct WorkerConfig {
@@ -43,7 +34,7 @@ struct WorkerConfig {
   std::optional<std::string> cuda_visible_devices;
   // Each worker runs in a fresh directory under this one, removed when it ends.
   std::filesystem::path scratch_root = std::filesystem::temp_directory_path();
-  SandboxLimits limits;
+  process::SandboxLimits limits;
   std::chrono::milliseconds hello_timeout{60'000};    // LibTorch start-up can take seconds
   std::chrono::milliseconds kill_grace{500};          // between SIGTERM and SIGKILL
   std::size_t max_line_bytes = protocol::default_max_line_bytes;

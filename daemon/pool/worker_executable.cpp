@@ -5,17 +5,17 @@
 
 #include <cstdlib>
 
-#include "daemon/pool/install_layout.h"
+#include "daemon/process/install_layout.h"
 
 namespace minifyd::pool {
 
 Expected<std::filesystem::path> default_worker_executable() {
   if (const char* configured = std::getenv("MINIFYD_WORKER")) return std::filesystem::path(configured);
-  std::filesystem::path self = running_executable();
+  std::filesystem::path self = process::running_executable();
   if (self.empty()) return make_error(ErrorKind::io, "cannot find the running executable (/proc/self/exe)");
   std::string looked;
   for (const auto& candidate : {self.parent_path() / "minify-worker", self.parent_path() / ".." / "worker" / "minify-worker",
-                                installed_worker_executable()}) {
+                                process::installed_worker_executable()}) {
     if (::access(candidate.c_str(), X_OK) == 0) return std::filesystem::weakly_canonical(candidate);
     looked += " " + candidate.string();
   }

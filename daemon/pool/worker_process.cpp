@@ -13,46 +13,24 @@
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
-#include <boost/process/args.hpp>
-#include <boost/process/child.hpp>
-#include <boost/process/env.hpp>
-#include <boost/process/environment.hpp>
-#include <boost/process/exe.hpp>
-#include <boost/process/extend.hpp>
-#include <boost/process/handles.hpp>
-#include <boost/process/io.hpp>
-#include <boost/process/start_dir.hpp>
 
 #include "common/file_util.h"
 #include "common/json_view.h"
 #include "common/log.h"
-#include "daemon/pool/child_setup.h"
+#include "daemon/process/spawn.h"
 
 namespace minifyd::pool {
 namespace {
 
-namespace bp = boost::process;
 namespace asio = boost::asio;
 
-// The child's set-up (child_setup.h) once Boost.Process has set its descriptors 0-2; a failure is
-// reported through Boost.Process's exec error channel (whose pipe is close-on-exec already, and must
-// stay open until exec).
-struct Sandbox : bp::extend::handler {
-  pid_t parent;
-  SandboxLimits limits;
-
-  template <class Executor>
-  void on_exec_setup(Executor& exec) const {
-    if (const char* failed = set_up_child(parent, limits))
-      exec.set_error(std::error_code(errno, std::system_category()), failed);
-  }
-};
-
-bp::environment sandbox_environment(const WorkerConfig& config) {
-  bp::environment environment;
+// The variables of the coordinator's environment the worker may have, and its slot's GPUs.
+std::vector<std::string> sandbox_environment(const WorkerConfig& config) {
+  std::vector<std::string> environment;
   for (const std::string& name : config.environment_allowlist)
-    if (const char* value = std::getenv(name.c_str())) environment[name] = value;
-  if (config.cuda_visible_devices) environment["CUDA_VISIBLE_DEVICES"] = *config.cuda_visible_devices;
+    if (name != "CUDA_VISIBLE_DEVICES" || !config.cuda_visible_devices)
+      if (const char* value = std::getenv(name.c_str())) environment.push_back(name + "=" + value);
+  if (config.cuda_visible_devices) environment.push_back("CUDA_VISIBLE_DEVICES=" + *config.cuda_visible_devices);
   return environment;
 }
 
@@ -105,7 +83,7 @@ WorkerProcess::WorkerProcess(asio::io_context& io, WorkerConfig config)
 WorkerProcess::~WorkerProcess() {
   // Always reap: a worker outliving its object would be an unsupervised process.
   if (pid_ > 0 && !exit_) {
-    ::kill(-pid_, SIGKILL);
+    process::signal_group(pid_, SIGKILL);
     ::kill(pid_, SIGKILL);
     int status = 0;
     while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {}
@@ -134,17 +112,23 @@ void WorkerProcess::spawn(StartHandler on_start) {
   if (!scratch) return fail_to_spawn(scratch.error().message);
   scratch_ = *scratch;
 
-  std::error_code error;
+  auto in = process::open_pipe();
+  if (!in) return fail_to_spawn(in.error().message);
+  auto out = process::open_pipe();
+  if (!out) return fail_to_spawn(out.error().message);
+  auto err = process::open_pipe();
+  if (!err) return fail_to_spawn(err.error().message);
   // Absolute, because the child starts in its scratch directory.
   std::string executable = std::filesystem::absolute(config_.executable).string();
-  bp::child child(bp::exe = executable, bp::args = config_.arguments,
-                  sandbox_environment(config_), bp::start_dir = scratch_.string(),
-                  bp::std_in < stdin_, bp::std_out > stdout_, bp::std_err > stderr_,
-                  Sandbox{{}, ::getpid(), config_.limits},
-                  error);
-  if (error) return fail_to_spawn(executable + ": " + error.message());
-  pid_ = child.id();
-  child.detach();  // we reap it ourselves, to see exactly how it ended
+  process::SpawnRequest request{executable,   config_.arguments, sandbox_environment(config_), scratch_,
+                                in->read.fd,  out->write.fd,     err->write.fd,                config_.limits};
+  auto spawned = process::spawn(request);
+  if (!spawned) return fail_to_spawn(spawned.error().message);
+  pid_ = *spawned;
+  // The coordinator's ends; the child's close with their pipes here.
+  stdin_.assign(std::exchange(in->write.fd, -1));
+  stdout_.assign(std::exchange(out->read.fd, -1));
+  stderr_.assign(std::exchange(err->read.fd, -1));
   log::debug("worker " + std::to_string(pid_) + " started: " + config_.executable.string());
 
   hello_deadline_.expires_after(config_.hello_timeout);
@@ -385,10 +369,8 @@ void WorkerProcess::fail(WorkerFault::Kind kind, std::string detail) {
 }
 
 void WorkerProcess::signal_group(int signal) {
-  if (pid_ <= 0 || signal == 0) return;
-  // The group is the worker's own (setpgid in the child before exec), so this reaches whatever
-  // it started too.
-  if (::kill(-pid_, signal) != 0) ::kill(pid_, signal);
+  // The group is the worker's own (process/spawn.h), so this reaches whatever it started too.
+  process::signal_group(pid_, signal);
 }
 
 void WorkerProcess::poll_reap() {

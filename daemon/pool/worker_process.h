@@ -1,4 +1,4 @@
-// One sandboxed worker process: spawned with Boost.Process, driven over JSON-lines pipes on an
+// One sandboxed worker process: spawned by process/spawn.h, driven over JSON-lines pipes on an
 // Asio io_context. It serves up to concurrency() requests at once (its hello says how many; 1 when
 // it does not say), each with a deadline and a handler of its own, replies matched by id. At a
 // deadline, a worker of concurrency 1 is killed (SIGTERM -> SIGKILL on its process group); a
@@ -22,7 +22,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/process/async_pipe.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
 
 #include "common/exit_status.h"
 #include "daemon/pool/worker_config.h"
@@ -151,9 +151,9 @@ class WorkerProcess : public std::enable_shared_from_this<WorkerProcess> {
 
   boost::asio::io_context& io_;
   WorkerConfig config_;
-  boost::process::async_pipe stdin_;
-  boost::process::async_pipe stdout_;
-  boost::process::async_pipe stderr_;
+  boost::asio::posix::stream_descriptor stdin_;
+  boost::asio::posix::stream_descriptor stdout_;
+  boost::asio::posix::stream_descriptor stderr_;
   boost::asio::steady_timer hello_deadline_;
   boost::asio::steady_timer reap_timer_;
   pid_t pid_ = -1;

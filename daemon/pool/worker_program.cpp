@@ -11,7 +11,7 @@
 
 #include <boost/process/search_path.hpp>
 
-#include "daemon/pool/python_helper.h"
+#include "daemon/process/python_helper.h"
 #include "daemon/pool/worker_executable.h"
 
 namespace minifyd::pool {
@@ -29,7 +29,7 @@ std::string known_backends() {
 
 // Runs `python SCRIPT --check`: empty when its torch serves the backends, else what it said.
 std::string check_python(const std::string& python) {
-  auto checked = run_python(python, {python_worker_script(), "--check"}, helper_timeout_seconds);
+  auto checked = process::run_python(python, {process::python_worker_script(), "--check"}, process::helper_timeout_seconds);
   return checked ? "" : checked.error().message;
 }
 
@@ -109,7 +109,7 @@ Expected<WorkerConfig> worker_config_for(const std::string& backend, const Worke
   auto python = find_python(programs.python);
   if (!python) return python.error();
   base.executable = *python;
-  base.arguments = {python_worker_script()};
+  base.arguments = {process::python_worker_script()};
   // Importing torch with Dynamo and Inductor takes seconds alone, and took over a minute with a
   // hundred imports at once (sixteen workers for each of eight Inductor scenarios on 16 cores).
   base.hello_timeout = std::max(base.hello_timeout, python_hello_timeout);

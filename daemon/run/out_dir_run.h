@@ -23,7 +23,7 @@ struct RunSettings {
   std::filesystem::path out_dir;
   std::vector<pool::PoolSlot> slots{pool::PoolSlot{}};  // one per worker (pool/worker_pool.h)
   pool::WorkerPrograms workers;  // the worker for the spec's backend is chosen among these
-  pool::SandboxLimits sandbox;   // each worker's rlimits
+  process::SandboxLimits sandbox;   // each worker's rlimits
   std::string minify_executable;  // written into repro.py for backends plain PyTorch cannot run
   search::SearchObserver* observer = nullptr;  // progress, on the calling thread
   // The search speculates past a verdict pending this long (search/speculation.h), and workers park a

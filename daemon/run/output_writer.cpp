@@ -6,7 +6,7 @@
 #include "common/file_util.h"
 #include "common/graph_codec.h"
 #include "common/graph_dot.h"
-#include "daemon/pool/python_helper.h"
+#include "daemon/process/python_helper.h"
 #include "daemon/pool/worker_program.h"
 #include "daemon/run/repro_script.h"
 #include "protocol/operator_libraries.h"
@@ -36,8 +36,8 @@ Expected<void> write_after_aot_repro(const verdict::EvaluationSpec& evaluation, 
     arguments.push_back(libraries[protocol::op_libraries_key].dump());
   }
   auto written = place.standby != nullptr && place.standby->waiting()
-                     ? place.standby->run_main("after_aot_repro", arguments, pool::helper_timeout_seconds)
-                     : pool::run_python_main(*python, "after_aot_repro", arguments, pool::helper_timeout_seconds);
+                     ? place.standby->run_main("after_aot_repro", arguments, process::helper_timeout_seconds)
+                     : process::run_python_main(*python, "after_aot_repro", arguments, process::helper_timeout_seconds);
   if (!written) return written.error().with_context("writing repro.py with " + *python);
   return {};
 }

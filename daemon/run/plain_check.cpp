@@ -3,7 +3,7 @@
 
 #include <cctype>
 
-#include "daemon/pool/python_helper.h"
+#include "daemon/process/python_helper.h"
 #include "daemon/pool/worker_program.h"
 #include "daemon/run/scratch_graph_dir.h"
 #include "protocol/json_fields.h"
@@ -114,7 +114,7 @@ Expected<PlainRun> run_under_plain_pytorch(const PlainCheckInput& input) {
   if (input.evaluation->accuracy != protocol::AccuracyMode::off) arguments.push_back("--accuracy");
   // plain_check.py keeps the repro to input.timeout itself; this bounds the python around it.
   double helper_limit = std::chrono::duration<double>(input.timeout).count() + 60;
-  Expected<std::string> output = pool::run_python_main(input.python, "plain_check", arguments, helper_limit, {}, input.cancel);
+  Expected<std::string> output = process::run_python_main(input.python, "plain_check", arguments, helper_limit, {}, input.cancel);
   if (!output) return output.error().with_context("could not run it");
   nlohmann::json json = nlohmann::json::parse(*output, nullptr, /*allow_exceptions=*/false);
   auto run = protocol::decode_message<PlainRun>(json);

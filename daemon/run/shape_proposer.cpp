@@ -4,7 +4,7 @@
 
 #include "common/graph_codec.h"
 #include "common/json_view.h"
-#include "daemon/pool/python_helper.h"
+#include "daemon/process/python_helper.h"
 #include "daemon/run/scratch_graph_dir.h"
 
 namespace minifyd::run {
@@ -56,10 +56,10 @@ shrink::ShapeProposer shape_proposer(std::string python, std::filesystem::path s
           root = std::move(root)](const GraphDocument& document) -> Expected<shrink::ShapeProposals> {
     auto scratch = ScratchGraphDir::write(document, store, "minifyd-shapes-");
     if (!scratch) return scratch.error();
-    auto output = pool::run_python_main(python, "shape_shrink",
+    auto output = process::run_python_main(python, "shape_shrink",
                                   {scratch->path().string(), "--store", std::filesystem::absolute(store).string(),
                                    "--root", root},
-                                  pool::helper_timeout_seconds);
+                                  process::helper_timeout_seconds);
     if (!output) return output.error().with_context("minifyd/shape_shrink.py");
     auto json = parse_json(*output);
     if (!json) return json.error().with_context("minifyd/shape_shrink.py's output");

@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/file_util.h"
-#include "daemon/pool/python_helper.h"
+#include "daemon/process/python_helper.h"
 
 namespace minifyd::run {
 namespace {
@@ -22,7 +22,7 @@ StandbyPython::StandbyPython(std::string python) : python_(std::move(python)) {
   dir_ = pattern;
   // No time limit while it waits: the search may last hours. Its work, once asked, is bounded by run_main.
   running_ = std::async(std::launch::async, [this, request = (dir_ / request_name).string()] {
-    return pool::run_python_main(python_, "standby", {request}, 0, {}, &unwanted_);
+    return process::run_python_main(python_, "standby", {request}, 0, {}, &unwanted_);
   });
 }
 
@@ -49,7 +49,7 @@ Expected<std::string> StandbyPython::run_main(const std::string& module, const s
   if (running_.wait_for(std::chrono::duration<double>(timeout_seconds)) != std::future_status::ready) {
     unwanted_ = true;
     running_.wait();
-    return pool::helper_timed_out(timeout_seconds);
+    return process::helper_timed_out(timeout_seconds);
   }
   return running_.get();
 }

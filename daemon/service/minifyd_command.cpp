@@ -17,7 +17,7 @@
 #include "daemon/options/evaluation_options.h"
 #include "daemon/options/number_option.h"
 #include "daemon/options/pool_options.h"
-#include "daemon/pool/install_layout.h"
+#include "daemon/process/install_layout.h"
 #include "daemon/pool/worker_executable.h"
 #include "daemon/service/daemon.h"
 #include "daemon/transport/daemon_location.h"
@@ -39,7 +39,7 @@ struct Options {
   double keep_results_days = 7;
   std::string worker;
   std::string python;
-  pool::SandboxLimits sandbox;
+  process::SandboxLimits sandbox;
   std::string log_level = "info";
 };
 
@@ -95,7 +95,7 @@ Expected<DaemonConfig> config_of(const Options& options) {
   config.max_queued_jobs_per_user = options.max_queued_jobs_per_user;
   config.keep_results = std::chrono::milliseconds(static_cast<std::int64_t>(options.keep_results_days * 86'400'000));
   // repro.py of a plugin backend re-runs `minify query`, which lives beside minifyd.
-  config.minify_executable = (pool::running_executable().parent_path() / "minify").string();
+  config.minify_executable = (process::running_executable().parent_path() / "minify").string();
   return config;
 }
 

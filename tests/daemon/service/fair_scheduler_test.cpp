@@ -3,8 +3,10 @@
 // its answers on its own io_context.
 #include <catch2/catch.hpp>
 
-#include <boost/asio/io_context.hpp>
 #include <thread>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
 
 #include "common/graph_codec.h"
 #include "daemon/pool/request_batch.h"

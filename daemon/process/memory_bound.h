@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-namespace minifyd::pool {
+namespace minifyd::process {
 
 // Half of this machine's physical memory, in MiB: a worker or helper that asks for more fails its
 // allocation (an exception, MemoryError: a verdict or a clear error) before the machine swaps or the
@@ -17,4 +17,4 @@ std::uint64_t default_memory_limit_mb();
 // child between fork and exec.
 bool limit_memory(std::uint64_t mb);
 
-}  // namespace minifyd::pool
+}  // namespace minifyd::process

@@ -1,5 +1,5 @@
 // The child's set-up.
-#include "daemon/pool/child_setup.h"
+#include "daemon/process/child_setup.h"
 
 #include <signal.h>
 #include <sys/prctl.h>
@@ -7,9 +7,9 @@
 #include <unistd.h>
 
 #include "common/file_util.h"
-#include "daemon/pool/memory_bound.h"
+#include "daemon/process/memory_bound.h"
 
-namespace minifyd::pool {
+namespace minifyd::process {
 
 const char* set_up_child(pid_t parent, const SandboxLimits& limits) {
   if (::setpgid(0, 0) != 0) return "setpgid";
@@ -34,4 +34,4 @@ const char* set_up_child(pid_t parent, const SandboxLimits& limits) {
   return nullptr;
 }
 
-}  // namespace minifyd::pool
+}  // namespace minifyd::process

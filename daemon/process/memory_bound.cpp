@@ -1,10 +1,10 @@
 // The default memory bound, from the machine's physical memory, and RLIMIT_DATA.
-#include "daemon/pool/memory_bound.h"
+#include "daemon/process/memory_bound.h"
 
 #include <sys/resource.h>
 #include <unistd.h>
 
-namespace minifyd::pool {
+namespace minifyd::process {
 
 std::uint64_t default_memory_limit_mb() {
   long pages = ::sysconf(_SC_PHYS_PAGES);
@@ -20,4 +20,4 @@ bool limit_memory(std::uint64_t mb) {
   return ::setrlimit(RLIMIT_DATA, &data) == 0;
 }
 
-}  // namespace minifyd::pool
+}  // namespace minifyd::process

@@ -10,7 +10,7 @@
 
 #include "common/expected.h"
 
-namespace minifyd::pool {
+namespace minifyd::process {
 
 // The Python worker's entry script: $MINIFYD_PYTHON_WORKER, else the installed one, else the source tree's.
 std::string python_worker_script();
@@ -40,4 +40,4 @@ Expected<std::string> run_python_main(const std::string& python, const std::stri
                                       const std::function<void()>& clean_up = {},
                                       const std::atomic<bool>* cancel = nullptr);
 
-}  // namespace minifyd::pool
+}  // namespace minifyd::process

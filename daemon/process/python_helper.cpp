@@ -1,14 +1,14 @@
 // Running the package's modules, and finding it.
-#include "daemon/pool/python_helper.h"
+#include "daemon/process/python_helper.h"
 
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
 
-#include "daemon/pool/helper_process.h"
-#include "daemon/pool/install_layout.h"
+#include "daemon/process/helper_process.h"
+#include "daemon/process/install_layout.h"
 
-namespace minifyd::pool {
+namespace minifyd::process {
 namespace {
 
 std::string last_line(const std::string& text) {
@@ -65,4 +65,4 @@ Expected<std::string> run_python_main(const std::string& python, const std::stri
   return run_python(python, command, timeout_seconds, clean_up, cancel);
 }
 
-}  // namespace minifyd::pool
+}  // namespace minifyd::process

@@ -1,7 +1,7 @@
 // Where minifyd's parts are, found from the running executable.
-#include "daemon/pool/install_layout.h"
+#include "daemon/process/install_layout.h"
 
-namespace minifyd::pool {
+namespace minifyd::process {
 
 std::filesystem::path running_executable() {
   std::error_code error;
@@ -24,4 +24,4 @@ std::optional<std::filesystem::path> installed_python_worker_script() {
   return script;
 }
 
-}  // namespace minifyd::pool
+}  // namespace minifyd::process

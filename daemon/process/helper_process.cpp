@@ -1,6 +1,6 @@
-// Running a helper program bounded: fork/exec into its own group, a poll loop that drains its pipes
+// Running a helper program bounded: spawned (spawn.h) into its own group, a poll loop that drains its pipes
 // while waiting for it (bounded buffers, a deadline), then the group and the token's carriers killed.
-#include "daemon/pool/helper_process.h"
+#include "daemon/process/helper_process.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -22,12 +22,12 @@
 #include <boost/process/search_path.hpp>
 
 #include "common/file_util.h"
-#include "daemon/pool/child_setup.h"
-#include "daemon/pool/memory_bound.h"
+#include "daemon/process/memory_bound.h"
+#include "daemon/process/spawn.h"
 
 extern char** environ;
 
-namespace minifyd::pool {
+namespace minifyd::process {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -121,40 +121,8 @@ void kill_token_carriers(const std::string& marker) {
   }
 }
 
-struct Pipe {
-  int read = -1, write = -1;
-  ~Pipe() {
-    if (read >= 0) ::close(read);
-    if (write >= 0) ::close(write);
-  }
-};
-
-Expected<void> open_pipe(Pipe& pipe) {
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) return errno_error("pipe", errno);
-  pipe.read = fds[0];
-  pipe.write = fds[1];
-  ::fcntl(pipe.read, F_SETFL, O_NONBLOCK);
-  return {};
-}
-
 // What bound_helper_memory() set: read by each helper's child before it execs.
 std::atomic<std::uint64_t> helper_memory_mb{default_memory_limit_mb()};
-
-// In the child between fork and exec: async-signal-safe calls only. Its output goes to the pipes, its
-// input is /dev/null, and it is set up as every child is (child_setup.h).
-[[noreturn]] void exec_child(pid_t parent, int out, int err, const char* path, char* const* argv, char* const* envp,
-                             std::uint64_t memory_mb) {
-  int null = ::open("/dev/null", O_RDONLY);
-  if (null < 0 || ::dup2(null, 0) < 0 || ::dup2(out, 1) < 0 || ::dup2(err, 2) < 0) ::_exit(127);
-  SandboxLimits limits;
-  limits.memory_mb = memory_mb;
-  if (set_up_child(parent, limits) != nullptr) ::_exit(127);
-  ::execve(path, argv, envp);
-  const char message[] = "cannot execute the helper program\n";
-  [[maybe_unused]] ssize_t ignored = ::write(2, message, sizeof message - 1);
-  ::_exit(127);
-}
 
 }  // namespace
 
@@ -163,28 +131,29 @@ Expected<HelperResult> run_helper(const std::vector<std::string>& command, doubl
   std::string path = command.front();
   if (path.find('/') == std::string::npos) path = boost::process::search_path(path).string();
   if (path.empty()) return make_error(ErrorKind::not_found, command.front() + ": not found on PATH");
-  std::vector<char*> argv;
-  for (const std::string& argument : command) argv.push_back(const_cast<char*>(argument.c_str()));
-  argv.push_back(nullptr);
   std::string marker = std::string(token_variable) + "=" + new_token();
-  std::vector<char*> envp;
+  std::vector<std::string> environment;
   for (char** variable = environ; *variable != nullptr; ++variable)
-    if (std::strncmp(*variable, token_variable, std::strlen(token_variable)) != 0) envp.push_back(*variable);
-  envp.push_back(marker.data());
-  envp.push_back(nullptr);
+    if (std::strncmp(*variable, token_variable, std::strlen(token_variable)) != 0) environment.emplace_back(*variable);
+  environment.push_back(marker);
 
-  Pipe out, err;
-  for (Pipe* pipe : {&out, &err})
-    if (auto opened = open_pipe(*pipe); !opened) return opened.error();
-  pid_t parent = ::getpid();
-  std::uint64_t memory_mb = helper_memory_mb.load();
-  pid_t pid = ::fork();
-  if (pid < 0) return errno_error("fork", errno);
-  if (pid == 0) exec_child(parent, out.write, err.write, path.c_str(), argv.data(), envp.data(), memory_mb);
-  ::setpgid(pid, pid);  // as the child does: whichever runs first, the group exists before any kill
-  ::close(out.write);
-  ::close(err.write);
-  out.write = err.write = -1;
+  OpenFile null(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+  if (null.fd < 0) return errno_error("/dev/null", errno);
+  auto out = open_pipe();
+  if (!out) return out.error();
+  auto err = open_pipe();
+  if (!err) return err.error();
+  for (const Pipe* pipe : {&*out, &*err}) ::fcntl(pipe->read.fd, F_SETFL, O_NONBLOCK);
+  SandboxLimits limits;
+  limits.memory_mb = helper_memory_mb.load();
+  SpawnRequest request{path, {command.begin() + 1, command.end()}, std::move(environment), {},
+                       null.fd, out->write.fd, err->write.fd, limits};
+  auto spawned = spawn(request);
+  if (!spawned) return spawned.error();
+  pid_t pid = *spawned;
+  // The child's ends: its own now, so that its end of output is the pipes' end.
+  out->write = OpenFile(-1);
+  err->write = OpenFile(-1);
   std::atomic<pid_t>* slot = register_group(pid);
 
   HelperResult result;
@@ -195,10 +164,10 @@ Expected<HelperResult> run_helper(const std::vector<std::string>& command, doubl
   std::optional<Error> failed;
   for (;;) {
     // A pipe at its end is left out (poll ignores a negative fd), or its hang-up would spin the loop.
-    struct pollfd fds[2] = {{out_open ? out.read : -1, POLLIN, 0}, {err_open ? err.read : -1, POLLIN, 0}};
+    struct pollfd fds[2] = {{out_open ? out->read.fd : -1, POLLIN, 0}, {err_open ? err->read.fd : -1, POLLIN, 0}};
     ::poll(fds, 2, poll_interval_ms);
-    if (out_open) out_open = drain(out.read, result.out, out_limit, false);
-    if (err_open) err_open = drain(err.read, result.err, err_limit, true);
+    if (out_open) out_open = drain(out->read.fd, result.out, out_limit, false);
+    if (err_open) err_open = drain(err->read.fd, result.err, err_limit, true);
     pid_t waited = ::waitpid(pid, &status, WNOHANG);
     if (waited == pid) break;
     if (waited < 0 && errno != EINTR) {
@@ -208,17 +177,17 @@ Expected<HelperResult> run_helper(const std::vector<std::string>& command, doubl
     bool cancelled = cancel != nullptr && cancel->load();
     if (termination_signal.load() != 0 || cancelled || Clock::now() >= deadline) {
       result.timed_out = termination_signal.load() == 0 && !cancelled;
-      ::kill(-pid, SIGKILL);
+      signal_group(pid, SIGKILL);
       while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
       }
       break;
     }
   }
-  ::kill(-pid, SIGKILL);
+  signal_group(pid, SIGKILL);
   if (slot) slot->store(0);
   kill_token_carriers(marker);
-  drain(out.read, result.out, out_limit, false);
-  drain(err.read, result.err, err_limit, true);
+  drain(out->read.fd, result.out, out_limit, false);
+  drain(err->read.fd, result.err, err_limit, true);
   result.status = decode_wait_status(status);
 
   int signal_number = termination_signal.load();
@@ -243,4 +212,4 @@ void end_helpers_with_this_process() {
 
 void bound_helper_memory(std::uint64_t mb) { helper_memory_mb.store(mb); }
 
-}  // namespace minifyd::pool
+}  // namespace minifyd::process

@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <optional>
 
-namespace minifyd::pool {
+namespace minifyd::process {
 
 // The running program's own path (/proc/self/exe); empty when the kernel does not say.
 std::filesystem::path running_executable();
@@ -17,4 +17,4 @@ std::filesystem::path installed_worker_executable();
 // it is there; the build tree's programs find none and use the source tree's.
 std::optional<std::filesystem::path> installed_python_worker_script();
 
-}  // namespace minifyd::pool
+}  // namespace minifyd::process

@@ -13,7 +13,7 @@
 #include "common/exit_status.h"
 #include "common/expected.h"
 
-namespace minifyd::pool {
+namespace minifyd::process {
 
 struct HelperResult {
   ExitStatus status;
@@ -43,4 +43,4 @@ void end_helpers_with_this_process();
 // 0: no limit). Until called: default_memory_limit_mb(). --memory-limit sets it with the workers'.
 void bound_helper_memory(std::uint64_t mb);
 
-}  // namespace minifyd::pool
+}  // namespace minifyd::process
