@@ -86,6 +86,48 @@ std::string normalise_word(std::string_view word) {
   return normalised;
 }
 
+// The extensions of the files a compiler generates (Inductor's C++, Python and shared objects, Triton's
+// stages): a path ending in one is a generated file's, whose name holds a cache key.
+constexpr std::array<std::string_view, 10> generated_extensions = {".cpp", ".h",  ".hpp",  ".py",    ".so",
+                                                                   ".cu",  ".ptx", ".ttir", ".ttgir", ".llir"};
+// A path's characters after its first '/': anything but white space, colons, quotes and parentheses.
+bool in_path(char c) {
+  return std::isspace(static_cast<unsigned char>(c)) == 0 && c != ':' && c != '\'' && c != '"' && c != '(' && c != ')';
+}
+// Inductor's base32 cache keys and other hashes: a word of 32 or more lower-case letters and digits.
+constexpr std::size_t hash_length = 32;
+
+// The length of the generated file's path at message[i] (a '/'), with the :line:column numbers after
+// it, or 0 where no path of a generated file starts there: the longest run of path characters that
+// ends in one of generated_extensions.
+std::size_t generated_path_length(std::string_view message, std::size_t i) {
+  std::size_t end = i;
+  while (end < message.size() && (message[end] == '/' || in_path(message[end]))) ++end;
+  for (std::size_t stop = end; stop > i + 1; --stop) {
+    std::string_view path = message.substr(i, stop - i);
+    bool generated = false;
+    for (auto extension : generated_extensions)
+      generated = generated || (path.size() > extension.size() + 1 &&
+                                path.substr(path.size() - extension.size()) == extension &&
+                                path[path.size() - extension.size() - 1] != '/');
+    if (!generated) continue;
+    std::size_t length = stop - i;
+    while (i + length + 1 < message.size() && message[i + length] == ':' && is_digit(message[i + length + 1])) {
+      ++length;
+      while (i + length < message.size() && is_digit(message[i + length])) ++length;
+    }
+    return length;
+  }
+  return 0;
+}
+
+bool is_hash(std::string_view word) {
+  if (word.size() < hash_length) return false;
+  for (char c : word)
+    if (!is_digit(c) && (c < 'a' || c > 'z')) return false;
+  return true;
+}
+
 bool aborts(const FailureSignature& signature) {
   return signature.kind == protocol::FailureKind::crash && signature.signal == "SIGABRT";
 }
@@ -112,7 +154,19 @@ std::string normalise_message(std::string_view message) {
   std::string normalised;
   for (std::size_t i = 0; i < message.size();) {
     bool starts_word = i == 0 || !is_word(message[i - 1]);
-    if (starts_word && message.compare(i, 2, "0x") == 0 && i + 2 < message.size() && is_hex_digit(message[i + 2])) {
+    std::size_t word_end = i;
+    while (word_end < message.size() && is_word(message[word_end])) ++word_end;
+    if (message[i] == '/') {
+      if (std::size_t path = generated_path_length(message, i); path > 0) {
+        normalised += "<generated>";
+        i += path;
+        continue;
+      }
+    }
+    if (starts_word && is_hash(message.substr(i, word_end - i))) {
+      normalised += "<hash>";
+      i = word_end;
+    } else if (starts_word && message.compare(i, 2, "0x") == 0 && i + 2 < message.size() && is_hex_digit(message[i + 2])) {
       i += 2;
       while (i < message.size() && is_hex_digit(message[i])) ++i;
       normalised += "N";
@@ -120,15 +174,14 @@ std::string normalise_message(std::string_view message) {
       while (i < message.size() && (is_digit(message[i]) || message[i] == '.')) ++i;
       normalised += "N";
     } else if (starts_word && is_word(message[i])) {
-      std::size_t end = i;
-      while (end < message.size() && is_word(message[end])) ++end;
-      normalised += normalise_word(message.substr(i, end - i));
-      i = end;
+      normalised += normalise_word(message.substr(i, word_end - i));
+      i = word_end;
     } else {
       normalised += message[i++];
     }
   }
   while (!normalised.empty() && std::isspace(static_cast<unsigned char>(normalised.back()))) normalised.pop_back();
+  normalised.erase(0, normalised.find_first_not_of(" \t"));
   return normalised;
 }
 

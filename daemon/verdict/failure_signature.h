@@ -47,8 +47,11 @@ inline constexpr std::string_view lost_exception = "exception lost to a second s
 // candidate's), since which exception it was is then unknown.
 bool shows(const protocol::Verdict& failing, const FailureSignature& expected);
 
-// An exception message reduced to what survives shrinking the graph: its first line (c10::Error
-// appends a C++ backtrace), with numbers and addresses (sizes, indices, pointers) replaced by N and
+// An exception message reduced to what survives shrinking the graph and compiling it again: its first
+// line (c10::Error appends a C++ backtrace), trimmed, with the paths of the files a compiler generated
+// (Inductor's cache, a temporary directory: any path ending in .cpp, .h, .hpp, .py, .so, .cu, .ptx,
+// .ttir, .ttgir or .llir) and their :line:column numbers replaced by <generated>, hashes (a word of 32
+// or more lower-case letters and digits: Inductor's cache keys) by <hash>, numbers and addresses (sizes, indices, pointers) replaced by N and
 // the names a compiler generates, which shrinking renumbers, by their pattern: Inductor's buffers,
 // temporaries, operations, index and size symbols (buf12, tmp3, op7, x0, s1, ks0 become bufN, tmpN,
 // opN, xN, sN, ksN), its kernels (cpp_fused_add_sin_3, triton_poi_fused_relu_0 become <kernel>),

@@ -36,6 +36,19 @@ TEST_CASE("messages are normalised to what survives shrinking the graph", "[fail
   CHECK(verdict::normalise_message("first line\nException raised from foo at bar.cpp:12 (most recent call first)") ==
         "first line");
   CHECK(verdict::normalise_message("trailing space  ") == "trailing space");
+  // A generated file's path and its line:column, and a cache key, read the same in every candidate.
+  CHECK(verdict::normalise_message(
+            "C++ compile error: /tmp/torchinductor_root/ab/cabc7f2kq3nxy5d.cpp:41:12: error: 'compile' was not "
+            "declared in this scope") ==
+        "C++ compile error: <generated>: error: 'compile' was not declared in this scope");
+  CHECK(verdict::normalise_message("Failed to import /tmp/tmpq1x/zz/czzqk4j5rl2f3mqbgnfb3kbcw5c5prn5zsxlx5oe7kzb.py") ==
+        "Failed to import <generated>");
+  CHECK(verdict::normalise_message("key fjq5ohbgxmwjzj4ynnrwvuyjybe6l6dyp3kgdh4xgdmb6blbw3lr missing") ==
+        "key <hash> missing");
+  // Paths of other files are left alone; one ending as a generated file does is one from its first '/'.
+  CHECK(verdict::normalise_message("cannot open /etc/minifyd/settings.json") == "cannot open /etc/minifyd/settings.json");
+  CHECK(verdict::normalise_message("torch/_inductor/ir.py:12 is where") == "torch<generated> is where");
+  CHECK(verdict::normalise_message("  indented") == "indented");
 }
 
 TEST_CASE("names a compiler generates are normalised, other names kept", "[failure_judge]") {

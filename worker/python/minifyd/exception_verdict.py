@@ -1,8 +1,8 @@
 # An exception from compiling or running a candidate as the verdict's exception_type, message and
-# raising frame. The message's first line is what the coordinator's failure signature keeps (numbers
-# and generated names normalised there), so it is made stable here: the same compile error in two
-# candidates must read the same, though each was compiled from a generated file with its own
-# hash-named path and line numbers. The raising frame tells two bugs with one message apart.
+# raising frame. The message's first line is what the coordinator's failure signature keeps, which
+# makes it the same for the same error in any candidate (generated files' paths, hashes, numbers and
+# generated names normalised there, daemon/verdict/failure_signature.h), so its first line names the
+# failure: a compiler's first error follows it. The raising frame tells two bugs with one message apart.
 import linecache
 import os
 import re
@@ -10,10 +10,6 @@ import sys
 
 # Wrappers that PyTorch versions put around the error a backend raised: their cause is the failure.
 WRAPPERS = ("BackendCompilerFailed", "InductorError", "LoweringException")
-# A generated file's path (Inductor's cache, a temp dir) and the line:column a compiler puts after it.
-GENERATED_PATH = re.compile(r"(?:/[^\s:'\"()]+)+\.(?:cpp|h|hpp|py|so|cu|ptx|ttir|ttgir|llir)(?::\d+)*")
-# Inductor's base32 cache keys and other long hex or base32 hashes.
-HASH = re.compile(r"\b[a-z0-9]{32,}\b")
 COMPILER_ERROR = re.compile(r"(?:^|\s)(?:fatal )?error:\s*(.+)")
 MAX_DETAIL = 8192
 
@@ -79,21 +75,16 @@ def type_name(error):
     return kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
 
 
-def normalise_line(text):
-    """A line with generated paths (and their line numbers) and hashes replaced by placeholders."""
-    return HASH.sub("<hash>", GENERATED_PATH.sub("<generated>", text)).strip()
-
-
 def summary_line(message):
     """The line that names the failure: for a compiler's output its first error, else the first line."""
     lines = [line for line in message.splitlines() if line.strip()]
     if not lines:
         return ""
-    first = normalise_line(lines[0])
+    first = lines[0].strip()
     for line in lines[1:]:
         found = COMPILER_ERROR.search(line)
         if found:
-            return f"{first}: {normalise_line(found.group(1))}"
+            return f"{first}: {found.group(1).strip()}"
     return first
 
 
