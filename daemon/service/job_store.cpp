@@ -1,23 +1,24 @@
-// What every job store shares: the states' names.
+// What every job store shares: the states' names, a job's name in errors.
 #include "daemon/service/job_store.h"
+
+#include "protocol/enum_names.h"
 
 namespace minifyd::service {
 
-const char* to_string(JobState state) {
-  switch (state) {
-    case JobState::queued: return "queued";
-    case JobState::running: return "running";
-    case JobState::done: return "done";
-    case JobState::failed: return "failed";
-    case JobState::cancelled: return "cancelled";
-  }
-  return "?";
-}
+namespace {
+
+constexpr protocol::EnumName<JobState> state_names[] = {{JobState::queued, "queued"},
+                                                        {JobState::running, "running"},
+                                                        {JobState::done, "done"},
+                                                        {JobState::failed, "failed"},
+                                                        {JobState::cancelled, "cancelled"}};
+
+}  // namespace
+
+const char* to_string(JobState state) { return protocol::name_of(state_names, state); }
 
 std::optional<JobState> parse_job_state(std::string_view text) {
-  for (JobState state : {JobState::queued, JobState::running, JobState::done, JobState::failed, JobState::cancelled})
-    if (text == to_string(state)) return state;
-  return std::nullopt;
+  return protocol::parse_name(state_names, std::string(text));
 }
 
 bool is_final(JobState state) {

@@ -100,8 +100,6 @@ std::int64_t integer(const PGresult* result, int row, int column) {
   return std::strtoll(PQgetvalue(result, row, column), nullptr, 10);
 }
 // Whether an UPDATE changed no row.
-bool changed_none(const PGresult* result) { return std::string(PQcmdTuples(const_cast<PGresult*>(result))) == "0"; }
-
 // A row of a libpq result, as job_row.h reads it (libpq gives NULL as "").
 class PgRow final : public JobRow {
  public:
@@ -207,16 +205,6 @@ class PostgresJobStore::Connection {
     return make_error(full ? ErrorKind::no_space : ErrorKind::io, description_ + ": " + doing + ": " + message);
   }
 
-  // `columns` of job `id`, one row, or not_found; takes mutex() itself.
-  Expected<Result> select_job(std::int64_t id, const char* columns) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    std::string sql = std::string("SELECT ") + columns + " FROM minifyd_jobs WHERE id = $1";
-    auto selected = run("reading " + job_name(id), sql.c_str(), {std::to_string(id)});
-    if (!selected) return selected.error();
-    if (PQntuples(selected->get()) == 0) return make_error(ErrorKind::not_found, "no " + job_name(id));
-    return selected;
-  }
-
  private:
   PGconn* connection_;
   std::string owner_;
@@ -226,7 +214,7 @@ class PostgresJobStore::Connection {
 };
 
 PostgresJobStore::PostgresJobStore(std::unique_ptr<Connection> connection, std::string url)
-    : db_(std::move(connection)), url_(std::move(url)) {}
+    : SqlJobStore("minifyd_jobs"), db_(std::move(connection)), url_(std::move(url)) {}
 PostgresJobStore::~PostgresJobStore() = default;
 
 Expected<std::unique_ptr<PostgresJobStore>> PostgresJobStore::open(const std::string& url, std::string owner,
@@ -278,53 +266,12 @@ Expected<std::int64_t> PostgresJobStore::submit(const NewJob& job) {
   return integer(inserted->get(), 0, 0);
 }
 
-Expected<JobRecord> PostgresJobStore::get(std::int64_t id) const {
-  auto selected = db_->select_job(id, job_record_columns);
-  if (!selected) return selected.error();
-  return read_job_record(PgRow(selected->get(), 0));
-}
-
-Expected<JobSummary> PostgresJobStore::summary(std::int64_t id) const {
-  auto selected = db_->select_job(id, job_summary_columns);
-  if (!selected) return selected.error();
-  return read_job_summary(PgRow(selected->get(), 0));
-}
-
-Expected<std::vector<JobSummary>> PostgresJobStore::list() const {
+Expected<void> PostgresJobStore::select(const SqlStatement& statement, const RowReader& read) const {
   std::lock_guard<std::mutex> lock(db_->mutex());
-  std::string sql = std::string("SELECT ") + job_summary_columns + " FROM minifyd_jobs ORDER BY id";
-  auto selected = db_->run("listing jobs", sql.c_str());
+  auto selected = db_->run(statement.doing, statement.sql.c_str(), {statement.parameters.begin(), statement.parameters.end()});
   if (!selected) return selected.error();
-  std::vector<JobSummary> jobs;
-  for (int row = 0; row < PQntuples(selected->get()); ++row) jobs.push_back(read_job_summary(PgRow(selected->get(), row)));
-  return jobs;
-}
-
-Expected<JobCounts> PostgresJobStore::counts() const {
-  std::lock_guard<std::mutex> lock(db_->mutex());
-  auto selected = db_->run("counting jobs", "SELECT state, count(*) FROM minifyd_jobs GROUP BY state");
-  if (!selected) return selected.error();
-  JobCounts counts;
-  for (int row = 0; row < PQntuples(selected->get()); ++row) {
-    auto count = static_cast<std::size_t>(integer(selected->get(), row, 1));
-    switch (parse_job_state(text(selected->get(), row, 0)).value_or(JobState::failed)) {
-      case JobState::queued: counts.queued += count; break;
-      case JobState::running: counts.running += count; break;
-      case JobState::done: counts.done += count; break;
-      case JobState::failed: counts.failed += count; break;
-      case JobState::cancelled: counts.cancelled += count; break;
-    }
-  }
-  return counts;
-}
-
-Expected<std::size_t> PostgresJobStore::queued_by(std::int64_t uid) const {
-  std::lock_guard<std::mutex> lock(db_->mutex());
-  auto selected = db_->run("counting the jobs of uid " + std::to_string(uid),
-                           "SELECT count(*) FROM minifyd_jobs WHERE state = 'queued' AND submitter_uid = $1",
-                           {std::to_string(uid)});
-  if (!selected) return selected.error();
-  return static_cast<std::size_t>(integer(selected->get(), 0, 0));
+  for (int row = 0; row < PQntuples(selected->get()); ++row) read(PgRow(selected->get(), row));
+  return {};
 }
 
 Expected<std::optional<JobRecord>> PostgresJobStore::claim_next(const std::vector<std::int64_t>& running_here) {
@@ -351,40 +298,14 @@ Expected<std::optional<JobRecord>> PostgresJobStore::claim_next(const std::vecto
   return std::optional<JobRecord>(read_job_record(PgRow(claimed->get(), 0)));
 }
 
-Expected<void> PostgresJobStore::save_checkpoint(const JobClaim& claim, const std::string& checkpoint_json) {
-  return save_while_running(claim, "checkpoint", checkpoint_json);
-}
-
-Expected<void> PostgresJobStore::save_analysis(const JobClaim& claim, const std::string& analysis_json) {
-  return save_while_running(claim, "analysis", analysis_json);
-}
-
-Expected<void> PostgresJobStore::save_while_running(const JobClaim& claim, const char* column, const std::string& text) {
+Expected<std::size_t> PostgresJobStore::update(const SqlStatement& statement) {
   std::lock_guard<std::mutex> lock(db_->mutex());
-  std::string sql = std::string("UPDATE minifyd_jobs SET ") + column +
-                    " = $1 WHERE id = $2 AND sessions = $3 AND state = 'running'";
-  auto updated = db_->run(std::string("saving the ") + column + " of " + job_name(claim.id), sql.c_str(),
-                          {text, std::to_string(claim.id), std::to_string(claim.session)});
+  auto updated = db_->run(statement.doing, statement.sql.c_str(), {statement.parameters.begin(), statement.parameters.end()});
   if (!updated) return updated.error();
-  if (changed_none(updated->get()))
-    return make_error(ErrorKind::not_found, not_running(claim) + ": " + column + " not saved");
-  return {};
+  return static_cast<std::size_t>(std::strtoull(PQcmdTuples(updated->get()), nullptr, 10));
 }
 
-Expected<void> PostgresJobStore::save_progress(const JobClaim& claim, const std::string& progress_json) {
-  std::lock_guard<std::mutex> lock(db_->mutex());
-  auto updated = db_->run("saving the progress of " + job_name(claim.id),
-                          "UPDATE minifyd_jobs SET progress = $1 WHERE id = $2 AND sessions = $3",
-                          {progress_json, std::to_string(claim.id), std::to_string(claim.session)});
-  if (!updated) return updated.error();
-  if (changed_none(updated->get()))
-    return make_error(ErrorKind::not_found, not_running(claim) + ": progress not saved");
-  return {};
-}
-
-Expected<void> PostgresJobStore::finish(const JobClaim& claim, JobState final_state, const std::string& text) {
-  if (!is_final(final_state))
-    return make_error(ErrorKind::invalid_input, std::string("finishing ") + job_name(claim.id) + " as " + to_string(final_state));
+Expected<void> PostgresJobStore::record_end(const JobClaim& claim, const JobEnd& end) {
   std::lock_guard<std::mutex> lock(db_->mutex());
   auto ended = db_->run("finishing " + job_name(claim.id),
                         "WITH ended AS (UPDATE minifyd_jobs SET state = $1, finished_at = " MINIFYD_PG_NOW
@@ -393,10 +314,8 @@ Expected<void> PostgresJobStore::finish(const JobClaim& claim, JobState final_st
                         "logged AS (INSERT INTO minifyd_job_events (job, at, event, owner, session) "
                         "SELECT id, " MINIFYD_PG_NOW ", $1, owner, sessions FROM ended) "
                         "SELECT count(*) FROM ended",
-                        {std::string(to_string(final_state)),
-                         final_state == JobState::done && !text.empty() ? Parameter(text) : std::nullopt,
-                         final_state == JobState::failed ? text : std::string(), std::to_string(claim.id),
-                         std::to_string(claim.session)});
+                        {std::string(to_string(end.state)), end.result.empty() ? std::nullopt : Parameter(end.result),
+                         end.error, std::to_string(claim.id), std::to_string(claim.session)});
   if (!ended) return ended.error();
   if (integer(ended->get(), 0, 0) == 0) return make_error(ErrorKind::not_found, not_running(claim) + ": not finished");
   return {};

@@ -10,14 +10,14 @@
 #include <memory>
 #include <string>
 
-#include "daemon/service/job_store.h"
+#include "daemon/service/sql_job_store.h"
 
 namespace minifyd::service {
 
 // Whether `location` names a PostgreSQL database (a postgresql:// or postgres:// URL) rather than a file.
 bool is_postgres_url(const std::string& location);
 
-class PostgresJobStore final : public JobStore {
+class PostgresJobStore final : public SqlJobStore {
  public:
   // Connects to the database at `url` and brings its schema up to this minifyd's version (several
   // daemons starting at once upgrade it once). Refuses a schema newer than this minifyd's, and a
@@ -27,18 +27,9 @@ class PostgresJobStore final : public JobStore {
   ~PostgresJobStore() override;
 
   Expected<std::int64_t> submit(const NewJob& job) override;
-  Expected<JobRecord> get(std::int64_t id) const override;
-  Expected<JobSummary> summary(std::int64_t id) const override;
-  Expected<std::vector<JobSummary>> list() const override;
-  Expected<JobCounts> counts() const override;
-  Expected<std::size_t> queued_by(std::int64_t uid) const override;
   // A queued job, or a running one whose lease ran out, claimed for this store's owner under FOR
   // UPDATE SKIP LOCKED: daemons claiming at once take different jobs without waiting for each other.
   Expected<std::optional<JobRecord>> claim_next(const std::vector<std::int64_t>& running_here) override;
-  Expected<void> save_checkpoint(const JobClaim& claim, const std::string& checkpoint_json) override;
-  Expected<void> save_analysis(const JobClaim& claim, const std::string& analysis_json) override;
-  Expected<void> save_progress(const JobClaim& claim, const std::string& progress_json) override;
-  Expected<void> finish(const JobClaim& claim, JobState final_state, const std::string& text) override;
   // Extends the leases of `held` that this owner still holds, by the lease's length from now.
   Expected<Renewal> renew(const std::vector<JobClaim>& held) override;
   Expected<JobState> request_cancel(std::int64_t id) override;
@@ -58,7 +49,9 @@ class PostgresJobStore final : public JobStore {
  private:
   class Connection;
   PostgresJobStore(std::unique_ptr<Connection> connection, std::string url);
-  Expected<void> save_while_running(const JobClaim& claim, const char* column, const std::string& text);
+  Expected<void> select(const SqlStatement& statement, const RowReader& read) const override;
+  Expected<std::size_t> update(const SqlStatement& statement) override;
+  Expected<void> record_end(const JobClaim& claim, const JobEnd& end) override;
 
   std::unique_ptr<Connection> db_;
   std::string url_;  // for listen()'s connection

@@ -183,66 +183,15 @@ Expected<std::int64_t> SqliteJobStore::submit(const NewJob& job) {
   return static_cast<std::int64_t>(sqlite3_last_insert_rowid(db_->db));
 }
 
-Expected<JobRecord> SqliteJobStore::get(std::int64_t id) const {
+Expected<void> SqliteJobStore::select(const SqlStatement& statement, const RowReader& read) const {
   std::lock_guard<std::mutex> lock(db_->mutex);
-  std::string sql = std::string("SELECT ") + job_record_columns + " FROM jobs WHERE id = ?";
-  Statement select(db_->db, sql.c_str());
-  select.bind(1, id);
-  int status = select.prepared() ? select.step() : SQLITE_ERROR;
-  if (status == SQLITE_DONE) return make_error(ErrorKind::not_found, "no " + job_name(id));
-  if (status != SQLITE_ROW) return db_->error("reading " + job_name(id));
-  return read_job_record(select);
-}
-
-Expected<JobSummary> SqliteJobStore::summary(std::int64_t id) const {
-  std::lock_guard<std::mutex> lock(db_->mutex);
-  std::string sql = std::string("SELECT ") + job_summary_columns + " FROM jobs WHERE id = ?";
-  Statement select(db_->db, sql.c_str());
-  select.bind(1, id);
-  int status = select.prepared() ? select.step() : SQLITE_ERROR;
-  if (status == SQLITE_DONE) return make_error(ErrorKind::not_found, "no " + job_name(id));
-  if (status != SQLITE_ROW) return db_->error("reading " + job_name(id));
-  return read_job_summary(select);
-}
-
-Expected<std::vector<JobSummary>> SqliteJobStore::list() const {
-  std::lock_guard<std::mutex> lock(db_->mutex);
-  std::string sql = std::string("SELECT ") + job_summary_columns + " FROM jobs ORDER BY id";
-  Statement select(db_->db, sql.c_str());
-  if (!select.prepared()) return db_->error("listing jobs");
-  std::vector<JobSummary> jobs;
+  Statement select(db_->db, statement.sql.c_str());
+  if (!select.prepared()) return db_->error(statement.doing);
+  for (std::size_t i = 0; i < statement.parameters.size(); ++i) select.bind(static_cast<int>(i) + 1, statement.parameters[i]);
   int status;
-  while ((status = select.step()) == SQLITE_ROW) jobs.push_back(read_job_summary(select));
-  if (status != SQLITE_DONE) return db_->error("listing jobs");
-  return jobs;
-}
-
-Expected<JobCounts> SqliteJobStore::counts() const {
-  std::lock_guard<std::mutex> lock(db_->mutex);
-  Statement select(db_->db, "SELECT state, COUNT(*) FROM jobs GROUP BY state");
-  if (!select.prepared()) return db_->error("counting jobs");
-  JobCounts counts;
-  int status;
-  while ((status = select.step()) == SQLITE_ROW) {
-    auto count = static_cast<std::size_t>(select.integer(1));
-    switch (parse_job_state(select.text(0)).value_or(JobState::failed)) {
-      case JobState::queued: counts.queued += count; break;
-      case JobState::running: counts.running += count; break;
-      case JobState::done: counts.done += count; break;
-      case JobState::failed: counts.failed += count; break;
-      case JobState::cancelled: counts.cancelled += count; break;
-    }
-  }
-  if (status != SQLITE_DONE) return db_->error("counting jobs");
-  return counts;
-}
-
-Expected<std::size_t> SqliteJobStore::queued_by(std::int64_t uid) const {
-  std::lock_guard<std::mutex> lock(db_->mutex);
-  Statement select(db_->db, "SELECT COUNT(*) FROM jobs WHERE state = 'queued' AND submitter_uid = ?");
-  select.bind(1, uid);
-  if (!select.prepared() || select.step() != SQLITE_ROW) return db_->error("counting the jobs of uid " + std::to_string(uid));
-  return static_cast<std::size_t>(select.integer(0));
+  while ((status = select.step()) == SQLITE_ROW) read(select);
+  if (status != SQLITE_DONE) return db_->error(statement.doing);
+  return {};
 }
 
 Expected<std::optional<JobRecord>> SqliteJobStore::claim_next(const std::vector<std::int64_t>& running_here) {
@@ -267,47 +216,23 @@ Expected<std::optional<JobRecord>> SqliteJobStore::claim_next(const std::vector<
   return std::optional<JobRecord>(std::move(*record));
 }
 
-Expected<void> SqliteJobStore::save_checkpoint(const JobClaim& claim, const std::string& checkpoint_json) {
-  return save_while_running(claim, "checkpoint", checkpoint_json);
-}
-
-Expected<void> SqliteJobStore::save_analysis(const JobClaim& claim, const std::string& analysis_json) {
-  return save_while_running(claim, "analysis", analysis_json);
-}
-
-Expected<void> SqliteJobStore::save_while_running(const JobClaim& claim, const char* column, const std::string& text) {
+Expected<std::size_t> SqliteJobStore::update(const SqlStatement& statement) {
   std::lock_guard<std::mutex> lock(db_->mutex);
-  std::string sql = std::string("UPDATE jobs SET ") + column + " = ? WHERE id = ? AND sessions = ? AND state = 'running'";
-  Statement update(db_->db, sql.c_str());
-  update.bind(1, text).bind(2, claim.id).bind(3, claim.session);
-  auto error = [&](const std::string& doing) { return db_->error(doing); };
-  auto changed = change(db_->db, update, error, std::string("saving the ") + column + " of " + job_name(claim.id));
+  Statement update(db_->db, statement.sql.c_str());
+  for (std::size_t i = 0; i < statement.parameters.size(); ++i) update.bind(static_cast<int>(i) + 1, statement.parameters[i]);
+  auto error = [&](const std::string& what) { return db_->error(what); };
+  auto changed = change(db_->db, update, error, statement.doing);
   if (!changed) return changed.error();
-  if (*changed == 0) return make_error(ErrorKind::not_found, not_running(claim) + ": " + column + " not saved");
-  return {};
+  return static_cast<std::size_t>(*changed);
 }
 
-Expected<void> SqliteJobStore::save_progress(const JobClaim& claim, const std::string& progress_json) {
-  std::lock_guard<std::mutex> lock(db_->mutex);
-  Statement update(db_->db, "UPDATE jobs SET progress = ? WHERE id = ? AND sessions = ?");
-  update.bind(1, progress_json).bind(2, claim.id).bind(3, claim.session);
-  auto error = [&](const std::string& doing) { return db_->error(doing); };
-  auto changed = change(db_->db, update, error, "saving the progress of " + job_name(claim.id));
-  if (!changed) return changed.error();
-  if (*changed == 0) return make_error(ErrorKind::not_found, not_running(claim) + ": progress not saved");
-  return {};
-}
-
-Expected<void> SqliteJobStore::finish(const JobClaim& claim, JobState final_state, const std::string& text) {
-  if (!is_final(final_state))
-    return make_error(ErrorKind::invalid_input, std::string("finishing ") + job_name(claim.id) + " as " + to_string(final_state));
+Expected<void> SqliteJobStore::record_end(const JobClaim& claim, const JobEnd& end) {
   std::lock_guard<std::mutex> lock(db_->mutex);
   Statement update(db_->db,
                    "UPDATE jobs SET state = ?, finished_at = ?, result = NULLIF(?, ''), error = ? "
                    "WHERE id = ? AND sessions = ? AND state = 'running'");
-  update.bind(1, to_string(final_state)).bind(2, unix_now());
-  update.bind(3, final_state == JobState::done ? text : std::string());
-  update.bind(4, final_state == JobState::failed ? text : std::string()).bind(5, claim.id).bind(6, claim.session);
+  update.bind(1, to_string(end.state)).bind(2, unix_now()).bind(3, end.result).bind(4, end.error);
+  update.bind(5, claim.id).bind(6, claim.session);
   auto error = [&](const std::string& doing) { return db_->error(doing); };
   auto changed = change(db_->db, update, error, "finishing " + job_name(claim.id));
   if (!changed) return changed.error();
