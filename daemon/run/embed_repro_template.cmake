@@ -2,13 +2,15 @@
 # fills them in, so the C++ side knows no marker and a template without them fails the build:
 #   before_loader    worker/python/minifyd/repro_template.py up to its `from minifyd.graph_format import` line
 #   loader           worker/python/minifyd/graph_format.py up to its "# ---- end of the loader:" line,
-#                    its "GRAPH_TARGETS_JSON = " line holding graph_targets.json as a raw string
+#                    its "GRAPH_TARGETS_JSON = " line holding graph_targets.json as a raw string, then
+#                    worker/python/minifyd/output_checks.py, in place of the template's
+#                    `from minifyd.output_checks import` line, which follows its loader line
 #   before_settings  the template after that line, up to and with the "SETTINGS_JSON = " that
 #                    starts its settings line
 #   after_settings   the template from the end of that line on
 # minifyd/repro_writer.py fills in the same two lines. Run by daemon/CMakeLists.txt:
-#   cmake -DGRAPH_FORMAT=graph_format.py -DGRAPH_TARGETS=graph_targets.json -DTEMPLATE=repro_template.py
-#         -DOUTPUT=header.h -P embed_repro_template.cmake
+#   cmake -DGRAPH_FORMAT=graph_format.py -DGRAPH_TARGETS=graph_targets.json -DOUTPUT_CHECKS=output_checks.py
+#         -DTEMPLATE=repro_template.py -DOUTPUT=header.h -P embed_repro_template.cmake
 cmake_minimum_required(VERSION 3.18)
 
 # The position of the one line of text that starts with prefix (in out_start) and of its end (out_end).
@@ -49,12 +51,19 @@ set(loader "${loader_head}${targets_prefix}r'''${graph_targets}'''${loader_tail}
 file(READ "${TEMPLATE}" template)
 set(settings_prefix "SETTINGS_JSON = ")
 find_line("${template}" "from minifyd.graph_format import" "${TEMPLATE}" loader_start loader_line_end)
+find_line("${template}" "from minifyd.output_checks import" "${TEMPLATE}" checks_start checks_end)
 find_line("${template}" "${settings_prefix}" "${TEMPLATE}" settings_start settings_end)
-if(NOT loader_line_end LESS settings_start)
-  message(FATAL_ERROR "${TEMPLATE}: the `from minifyd.graph_format import` line must come before the settings line")
+math(EXPR after_loader_line "${loader_line_end} + 1")
+if(NOT checks_start EQUAL after_loader_line)
+  message(FATAL_ERROR "${TEMPLATE}: the `from minifyd.output_checks import` line must follow the `from minifyd.graph_format import` line")
 endif()
+if(NOT checks_end LESS settings_start)
+  message(FATAL_ERROR "${TEMPLATE}: the import lines must come before the settings line")
+endif()
+file(READ "${OUTPUT_CHECKS}" output_checks)
+string(APPEND loader "${output_checks}")
 string(LENGTH "${settings_prefix}" prefix_length)
-math(EXPR before_settings_start "${loader_line_end} + 1")
+math(EXPR before_settings_start "${checks_end} + 1")
 math(EXPR before_settings_length "${settings_start} + ${prefix_length} - ${before_settings_start}")
 string(SUBSTRING "${template}" 0 ${loader_start} before_loader)
 string(SUBSTRING "${template}" ${before_settings_start} ${before_settings_length} before_settings)
@@ -72,7 +81,7 @@ foreach(part before_loader loader before_settings after_settings)
 endforeach()
 
 file(WRITE "${OUTPUT}"
-  "// Generated at build time by daemon/run/embed_repro_template.cmake from worker/python/minifyd/repro_template.py and\n"
-  "// worker/python/minifyd/graph_format.py: edit those, not this.\n"
+  "// Generated at build time by daemon/run/embed_repro_template.cmake from worker/python/minifyd/repro_template.py,\n"
+  "// worker/python/minifyd/graph_format.py and worker/python/minifyd/output_checks.py: edit those, not this.\n"
   "#pragma once\n\n#include <string_view>\n\nnamespace minifyd::run::repro_template {\n\n"
   "${body}\n}  // namespace minifyd::run::repro_template\n")

@@ -22,7 +22,7 @@ import threading
 import torch
 from torch.multiprocessing.reductions import StorageWeakRef
 
-from minifyd import captured_graph, config_options, exception_verdict, repro_template
+from minifyd import captured_graph, config_options, exception_verdict, output_checks
 from minifyd import graph_format as gf
 
 
@@ -206,4 +206,4 @@ def _accuracy_failure(graph_dir, outputs, inputs, strict):
     was written, its inputs read back from the store."""
     # Its notes go to stderr: the program's stdout is the program's.
     with torch.no_grad(), contextlib.redirect_stdout(sys.stderr):
-        return repro_template._accuracy_failure(lambda: gf.load_graph(graph_dir), outputs, strict, inputs)
+        return output_checks.accuracy_failure(lambda: gf.load_graph(graph_dir), outputs, strict, inputs)

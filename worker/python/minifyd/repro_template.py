@@ -13,12 +13,12 @@
 #
 # Every repro.py comes from one template, worker/python/minifyd/repro_template.py: its generators
 # (daemon/run/repro_script.cpp, minifyd/repro_writer.py) put the loader part of
-# minifyd/graph_format.py in place of the template's `from minifyd.graph_format import` line and the
-# repro's settings in place of its SETTINGS_JSON line.
+# minifyd/graph_format.py in place of the template's `from minifyd.graph_format import` line,
+# minifyd/output_checks.py (the nan and accuracy checks every verdict uses) in place of its
+# `from minifyd.output_checks import` line, and the repro's settings in place of its SETTINGS_JSON line.
 import argparse
 import faulthandler
 import json
-import math
 import os
 import re
 import shlex
@@ -29,6 +29,7 @@ import traceback
 import torch
 
 from minifyd.graph_format import FormatError, load_graph  # noqa: E402
+from minifyd.output_checks import accuracy_failure, leaves, nan_failure, non_finite  # noqa: E402
 
 # graph_dir: the graph directory; backend: eager, torchscript or plugin:/abs/path.so;
 # backend_options: {KEY: VALUE}; accuracy: off, accuracy or strict-accuracy; nan_check: fail on
@@ -36,22 +37,6 @@ from minifyd.graph_format import FormatError, load_graph  # noqa: E402
 # timeout_seconds: how long the check may take; minify: the `minify` executable, for plugins.
 SETTINGS_JSON = '{"graph_dir": null, "backend": "eager", "backend_options": {}, "accuracy": "off", "nan_check": false, "check_str": null, "timeout_seconds": 60, "minify": null}'
 SETTINGS = json.loads(SETTINGS_JSON)
-
-# As `minify query --accuracy` (the seeds' same_two_models): a floating output passes when allclose
-# to eager with this rtol and atol, or else when its RMSE against an fp64 run of the graph is at
-# most 2x eager's RMSE against it (3x for float16 and bfloat16) plus ACCURACY_TOLERANCE / 10.
-# `accuracy` ignores non-floating outputs; `strict-accuracy` requires them equal to eager's.
-ACCURACY_TOLERANCE = 1e-3
-
-
-def _leaves(value, path):
-    """(path, value) for every leaf of the nested tuples and lists a graph returns."""
-    if isinstance(value, (tuple, list)):
-        for i, item in enumerate(value):
-            yield from _leaves(item, f"{path}[{i}]")
-    else:
-        yield path, value
-
 
 def _describe(value):
     if not isinstance(value, torch.Tensor):
@@ -61,141 +46,8 @@ def _describe(value):
 
 
 def _print_outputs(outputs):
-    for path, value in _leaves(outputs, "output"):
+    for path, value in leaves(outputs, "output"):
         print(f"{path}: {_describe(value)}")
-
-
-def _is_floating(tensor):
-    return tensor.is_floating_point() or tensor.is_complex()
-
-
-def _non_finite(tensor):
-    """How many elements of a floating tensor are NaN or Inf (0 for other tensors)."""
-    if not isinstance(tensor, torch.Tensor) or not _is_floating(tensor):
-        return 0
-    return int((~torch.isfinite(tensor.detach())).sum().item())
-
-
-def _nan_failure(outputs):
-    """The nan check's failure text, or None when every output is finite."""
-    for path, value in _leaves(outputs, "output"):
-        count = _non_finite(value)
-        if count:
-            nans = int(torch.isnan(value.detach()).sum().item())
-            what = "Inf" if nans == 0 else "NaN" if nans == count else "NaN and Inf"
-            return f"{path} holds {what} ({count} of {value.numel()} elements) while no input does"
-    return None
-
-
-def _as_real_double(tensor):
-    tensor = tensor.detach()
-    return (torch.view_as_real(tensor.resolve_conj()) if tensor.is_complex() else tensor).to(torch.float64)
-
-
-def _rmse(reference, value):
-    if reference.numel() == 0:
-        return 0.0
-    return (_as_real_double(reference) - _as_real_double(value)).pow(2).mean().sqrt().item()
-
-
-def _fp64_graph(load):
-    """A fresh (GraphModule, inputs) computing in float64: floating inputs, constants and dtype
-    arguments become float64 (the seeds' cast_to_fp64). load() gives a fresh (GraphModule, inputs)."""
-    gm, inputs = load()
-
-    def upcast(value):
-        if isinstance(value, torch.dtype) and value.is_floating_point:
-            return torch.float64
-        if isinstance(value, torch.Tensor) and value.is_floating_point():
-            return value.detach().to(torch.float64)
-        if isinstance(value, (list, tuple)):
-            return type(value)(upcast(item) for item in value)
-        return value
-
-    for node in gm.graph.nodes:
-        node.args = upcast(node.args)
-        node.kwargs = {key: upcast(value) for key, value in node.kwargs.items()}
-        if node.op == "get_attr":
-            owner, _, attr = node.target.rpartition(".")
-            module = gm.get_submodule(owner) if owner else gm
-            setattr(module, attr, upcast(getattr(module, attr)))
-    gm.recompile()
-    return gm, [upcast(tensor) for tensor in inputs]
-
-
-def _fp64_run(load):
-    """(outputs, inputs after the run) of the graph computed in float64, or None when the graph cannot
-    run that way."""
-    gm, inputs = _fp64_graph(load)
-    try:
-        return gm(*inputs), inputs
-    except Exception as error:  # noqa: BLE001  (as the worker: no fp64 reference, no verdict from it)
-        print(f"fp64 reference failed: {type(error).__name__}: {error}")
-        return None
-
-
-def _results(outputs, inputs):
-    """[(path, value)] of what a run of the graph leaves behind: its outputs, and with `inputs` (the
-    tensors it ran on) each of them after the run, since a graph may update an input in place (AOT
-    autograd keeps an input's mutation in the graph as a copy_ into it) and a wrong update is a wrong
-    result that no output shows."""
-    found = list(_leaves(outputs, "output"))
-    if inputs is not None:
-        found += [(f"input[{i}]", value) for i, value in enumerate(inputs)]
-    return found
-
-
-def _compare_leaf(ref, res, reference, strict):
-    """The seeds' same() on one leaf: (failure text or None, max abs error against eager, rmse of the
-    compiled value against fp64, eager's). reference: the fp64 leaf, or None."""
-    if not isinstance(ref, torch.Tensor) or not isinstance(res, torch.Tensor):
-        if type(ref) is not type(res) or ref != res:
-            return f"{res!r} differs from eager's {ref!r}", 0.0, None, None
-        return None, 0.0, None, None
-    if ref.shape != res.shape:
-        return f"shape {list(res.shape)} differs from eager's {list(ref.shape)}", 0.0, None, None
-    if not _is_floating(ref):
-        if strict and not torch.equal(ref, res.to(ref.dtype).to(ref.device)):
-            return f"{str(ref.dtype).replace('torch.', '')} values differ from eager's", 0.0, None, None
-        return None, 0.0, None, None
-    ref64, res64 = _as_real_double(ref), _as_real_double(res.to(ref.device))
-    max_abs = (res64 - ref64).abs().nan_to_num(0, 0, 0).max().item() if ref.numel() else 0.0
-    rmse_compiled = rmse_eager = None
-    if isinstance(reference, torch.Tensor):
-        rmse_eager, rmse_compiled = _rmse(reference, ref), _rmse(reference, res.to(ref.device))
-    if torch.allclose(ref64, res64, ACCURACY_TOLERANCE, ACCURACY_TOLERANCE, equal_nan=True):
-        return None, max_abs, rmse_compiled, rmse_eager
-    if rmse_eager is None:
-        return f"compiled differs from eager (max abs error {max_abs})", max_abs, None, None
-    multiplier = 3.0 if res.dtype in (torch.float16, torch.bfloat16) else 2.0
-    # Eager itself cannot compute this stably in its precision: nothing to hold the compiled graph to.
-    if math.isnan(rmse_eager) or rmse_compiled <= multiplier * rmse_eager + ACCURACY_TOLERANCE / 10:
-        return None, max_abs, rmse_compiled, rmse_eager
-    return (f"compiled differs from eager (max abs error {max_abs}, rmse vs fp64 {rmse_compiled} compiled, "
-            f"{rmse_eager} eager)"), max_abs, rmse_compiled, rmse_eager
-
-
-def _accuracy_failure(load, compiled, strict, compiled_inputs=None):
-    """The accuracy check's failure text, or None (the criterion is at ACCURACY_TOLERANCE). load()
-    gives a fresh (GraphModule, inputs) for the eager and the fp64 run; compiled_inputs, when given,
-    are the inputs the compiled run ran on, compared after it as outputs are (_results)."""
-    eager_gm, eager_inputs = load()
-    eager_outputs = eager_gm(*eager_inputs)
-    with_inputs = compiled_inputs is not None
-    eager = _results(eager_outputs, eager_inputs if with_inputs else None)
-    results = _results(compiled, compiled_inputs)
-    if len(eager) != len(results):
-        return f"the compiled graph returns {len(results)} values, eager {len(eager)}"
-    fp64_run = _fp64_run(load)
-    if fp64_run is None and not strict:
-        return None
-    fp64 = ([value for _, value in _results(fp64_run[0], fp64_run[1] if with_inputs else None)]
-            if fp64_run is not None else None)
-    for i, ((path, ref), (_, res)) in enumerate(zip(eager, results)):
-        found = _compare_leaf(ref, res, fp64[i] if fp64 is not None else None, strict)[0]
-        if found:
-            return f"{path}: {found}"
-    return None
 
 
 def _enable_optimising_executor(options):
@@ -232,7 +84,7 @@ def _torchscript(graph_dir, gm, inputs, options):
 def _failure(graph_dir, gm, inputs, settings, save_outputs):
     """The failure of the backend on gm and inputs (loaded from graph_dir), as one line, or None."""
     # Judged on the inputs as loaded: the run may write to them in place.
-    check_nan = settings["nan_check"] and not any(_non_finite(tensor) for tensor in inputs)
+    check_nan = settings["nan_check"] and not any(non_finite(tensor) for tensor in inputs)
     try:
         if settings["backend"] == "torchscript":
             outputs = _torchscript(graph_dir, gm, inputs, settings["backend_options"])
@@ -247,11 +99,11 @@ def _failure(graph_dir, gm, inputs, settings, save_outputs):
     if save_outputs:
         torch.save(outputs, save_outputs)
     if check_nan:
-        found = _nan_failure(outputs)
+        found = nan_failure(outputs)
         if found:
             return f"nan: {found}"
     if settings["accuracy"] != "off":
-        found = _accuracy_failure(lambda: load_graph(graph_dir), outputs, settings["accuracy"] == "strict-accuracy")
+        found = accuracy_failure(lambda: load_graph(graph_dir), outputs, settings["accuracy"] == "strict-accuracy")
         if found:
             return f"accuracy: {found}"
     return None

@@ -6,11 +6,13 @@ import json
 import os
 
 from minifyd import graph_format as gf
+from minifyd import output_checks
 
 TEMPLATE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "repro_template.py")
 # Where the template is filled in; daemon/run/repro_script.cpp fills in the same lines.
 LOADER_END = "# ---- end of the loader:"
 LOADER_LINE = "from minifyd.graph_format import"
+CHECKS_LINE = "from minifyd.output_checks import"
 SETTINGS_LINE = "SETTINGS_JSON = "
 TARGETS_LINE = "GRAPH_TARGETS_JSON = "
 
@@ -33,7 +35,8 @@ def loader_source(loader):
 
 
 def repro_source(graph_dir):
-    """repro.py's text: the template with graph_format.py's loader and settings for eager on graph_dir."""
+    """repro.py's text: the template with graph_format.py's loader, output_checks.py and settings for eager
+    on graph_dir."""
     with open(gf.__file__) as f:
         source = f.read()
     if LOADER_END not in source:
@@ -46,6 +49,8 @@ def repro_source(graph_dir):
     settings["graph_dir"] = os.path.abspath(graph_dir)
     # JSON inside a JSON string: a valid Python string literal, whatever the path holds.
     filled = _replace_line(template, SETTINGS_LINE, SETTINGS_LINE + json.dumps(json.dumps(settings)) + "\n")
+    with open(output_checks.__file__) as f:
+        filled = _replace_line(filled, CHECKS_LINE, f.read())
     return _replace_line(filled, LOADER_LINE, loader_source(source.split(LOADER_END)[0]))
 
 

@@ -7,7 +7,7 @@ import operator
 import torch
 
 from minifyd import compile_backends
-from minifyd import repro_template as rt
+from minifyd import output_checks as checks
 from minifyd import worker_protocol as wp
 
 
@@ -102,7 +102,7 @@ def compiled_values(backend, entry, gm, inputs, names, tensor_valued, synchroniz
 
 
 def _leaves(value):
-    return [leaf for _, leaf in rt._leaves(value, "")]
+    return [leaf for _, leaf in checks.leaves(value, "")]
 
 
 def _bits(tensor):
@@ -126,9 +126,9 @@ def bitwise_equal(a, b):
 
 def _against(reference, value):
     """A floating value's distance from its fp64 reference, as wp.figures."""
-    value64, reference64 = rt._as_real_double(value.to(reference.device)), rt._as_real_double(reference)
+    value64, reference64 = checks.as_real_double(value.to(reference.device)), checks.as_real_double(reference)
     max_abs = (value64 - reference64).abs().nan_to_num(0, 0, 0).max().item() if reference.numel() else 0.0
-    return wp.figures(max_abs, rt._rmse(reference, value.to(reference.device)))
+    return wp.figures(max_abs, checks.rmse(reference, value.to(reference.device)))
 
 
 def measure(name, eager, compiled, fp64):
@@ -143,11 +143,11 @@ def measure(name, eager, compiled, fp64):
         if not isinstance(ref, torch.Tensor):
             continue
         reference = references[i] if i < len(references) and isinstance(references[i], torch.Tensor) else None
-        failure, max_abs, _, _ = rt._compare_leaf(ref, res, reference, strict=True)
+        failure, max_abs, _, _ = checks.compare_leaf(ref, res, reference, strict=True)
         key = (failure is not None, max_abs)
         if worst is not None and key <= worst[0]:
             continue
-        floating = (rt._is_floating(ref) and isinstance(res, torch.Tensor) and res.shape == ref.shape
+        floating = (checks.is_floating(ref) and isinstance(res, torch.Tensor) and res.shape == ref.shape
                     and reference is not None)
         worst = (key, wp.measurement(
             name, dtype=str(ref.dtype).replace("torch.", ""), shape=ref.shape, measured=True,

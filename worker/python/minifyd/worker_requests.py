@@ -10,7 +10,7 @@ import time
 
 import torch
 
-from minifyd import bisect_probe, compile_backends, exception_verdict, output_code, repro_template, value_analysis
+from minifyd import bisect_probe, compile_backends, exception_verdict, output_checks, output_code, value_analysis
 from minifyd.operator_libraries import LibraryError, OperatorLibraries
 from minifyd import graph_format as gf
 from minifyd import worker_protocol as wp
@@ -114,7 +114,7 @@ class RequestHandler:
         started = time.perf_counter()
         gm, inputs = load()
         timings = {"load_ms": (time.perf_counter() - started) * 1e3}
-        check_nan = request.nan_check and not any(repro_template._non_finite(t) for t in inputs)
+        check_nan = request.nan_check and not any(output_checks.non_finite(t) for t in inputs)
         probe = None if request.bisect is None else bisect_probe.Probe(request.backend, bisect_probe.graph_facts(gm, inputs),
                                                                           **request.bisect)
         capture = None if request.output_code is None else output_code.Capture()
@@ -211,14 +211,14 @@ class RequestHandler:
 
     def _judge(self, request, load, outputs, inputs, check_nan):
         if check_nan:
-            found = repro_template._nan_failure(outputs)
+            found = output_checks.nan_failure(outputs)
             if found:
                 return wp.failed("nan", found)
         if request.accuracy == "off":
             return wp.passed()
         # A candidate whose eager reference itself fails is not the accuracy bug being minimised.
         try:
-            found = repro_template._accuracy_failure(load, outputs, request.accuracy == "strict-accuracy", inputs)
+            found = output_checks.accuracy_failure(load, outputs, request.accuracy == "strict-accuracy", inputs)
             self.synchronize()
         except Exception as error:  # noqa: BLE001
             verdict = self._failure_of(error)
@@ -306,8 +306,8 @@ class RequestHandler:
                 return failed(self._failure_of(error), compile_ms, (time.perf_counter() - started) * 1e3)
         fp64 = fp64_again = None
         try:
-            fp64 = value_analysis.node_values(*repro_template._fp64_graph(load), set(names))
-            fp64_again = value_analysis.node_values(*repro_template._fp64_graph(load), set(names))
+            fp64 = value_analysis.node_values(*output_checks.fp64_graph(load), set(names))
+            fp64_again = value_analysis.node_values(*output_checks.fp64_graph(load), set(names))
         except Exception as error:  # noqa: BLE001  (as evaluate: no fp64 reference, no figures from it)
             print(f"fp64 reference failed: {type(error).__name__}: {error}")
         values = []
