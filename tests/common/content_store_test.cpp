@@ -1,4 +1,5 @@
-// The content store: verified reads, atomic concurrent writes from several processes, exact gc.
+// The content store: verified reads, atomic concurrent writes from several processes, exact gc, the
+// writer contract both languages keep.
 #include <catch2/catch.hpp>
 
 #include <sys/stat.h>
@@ -8,9 +9,13 @@
 #include <atomic>
 #include <csignal>
 #include <fstream>
+#include <set>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "common/content_store.h"
+#include "common/file_util.h"
 #include "common/sha256.h"
 #include "tests/support/temp_dir.h"
 
@@ -412,4 +417,57 @@ TEST_CASE("root names are checked", "[store]") {
   auto names = store.root_names();
   REQUIRE(names.has_value());
   CHECK(*names == std::vector<std::string>{"job-1.checkpoint_2"});
+}
+
+// The writer contract's cases, which Python's StoreWriter is held to as well (tests/roundtrip/test_store_writer.py).
+TEST_CASE("the store's writer keeps the contract's cases (store_writer_cases.json)", "[store]") {
+  auto text = minifyd::read_file(MINIFYD_STORE_WRITER_CASES);
+  REQUIRE(text.has_value());
+  nlohmann::json cases = nlohmann::json::parse(*text)["cases"];
+  REQUIRE(cases.size() >= 10);
+  for (const nlohmann::json& entry : cases) {
+    INFO(entry["name"].get<std::string>());
+    TempDir dir;
+    ContentStore store = make_store(dir);
+    minifyd::BlobBatch batch(store);
+    std::vector<std::string> put_hashes;
+    for (const nlohmann::json& blob : entry["blobs"]) {
+      std::string bytes = blob.get<std::string>();
+      auto hash = batch.put(bytes.data(), bytes.size());
+      REQUIRE(hash.has_value());
+      CHECK(*hash == minifyd::sha256_hex(bytes.data(), bytes.size()));
+      put_hashes.push_back(*hash);
+    }
+    REQUIRE(batch.sync().has_value());
+    std::vector<std::string> named;
+    for (const nlohmann::json& blob : entry["root_blobs"])
+      named.push_back(blob.is_number() ? put_hashes.at(blob.get<std::size_t>()) : blob.get<std::string>());
+    std::string root = entry["root"].get<std::string>();
+    auto written = store.write_root(root, named);
+    std::filesystem::path store_dir = dir / "store";
+    if (entry.contains("refused")) {
+      REQUIRE_FALSE(written.has_value());
+      for (const nlohmann::json& part : entry["refused"])
+        CHECK_THAT(written.error().message, Catch::Contains(part.get<std::string>()));
+      CHECK(std::filesystem::is_empty(store_dir / "roots"));
+      continue;
+    }
+    REQUIRE(written.has_value());
+    for (const std::string& hash : put_hashes) {
+      auto bytes = minifyd::read_file(store_dir / "blobs" / hash.substr(0, 2) / hash);
+      REQUIRE(bytes.has_value());
+      CHECK(minifyd::sha256_hex(bytes->data(), bytes->size()) == hash);
+    }
+    std::set<std::string> distinct(put_hashes.begin(), put_hashes.end());
+    CHECK(store.stat().value().blobs == distinct.size());
+    CHECK(store.stat().value().missing_blobs == 0);
+    auto record = minifyd::read_file(store_dir / "roots" / (root + ".json"));
+    REQUIRE(record.has_value());
+    nlohmann::json parsed = nlohmann::json::parse(*record);
+    CHECK(parsed["format"] == "minifyd.store-root");
+    CHECK(parsed["version"] == 1);
+    CHECK(parsed["blobs"].get<std::vector<std::string>>() == named);
+    CHECK(minifyd::read_file(store_dir / "VERSION").value() == "minifyd-store 1\n");
+    CHECK(std::filesystem::is_empty(store_dir / "tmp"));
+  }
 }

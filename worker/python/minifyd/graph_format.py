@@ -553,9 +553,14 @@ class StoreWriter:
         return digest
 
     def write_root(self, name, digests):
-        """Records which blobs root name needs, then releases the lock."""
+        """Records which blobs root name needs, then releases the lock. Refuses a name outside
+        [A-Za-z0-9._-]+ and what is no SHA-256 digest, as common/content_store.h's write_root does."""
         if not re.fullmatch(r"[A-Za-z0-9._-]+", name) or name in (".", ".."):
             raise FormatError(f"root name {name!r} must match [A-Za-z0-9._-]+")
+        digests = list(digests)
+        for digest in digests:
+            if not (isinstance(digest, str) and SHA256_HEX.fullmatch(digest)):
+                raise FormatError(f"root {name}: {digest!r} is not a SHA-256 digest")
         self._hold_lock()
         for blob in dict.fromkeys(self._unsynced):  # a blob put several times is synced once
             sync_file(blob)
