@@ -1,7 +1,8 @@
-// The on-disk content store: blobs/ab/<hash>, roots/<name>.json, tmp/, VERSION, lock.
+// The on-disk content store: its layout, locks, reads and roots (blobs/ab/<hash>, roots/<name>.json, tmp/,
+// VERSION, lock); content_store_writes.cpp writes blobs, content_store_maintenance.cpp lists, verifies and
+// collects.
 #include "common/content_store.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -11,7 +12,6 @@
 #include <cctype>
 #include <cerrno>
 #include <optional>
-#include <set>
 #include <system_error>
 
 #include <nlohmann/json.hpp>
@@ -28,84 +28,24 @@ namespace fs = std::filesystem;
 constexpr const char* root_format = "minifyd.store-root";
 constexpr int root_format_version = 1;
 
-Error blob_error(ErrorKind kind, std::string_view hash, const std::string& what) {
-  return make_error(kind, "blob " + std::string(hash) + ": " + what);
-}
-
-// A blob's bytes against its name.
-Expected<void> verify_bytes(std::string_view hash, const void* data, std::size_t size) {
-  if (sha256_hex(data, size) != hash)
-    return blob_error(ErrorKind::corrupt, hash, "corrupted: its " + std::to_string(size) + " bytes hash to something else");
-  return {};
-}
-
 // The store's layout: directories and files it reaches by these names, none of them a link.
 constexpr const char* store_directories[] = {"blobs", "tmp", "roots"};
 constexpr const char* version_file_name = "VERSION";
 constexpr const char* lock_file_name = "lock";
-constexpr const char* temp_directory_name = "tmp";
-
-// Letters and digits, and those of `extra`: what mkstemp and Python's tempfile draw names from.
-bool is_drawn_name(std::string_view text, std::string_view extra) {
-  return std::all_of(text.begin(), text.end(), [&](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || extra.find(c) != std::string_view::npos;
-  });
-}
-
-// The names the store's writers give their temp files: write_file_atomic's ".NAME.XXXXXX" and
-// Python's tempfile.mkstemp "tmpXXXXXXXX" (graph_format.py's StoreWriter).
-bool is_temp_file_name(std::string_view name) {
-  bool ours = name.size() > 8 && name.front() == '.' && name[name.size() - 7] == '.' &&
-              is_drawn_name(name.substr(name.size() - 6), "");
-  bool python = name.size() == 11 && name.substr(0, 3) == "tmp" && is_drawn_name(name.substr(3), "_");
-  return ours || python;
-}
-
-bool is_fanout_name(std::string_view name) {
-  return name.size() == 2 && std::all_of(name.begin(), name.end(), [](char c) {
-           return std::isdigit(static_cast<unsigned char>(c)) || (c >= 'a' && c <= 'f');
-         });
-}
-
-// A directory's entry names (without . and ..), read from an open descriptor of it (its own, which
-// fdopendir takes over): no link on the way to it was followed by whoever opened it.
-// The names in the open directory `dir` (path names it in errors), read through a second descriptor of
-// it: `dir` stays open for the *at() calls on what is listed.
-Expected<std::vector<std::string>> entry_names(const OpenFile& dir, const fs::path& path) {
-  OpenFile listed{::dup(dir.fd)};
-  if (listed.fd < 0) return errno_error(path.string(), errno);
-  DIR* stream = ::fdopendir(listed.fd);
-  if (stream == nullptr) return errno_error(path.string(), errno);
-  listed.fd = -1;  // closedir closes it
-  std::vector<std::string> names;
-  errno = 0;
-  while (const dirent* entry = ::readdir(stream)) {
-    std::string name = entry->d_name;
-    if (name != "." && name != "..") names.push_back(std::move(name));
-  }
-  int saved = errno;
-  ::closedir(stream);
-  if (saved != 0) return errno_error(path.string(), saved);
-  return names;
-}
-
-// A directory of the store, opened without following a link, and the names in it.
-struct Listing {
-  OpenFile dir;
-  std::vector<std::string> names;
-};
-
-// root/relative's Listing; nullopt where it does not exist.
-Expected<std::optional<Listing>> list_under(const fs::path& root, const fs::path& relative) {
-  auto dir = open_under(root, relative, O_RDONLY | O_DIRECTORY);
-  if (!dir && dir.error().kind == ErrorKind::not_found) return std::optional<Listing>();
-  if (!dir) return dir.error();
-  auto names = entry_names(*dir, root / relative);
-  if (!names) return names.error();
-  return std::optional<Listing>(Listing{std::move(*dir), std::move(*names)});
-}
 
 }  // namespace
+
+Error ContentStore::blob_error(ErrorKind kind, std::string_view hash, const std::string& what) {
+  return make_error(kind, "blob " + std::string(hash) + ": " + what);
+}
+
+
+// A blob's bytes against its name.
+Expected<void> ContentStore::verify_bytes(std::string_view hash, const void* data, std::size_t size) {
+  if (sha256_hex(data, size) != hash)
+    return blob_error(ErrorKind::corrupt, hash, "corrupted: its " + std::to_string(size) + " bytes hash to something else");
+  return {};
+}
 
 bool is_valid_root_name(std::string_view name) {
   if (name.empty() || name == "." || name == "..") return false;
@@ -173,18 +113,6 @@ Expected<RegularFile> ContentStore::open_blob(std::string_view hash, std::option
   return file;
 }
 
-Expected<void> ContentStore::make_fanout(std::string_view hash) const {
-  fs::path fanout = blob_relative(hash).parent_path();
-  auto blobs = open_under(root_, "blobs", O_RDONLY | O_DIRECTORY);
-  if (!blobs) return blobs.error();
-  std::string name = fanout.filename().string();
-  if (::mkdirat(blobs->fd, name.c_str(), 0755) != 0 && errno != EEXIST)
-    return errno_error("creating " + (root_ / fanout).string(), errno);
-  auto made = open_under(root_, fanout, O_RDONLY | O_DIRECTORY);
-  if (!made) return made.error();
-  return {};
-}
-
 fs::path ContentStore::root_path(std::string_view name) const {
   return root_ / "roots" / (std::string(name) + ".json");
 }
@@ -217,82 +145,6 @@ Expected<StoreLock> ContentStore::lock_exclusive() const {
 }
 
 Expected<std::optional<StoreLock>> ContentStore::try_lock_exclusive() const { return lock(LOCK_EX | LOCK_NB); }
-
-Expected<std::string> ContentStore::put(const void* data, std::size_t size) const {
-  return put(data, size, FileSync::now);
-}
-
-Expected<std::string> ContentStore::put(const void* data, std::size_t size, FileSync sync) const {
-  std::string hash = sha256_hex(data, size);
-  fs::path path = blob_path(hash);
-  if (open_blob(hash, size)) return hash;
-  auto held = lock_shared();
-  if (!held) return held.error();
-  if (auto fanout = make_fanout(hash); !fanout) return fanout.error().with_context("storing blob " + hash);
-  auto written = write_file_atomic(path, std::string_view(static_cast<const char*>(data), size), root_ / "tmp", sync);
-  if (!written) return written.error().with_context("storing blob " + hash);
-  return hash;
-}
-
-Expected<std::string> BlobBatch::put(const void* data, std::size_t size) {
-  auto hash = store_.put(data, size, FileSync::later);
-  if (hash) hashes_.push_back(*hash);
-  return hash;
-}
-
-Expected<void> BlobBatch::put_from(const ContentStore& source, std::string_view hash, std::size_t size) {
-  if (auto checked = source.open_blob(hash, size); !checked) return checked.error();
-  auto linked = store_.link_from(source, hash, size);
-  if (!linked) return linked.error();
-  if (!*linked && size == 0) {  // verified as read: nothing, which has no mapping
-    if (auto empty = source.get(hash, 0); !empty) return empty.error();
-    if (auto put = store_.put("", 0, FileSync::later); !put) return put.error();
-  } else if (!*linked) {  // copied from a verified mapping, never a buffer of the blob's size
-    auto mapped = source.map(hash, size);
-    if (!mapped) return mapped.error();
-    if (auto put = store_.put(mapped->data(), size, FileSync::later); !put) return put.error();
-  }
-  hashes_.emplace_back(hash);
-  return {};
-}
-
-Expected<void> BlobBatch::sync() {
-  // Storages of equal bytes (a propagation's) put one blob several times: it is synced once.
-  std::sort(hashes_.begin(), hashes_.end());
-  hashes_.erase(std::unique(hashes_.begin(), hashes_.end()), hashes_.end());
-  for (const std::string& hash : hashes_)
-    if (auto synced = sync_file(store_.blob_path(hash)); !synced) return synced.error().with_context("storing blob " + hash);
-  hashes_.clear();
-  return {};
-}
-
-Expected<bool> ContentStore::link_from(const ContentStore& source, std::string_view hash, std::size_t size) const {
-  if (!is_sha256_hex(hash)) return blob_error(ErrorKind::invalid_input, hash, "not a SHA-256 digest");
-  fs::path from = source.blob_path(hash);
-  fs::path to = blob_path(hash);
-  if (auto fanout = make_fanout(hash); !fanout) return fanout.error();
-  if (::link(from.c_str(), to.c_str()) != 0) {
-    int saved = errno;
-    if (saved == ENOENT) return source.read_error(errno_error(from.string(), saved), hash);
-    if (saved == EEXIST && contains(hash)) return true;  // another writer put it meanwhile
-    // Another file system, hard links refused (protected_hardlinks, a file system without them).
-    return false;
-  }
-  // Checked as linked, not as named before: the name may have been given to another file meanwhile.
-  // A file another user may write could change under the store's name: that one is copied.
-  struct stat file {};
-  bool own = ::lstat(to.c_str(), &file) == 0 && S_ISREG(file.st_mode) && file.st_uid == ::geteuid() &&
-             (file.st_mode & (S_IWGRP | S_IWOTH)) == 0 && size > 0;
-  std::optional<Error> refused;
-  if (own) {
-    auto verified = map(hash, size);
-    if (verified) return true;
-    refused = verified.error();
-  }
-  if (::unlink(to.c_str()) != 0 && errno != ENOENT) return errno_error("unlinking " + to.string(), errno);
-  if (refused) return *refused;
-  return false;
-}
 
 bool ContentStore::contains(std::string_view hash) const { return open_blob(hash, std::nullopt).has_value(); }
 
@@ -375,204 +227,12 @@ Expected<std::vector<std::string>> ContentStore::read_root(std::string_view name
   return hashes;
 }
 
-Expected<std::vector<std::string>> ContentStore::root_names() const {
-  std::vector<std::string> names;
-  auto roots = list_under(root_, "roots");
-  if (!roots) return roots.error();
-  if (!*roots) return names;
-  for (const std::string& file : (*roots)->names) {
-    if (file.size() > 5 && file.compare(file.size() - 5, 5, ".json") == 0 && file[0] != '.')
-      names.push_back(file.substr(0, file.size() - 5));
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
 Expected<void> ContentStore::remove_root(std::string_view name) const {
   if (!is_valid_root_name(name))
     return make_error(ErrorKind::invalid_input, "root name '" + std::string(name) + "' must match [A-Za-z0-9._-]+");
   if (::unlink(root_path(name).c_str()) != 0 && errno != ENOENT)
     return errno_error(root_path(name).string(), errno);
   return {};
-}
-
-Expected<ContentStore::BlobListing> ContentStore::list_blobs() const {
-  BlobListing listing;
-  auto blobs = list_under(root_, "blobs");
-  if (!blobs) return blobs.error();
-  if (!*blobs) return listing;
-  for (const std::string& fanout : (*blobs)->names) {
-    fs::path relative = fs::path("blobs") / fanout;
-    if (!is_fanout_name(fanout)) {
-      listing.strangers.push_back(relative.string() + ": not a directory of blobs (named by two hex digits)");
-      continue;
-    }
-    auto fanout_listing = list_under(root_, relative);
-    if (!fanout_listing) return fanout_listing.error();
-    if (!*fanout_listing) continue;  // removed since blobs/ was listed
-    int dir_fd = (*fanout_listing)->dir.fd;
-    for (const std::string& name : (*fanout_listing)->names) {
-      struct stat info {};
-      bool is_blob = is_sha256_hex(name) && name.compare(0, 2, fanout) == 0;
-      bool regular = ::fstatat(dir_fd, name.c_str(), &info, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(info.st_mode);
-      if (is_blob && regular) {
-        listing.hashes.push_back(name);
-        listing.bytes += static_cast<std::uint64_t>(info.st_size);
-      } else {
-        listing.strangers.push_back((relative / name).string() + (is_blob ? ": not a regular file" : ": not a blob name"));
-      }
-    }
-  }
-  std::sort(listing.hashes.begin(), listing.hashes.end());
-  return listing;
-}
-
-Expected<void> ContentStore::verify_blob(std::string_view hash) const {
-  auto file = open_blob(hash, std::nullopt);
-  if (!file) return file.error();
-  // Streamed: a blob of any size (a sparse 8 GiB one among them) costs one buffer, not its size.
-  Sha256 hasher;
-  std::vector<char> buffer(1 << 20);
-  std::uint64_t total = 0;
-  for (;;) {
-    ssize_t got = ::read(file->file.fd, buffer.data(), buffer.size());
-    if (got < 0 && errno == EINTR) continue;
-    if (got < 0) return read_error(errno_error(blob_path(hash).string(), errno), hash);
-    if (got == 0) break;
-    hasher.update(buffer.data(), static_cast<std::size_t>(got));
-    total += static_cast<std::uint64_t>(got);
-  }
-  if (hasher.finish_hex() != hash)
-    return blob_error(ErrorKind::corrupt, hash, "corrupted: its " + std::to_string(total) + " bytes hash to something else");
-  return {};
-}
-
-Expected<std::uint64_t> ContentStore::remove_blob(std::string_view hash) const {
-  fs::path fanout = blob_relative(hash).parent_path();
-  auto dir = open_under(root_, fanout, O_RDONLY | O_DIRECTORY);
-  if (!dir) return dir.error();
-  std::string name(hash);
-  struct stat info {};
-  if (::fstatat(dir->fd, name.c_str(), &info, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(info.st_mode)) return 0;
-  if (::unlinkat(dir->fd, name.c_str(), 0) != 0 && errno != ENOENT) return errno_error(blob_path(hash).string(), errno);
-  return static_cast<std::uint64_t>(info.st_size);
-}
-
-Expected<std::uint64_t> ContentStore::sweep_temp_files() const {
-  auto temps = list_under(root_, temp_directory_name);
-  if (!temps) return temps.error();
-  if (!*temps) return 0;
-  int dir_fd = (*temps)->dir.fd;
-  std::uint64_t removed = 0;
-  for (const std::string& name : (*temps)->names) {
-    struct stat info {};
-    if (!is_temp_file_name(name) || ::fstatat(dir_fd, name.c_str(), &info, AT_SYMLINK_NOFOLLOW) != 0 ||
-        !S_ISREG(info.st_mode))
-      continue;
-    if (::unlinkat(dir_fd, name.c_str(), 0) == 0) ++removed;
-  }
-  return removed;
-}
-
-namespace {
-
-// The union of all roots' blobs; an unreadable root is an error, since ignoring it could let gc
-// delete what it protects. A root removed since the listing (another run finishing: removal takes
-// no lock) protects nothing any more and is skipped.
-Expected<std::set<std::string>> referenced_blobs(const ContentStore& store, std::uint64_t* root_count) {
-  auto names = store.root_names();
-  if (!names) return names.error();
-  std::uint64_t read = 0;
-  std::set<std::string> referenced;
-  for (const std::string& name : *names) {
-    auto hashes = store.read_root(name);
-    if (!hashes && hashes.error().kind == ErrorKind::not_found) continue;
-    if (!hashes) return hashes.error();
-    ++read;
-    referenced.insert(hashes->begin(), hashes->end());
-  }
-  if (root_count) *root_count = read;
-  return referenced;
-}
-
-}  // namespace
-
-Expected<StoreStats> ContentStore::stat() const {
-  StoreStats stats;
-  auto referenced = referenced_blobs(*this, &stats.roots);
-  if (!referenced) return referenced.error();
-  auto listing = list_blobs();
-  if (!listing) return listing.error();
-  const std::vector<std::string>& hashes = listing->hashes;
-  stats.blobs = hashes.size();
-  stats.bytes = listing->bytes;
-  for (const std::string& hash : *referenced) {
-    if (std::binary_search(hashes.begin(), hashes.end(), hash)) ++stats.referenced_blobs;
-    else ++stats.missing_blobs;
-  }
-  return stats;
-}
-
-Expected<VerifyReport> ContentStore::verify() const {
-  VerifyReport report;
-  auto listing = list_blobs();
-  if (!listing) return listing.error();
-  const std::vector<std::string>& hashes = listing->hashes;
-  report.problems = listing->strangers;
-  report.blobs_checked = hashes.size() + listing->strangers.size();
-  for (const std::string& hash : hashes)
-    if (auto verified = verify_blob(hash); !verified) report.problems.push_back(verified.error().message);
-  auto names = root_names();
-  if (!names) return names.error();
-  for (const std::string& name : *names) {
-    auto root_hashes = read_root(name);
-    if (!root_hashes) {
-      report.problems.push_back(root_hashes.error().message);
-      continue;
-    }
-    for (const std::string& hash : *root_hashes)
-      if (!std::binary_search(hashes.begin(), hashes.end(), hash))
-        report.problems.push_back("root " + name + " names blob " + hash + ", which is missing");
-  }
-  return report;
-}
-
-Expected<GcReport> ContentStore::gc() const {
-  auto held = lock_exclusive();
-  if (!held) return held.error();
-  return collect(*held);
-}
-
-Expected<std::optional<GcReport>> ContentStore::gc_if_idle() const {
-  auto held = try_lock_exclusive();
-  if (!held) return held.error();
-  if (!*held) return std::optional<GcReport>();
-  auto collected = collect(**held);
-  if (!collected) return collected.error();
-  return std::optional<GcReport>(std::move(*collected));
-}
-
-Expected<GcReport> ContentStore::collect(const StoreLock&) const {
-  auto referenced = referenced_blobs(*this, nullptr);
-  if (!referenced) return referenced.error().with_context("gc refused");
-  auto listing = list_blobs();
-  if (!listing) return listing.error();
-  GcReport report;
-  for (const std::string& hash : listing->hashes) {
-    if (referenced->count(hash) != 0) {
-      ++report.blobs_kept;
-      continue;
-    }
-    auto removed = remove_blob(hash);
-    if (!removed) return removed.error();
-    ++report.blobs_removed;
-    report.bytes_removed += *removed;
-  }
-  // Under the exclusive lock no write is in progress, so every temp file is a leftover.
-  auto temps = sweep_temp_files();
-  if (!temps) return temps.error();
-  report.temp_files_removed = *temps;
-  return report;
 }
 
 }  // namespace minifyd

@@ -108,6 +108,10 @@ class ContentStore {
   std::filesystem::path root_path(std::string_view name) const;
   // A failed read of a blob as an error naming it; a missing one also names the store.
   Error read_error(const Error& error, std::string_view hash) const;
+  // "blob HASH: WHAT", of `kind`.
+  static Error blob_error(ErrorKind kind, std::string_view hash, const std::string& what);
+  // A blob's bytes against its name: corrupt when they hash to something else.
+  static Expected<void> verify_bytes(std::string_view hash, const void* data, std::size_t size);
   // What blobs/ holds: the blobs, and every entry the store would not have written.
   struct BlobListing {
     std::vector<std::string> hashes;    // sorted: regular files blobs/XX/<hash starting XX>
