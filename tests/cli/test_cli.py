@@ -11,7 +11,7 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "worker", "python"))
 from minifyd import export as export_fx  # noqa: E402
-from minifyd import graph_format  # noqa: E402
+from minifyd import graph_writer as gw  # noqa: E402
 
 
 def small_graph(out_dir):
@@ -130,7 +130,7 @@ def test_corrupted_blob_exit_status(minify, work):
 def test_store_commands(minify, work):
     graph = small_graph(os.path.join(work, "store"))
     store_dir = os.path.join(graph, "store")
-    with graph_format.StoreWriter(store_dir) as store:
+    with gw.StoreWriter(store_dir) as store:
         orphan = store.put(b"nobody references me")
     code, out, err = run(minify, "store", "stat", "--json", graph)
     stats = json.loads(out)

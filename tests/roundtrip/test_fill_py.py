@@ -13,6 +13,7 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "worker", "python"))
 from minifyd import graph_format  # noqa: E402
+from minifyd import graph_writer as gw  # noqa: E402
 
 DOCS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "graph-format.md")
 RANDOM_FLOATS = {"kind": "random", "dtype": "float32", "seed": 0, "low": -1.0, "high": 2.0}
@@ -36,7 +37,7 @@ def document(storages):
 
 def write_graph(graph_dir, doc):
     shutil.rmtree(graph_dir, ignore_errors=True)
-    with graph_format.StoreWriter(os.path.join(graph_dir, "store")) as store:
+    with gw.StoreWriter(os.path.join(graph_dir, "store")) as store:
         store.write_root("graph", [])
     with open(os.path.join(graph_dir, "graph.json"), "w") as f:
         json.dump(doc, f)

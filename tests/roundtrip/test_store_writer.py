@@ -10,6 +10,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "worker", "python"))
 from minifyd import graph_format  # noqa: E402
+from minifyd import graph_writer as gw  # noqa: E402
 
 CASES = os.path.join(HERE, "..", "common", "store_writer_cases.json")
 
@@ -21,7 +22,7 @@ def expect(condition, what):
 
 def check_case(case, store_dir):
     name = case["name"]
-    with graph_format.StoreWriter(store_dir) as writer:
+    with gw.StoreWriter(store_dir) as writer:
         put = [writer.put(text.encode()) for text in case["blobs"]]
         for text, digest in zip(case["blobs"], put):
             expect(digest == hashlib.sha256(text.encode()).hexdigest(), f"{name}: put named {text!r} {digest}")

@@ -13,7 +13,7 @@ from torch.utils._pytree import tree_flatten
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "worker", "python"))
-from minifyd import graph_format  # noqa: E402
+from minifyd import graph_writer as gw  # noqa: E402
 from output_comparison import outputs_agree  # noqa: E402
 
 
@@ -62,7 +62,7 @@ def op_name(node):
     """The operator name the plugin matches `op` against ("aten::mul.Tensor"), or None."""
     if node.op != "call_function":
         return None
-    return graph_format.target_name(node.target, node.name)
+    return gw.target_name(node.target, node.name)
 
 
 def _flat(outputs):

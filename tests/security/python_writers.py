@@ -17,14 +17,15 @@ import torch  # noqa: E402
 
 from minifyd import after_aot_repro, compile_backends, repro_writer, shape_shrink  # noqa: E402
 from minifyd import graph_format as gf  # noqa: E402
+from minifyd import graph_writer as gw  # noqa: E402
 
 
 def base(out):
     """x: input, c: constant; add(x, c, alpha=2); div(add, x, rounding_mode='floor'); both returned."""
     os.makedirs(out, exist_ok=True)
-    with gf.StoreWriter(os.path.join(out, "store")) as store:
+    with gw.StoreWriter(os.path.join(out, "store")) as store:
         x, c = torch.arange(1.0, 5.0), torch.full((4,), 3.0)
-        storages = [{"hash": store.put(gf.storage_bytes(t)), "nbytes": 16, "device": "cpu"} for t in (x, c)]
+        storages = [{"hash": store.put(gw.storage_bytes(t)), "nbytes": 16, "device": "cpu"} for t in (x, c)]
         store.write_root("graph", sorted({s["hash"] for s in storages}))
     meta = {"dtype": "float32", "shape": [4], "stride": [1], "storage_offset": 0, "requires_grad": False}
     doc = {"format": gf.GRAPH_FORMAT, "version": gf.GRAPH_VERSION, "storages": storages,

@@ -17,6 +17,7 @@ import torch
 
 from minifyd import compile_backends
 from minifyd import graph_format as gf
+from minifyd import graph_writer as gw
 from minifyd import repro_arguments
 from minifyd import worker_protocol as wp
 from minifyd.operator_libraries import LibraryError, OperatorLibraries
@@ -156,7 +157,7 @@ def write_repro(graph_dir, out_path, backend, options, accuracy, libraries=()):
     if backend != "inductor" or compile_backends.inductor_entry(options) == "compile_fx":
         source = source[:source.index("if __name__ == '__main__':")] + AOT_MAIN.format(save_dir=save_dir,
                                                                                         backend=backend)
-    gf.write_file_atomic(out_path, source.encode(), os.path.dirname(os.path.abspath(out_path)))
+    gw.write_file_atomic(out_path, source.encode(), os.path.dirname(os.path.abspath(out_path)))
 
 
 def write_repro_of(args, out_path):

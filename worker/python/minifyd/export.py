@@ -11,6 +11,7 @@ from torch.fx.experimental.proxy_tensor import make_fx
 
 from minifyd import compile_backends, config_options
 from minifyd import graph_format as gf
+from minifyd import graph_writer as gw
 from minifyd import origin as origin_file
 
 
@@ -38,17 +39,17 @@ class _Storages:
                                  "must be tensors")
         if tensor.device.type == "meta":
             raise gf.FormatError(f"{where}: a meta tensor has no bytes to store")
-        key = gf.storage_key(tensor)
+        key = gw.storage_key(tensor)
         if key not in self.index:
             self.index[key] = len(self.entries)
-            self.entries.append({"hash": self.store.put(gf.storage_bytes(tensor)),
+            self.entries.append({"hash": self.store.put(gw.storage_bytes(tensor)),
                                  "nbytes": gf.untyped_storage(tensor).nbytes(), "device": str(tensor.device)})
-        return gf.tensor_entry(tensor, self.index[key], where)
+        return gw.tensor_entry(tensor, self.index[key], where)
 
     def input(self, value, where):
         """A graph input's entry: an int is a SymInt input, written with its value ({"symint": 8})."""
         if isinstance(value, int) and not isinstance(value, bool):
-            return {"symint": gf.encode_value(value, _node_name, where)}
+            return {"symint": gw.encode_value(value, _node_name, where)}
         return self.tensor(value, where)
 
 
@@ -63,11 +64,11 @@ def _encode_node(node, where, storages, constants, gm):
             value = functools.reduce(getattr, node.target.split("."), gm)
             constants[node.target] = storages.tensor(value, f"{where}: get_attr {node.target!r}")
     elif node.op == "call_function":
-        entry["target"] = gf.target_name(node.target, f"{where}: target")
-        entry["args"] = [gf.encode_value(a, _node_name, f"{where}: args[{i}]") for i, a in enumerate(node.args)]
-        entry["kwargs"] = {k: gf.encode_value(v, _node_name, f"{where}: kwargs.{k}") for k, v in node.kwargs.items()}
+        entry["target"] = gw.target_name(node.target, f"{where}: target")
+        entry["args"] = [gw.encode_value(a, _node_name, f"{where}: args[{i}]") for i, a in enumerate(node.args)]
+        entry["kwargs"] = {k: gw.encode_value(v, _node_name, f"{where}: kwargs.{k}") for k, v in node.kwargs.items()}
     elif node.op == "output":
-        entry["args"] = [gf.encode_value(node.args[0], _node_name, f"{where}: args[0]")]
+        entry["args"] = [gw.encode_value(node.args[0], _node_name, f"{where}: args[0]")]
     elif node.op != "placeholder":
         raise gf.FormatError(f"{where}: {node.op} cannot be exported; trace to an aten-level graph (make_fx) first")
     return entry
@@ -83,7 +84,7 @@ def export(target, example_inputs, out_dir):
     input)."""
     inputs = list(example_inputs)
     graph_path = os.path.join(out_dir, "graph.json")
-    with gf.StoreWriter(os.path.join(out_dir, "store")) as store:
+    with gw.StoreWriter(os.path.join(out_dir, "store")) as store:
         storages = _Storages(store)
         # Inputs are stored before tracing, which runs the function and may mutate them in place.
         input_entries = [storages.input(value, f"{graph_path}: inputs[{i}]") for i, value in enumerate(inputs)]
@@ -104,7 +105,7 @@ def export(target, example_inputs, out_dir):
         store.write_root("graph", sorted({s["hash"] for s in storages.entries}))
     doc = {"format": gf.GRAPH_FORMAT, "version": gf.GRAPH_VERSION, "storages": storages.entries,
            "inputs": input_entries, "constants": constants, "nodes": nodes}
-    gf.write_file_atomic(graph_path, gf.format_document(doc).encode(), os.path.join(out_dir, "store", "tmp"))
+    gw.write_file_atomic(graph_path, gw.format_document(doc).encode(), os.path.join(out_dir, "store", "tmp"))
     return doc
 
 

@@ -4,7 +4,7 @@
 import json
 import os
 
-from minifyd import graph_format as gf
+from minifyd import graph_writer as gw
 
 ORIGIN_FILE = "origin.json"
 
@@ -12,4 +12,4 @@ ORIGIN_FILE = "origin.json"
 def write(graph_dir, document):
     """Replaces graph_dir/origin.json with document, whole (a reader sees the old one or the new)."""
     text = json.dumps(document, indent=2, sort_keys=True) + "\n"
-    gf.write_file_atomic(os.path.join(graph_dir, ORIGIN_FILE), text.encode(), os.path.join(graph_dir, "store", "tmp"))
+    gw.write_file_atomic(os.path.join(graph_dir, ORIGIN_FILE), text.encode(), os.path.join(graph_dir, "store", "tmp"))

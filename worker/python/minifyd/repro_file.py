@@ -20,7 +20,7 @@ import warnings
 import torch
 from torch.fx.experimental.proxy_tensor import make_fx
 
-from minifyd import compile_backends, export, graph_format as gf, origin as origin_file, repro_inputs
+from minifyd import compile_backends, export, graph_format as gf, graph_writer as gw, origin as origin_file, repro_inputs
 from minifyd.atomic_directory import OutputDirectoryError, write_directory_atomically
 from minifyd.config_options import changed_options as _changed_options, configs as _configs
 from minifyd.repro_errors import USER_CODE_ERRORS, ReproFileError, failure
@@ -159,7 +159,7 @@ def _copies(inputs):
     storages = {}
 
     def copy(tensor):
-        key = gf.storage_key(tensor)
+        key = gw.storage_key(tensor)
         if key not in storages:
             storages[key] = gf.untyped_storage(tensor).clone()
         return torch.empty(0, dtype=tensor.dtype, device=tensor.device).set_(

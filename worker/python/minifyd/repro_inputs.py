@@ -7,7 +7,7 @@ import os
 import torch
 from torch._dynamo.debug_utils import InputReader
 
-from minifyd import graph_format as gf
+from minifyd import graph_writer as gw
 from minifyd.repro_errors import USER_CODE_ERRORS, ReproFileError, failure, where
 
 
@@ -66,4 +66,4 @@ def from_args(path, args):
     """(inputs, random storages) of a 2.0 file: its `args`, each tensor's storage random."""
     if not (isinstance(args, list) and all(isinstance(arg, torch.Tensor) for arg in args)):
         raise ReproFileError(f"{path}: its `args` is not a list of tensors before `mod = make_fx(Repro(), ...)(*args)`")
-    return args, len({gf.storage_key(arg) for arg in args})
+    return args, len({gw.storage_key(arg) for arg in args})

@@ -17,6 +17,7 @@ import sys
 import torch
 
 from minifyd import graph_format as gf
+from minifyd import graph_writer as gw
 
 # Where each proposal puts a free size: its smallest value the guards allow, then these fractions of it.
 FRACTIONS = (None, 4, 2)
@@ -111,7 +112,7 @@ def _proposal(doc, inputs, values, assignment, store, name):
         else:
             smaller = torch.empty_strided(shape, stride, dtype=tensor.dtype)
             smaller.copy_(tensor[tuple(slice(0, n) for n in shape)].detach().cpu())
-            data = gf.storage_bytes(smaller)
+            data = gw.storage_bytes(smaller)
             storage.update({"hash": store.put(data), "nbytes": len(data)})
         # The smaller tensor starts its storage: a new blob, or the fill's first elements.
         entries[i] = {**entry, "shape": shape, "stride": stride, "storage_offset": 0}
@@ -137,7 +138,7 @@ def propose(graph_dir, store_dir, root):
                 if pinned else "no input has a size above 1")
         return {"symbols": {}, "proposals": [], "note": note}
     proposals, seen = [], set()
-    with gf.StoreWriter(store_dir) as store:
+    with gw.StoreWriter(store_dir) as store:
         digests = []
         # Every free size at once, as small as the guards let it, then at a quarter and a half; then each
         # size alone at its smallest, for a failure that needs the others as they are.

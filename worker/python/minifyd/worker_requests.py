@@ -13,6 +13,7 @@ import torch
 from minifyd import bisect_probe, compile_backends, exception_verdict, output_checks, output_code, value_analysis
 from minifyd.operator_libraries import LibraryError, OperatorLibraries
 from minifyd import graph_format as gf
+from minifyd import graph_writer as gw
 from minifyd import worker_protocol as wp
 
 
@@ -245,17 +246,17 @@ class RequestHandler:
             eager_failure = _exception_verdict(error)
             if failing is not None:
                 eager_failure.update(node=failing.name, op=str(failing.target))
-        with gf.StoreWriter(request.store) as store:
+        with gw.StoreWriter(request.store) as store:
             for node, value in found:
                 if not isinstance(value, torch.Tensor) or value.layout != torch.strided:
                     continue
                 if node.op != "call_function":
                     continue
                 try:
-                    meta = gf.tensor_entry(value, 0, f"node {node.name!r}")
+                    meta = gw.tensor_entry(value, 0, f"node {node.name!r}")
                 except gf.FormatError:
                     continue  # a dtype the format cannot name stays a computation
-                digest = store.put(gf.storage_bytes(value))
+                digest = store.put(gw.storage_bytes(value))
                 device = "cuda" if value.is_cuda else "cpu"
                 values.append((node.name, {"hash": digest, "nbytes": gf.untyped_storage(value).nbytes(),
                                            "device": device}, meta))
@@ -343,7 +344,7 @@ def _eager_values(gm, inputs, found, detach_aliases):
             value = super().run_node(node)
             recorded = value
             if detach_aliases and isinstance(value, torch.Tensor) and value.layout == torch.strided:
-                key = gf.storage_key(value)
+                key = gw.storage_key(value)
                 recorded = value.clone() if key in seen else value
                 seen.add(key)
             found.append((node, recorded))
