@@ -7,6 +7,7 @@
 
 #include "common/graph_codec.h"
 #include "common/sha256.h"
+#include "common/tensor_codec.h"
 
 namespace minifyd {
 namespace {

@@ -34,15 +34,5 @@ Expected<void> write_graph_json(const GraphDocument& document, const std::filesy
 // same encoder serves the document ({"node": name}) and the canonical hash ({"node": index}).
 nlohmann::json encode_value(const Value& value,
                             const std::function<nlohmann::json(const Node*)>& encode_node);
-nlohmann::json encode_tensor_meta(const TensorMeta& tensor);
-nlohmann::json encode_storage_ref(const StorageRef& storage);
-Expected<TensorMeta> decode_tensor_meta(const JsonView& view);
-// A graph input: a tensor's metadata, or {"symint": VALUE}.
-nlohmann::json encode_graph_input(const GraphInput& input);
-Expected<GraphInput> decode_graph_input(const JsonView& view);
-Expected<StorageRef> decode_storage_ref(const JsonView& view);
-// A filled storage's "fill" member (docs/graph-format.md "Filled storages").
-nlohmann::json encode_storage_fill(const StorageFill& fill);
-Expected<StorageFill> decode_storage_fill(const JsonView& view);
 
 }  // namespace minifyd

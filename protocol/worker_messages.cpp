@@ -5,6 +5,7 @@
 
 #include "common/graph_codec.h"
 #include "common/json_view.h"
+#include "common/tensor_codec.h"
 #include "protocol/json_fields.h"
 #include "protocol/json_nesting.h"
 #include "protocol/operator_libraries.h"

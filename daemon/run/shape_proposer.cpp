@@ -4,6 +4,7 @@
 
 #include "common/graph_codec.h"
 #include "common/json_view.h"
+#include "common/tensor_codec.h"
 #include "daemon/process/python_helper.h"
 #include "daemon/run/scratch_graph_dir.h"
 
