@@ -10,77 +10,10 @@
 #include <vector>
 
 #include "daemon/service/job_row.h"
+#include "daemon/service/postgres_schema.h"
 
 namespace minifyd::service {
 namespace {
-
-// The rows of minifyd_schema; docs/daemon.md says how it may change. migrations[N] brings a database
-// of version N to N + 1, in the transaction that records N + 1.
-constexpr int schema_version = 4;
-constexpr const char* migrations[] = {
-    R"sql(
-CREATE TABLE minifyd_jobs (
-  id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-  state TEXT NOT NULL,
-  priority INTEGER NOT NULL,
-  graph_name TEXT NOT NULL,
-  spec TEXT NOT NULL,
-  graph TEXT NOT NULL,
-  submitted_at DOUBLE PRECISION NOT NULL,
-  started_at DOUBLE PRECISION,
-  finished_at DOUBLE PRECISION,
-  sessions INTEGER NOT NULL DEFAULT 0,
-  progress TEXT NOT NULL DEFAULT '',
-  error TEXT NOT NULL DEFAULT '',
-  cancel_requested BOOLEAN NOT NULL DEFAULT FALSE,
-  checkpoint TEXT,
-  result TEXT,
-  analysis TEXT,
-  owner TEXT
-);
-CREATE INDEX minifyd_jobs_queue ON minifyd_jobs (state, priority DESC, id);
-)sql",
-    // 1 → 2: leases, and the log of claims that shows no job was ever held by two daemons at once.
-    R"sql(
-ALTER TABLE minifyd_jobs ADD COLUMN lease_expires_at DOUBLE PRECISION;
-CREATE TABLE minifyd_job_events (
-  id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-  job BIGINT NOT NULL,
-  at DOUBLE PRECISION NOT NULL,
-  event TEXT NOT NULL,
-  owner TEXT,
-  session BIGINT NOT NULL,
-  lease_expires_at DOUBLE PRECISION
-);
-CREATE INDEX minifyd_job_events_job ON minifyd_job_events (job, id);
-)sql",
-    // 2 → 3: each daemon's heartbeat, for stats; the queue's settings (the shared store); a job's
-    // changes notified to the daemons that listen (QueueChanges), "STATE ID".
-    R"sql(
-CREATE TABLE minifyd_hosts (
-  name TEXT PRIMARY KEY,
-  workers INTEGER NOT NULL,
-  gpus TEXT NOT NULL,
-  running_jobs INTEGER NOT NULL,
-  started_at DOUBLE PRECISION NOT NULL,
-  heartbeat_at DOUBLE PRECISION NOT NULL
-);
-CREATE TABLE minifyd_settings (name TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE FUNCTION minifyd_notify_job_change() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  PERFORM pg_notify('minifyd_jobs', NEW.state || ' ' || NEW.id);
-  RETURN NULL;
-END $$;
-CREATE TRIGGER minifyd_job_changed AFTER INSERT OR UPDATE OF state, progress, cancel_requested ON minifyd_jobs
-  FOR EACH ROW EXECUTE FUNCTION minifyd_notify_job_change();
-)sql",
-    // 3 → 4: who submitted each job.
-    "ALTER TABLE minifyd_jobs ADD COLUMN submitter_uid BIGINT;",
-};
-static_assert(std::size(migrations) == schema_version);
-
-// Held while the schema is read and upgraded, so that daemons starting at once upgrade it once.
-constexpr const char* schema_lock = "SELECT pg_advisory_xact_lock(7234612019)";
 
 // The database's clock, in unix seconds: one clock for every host sharing the queue.
 #define MINIFYD_PG_NOW "extract(epoch FROM clock_timestamp())::double precision"
@@ -229,26 +162,26 @@ Expected<std::unique_ptr<PostgresJobStore>> PostgresJobStore::open(const std::st
     return error;
   };
   if (auto begun = connection->run("starting the schema's upgrade", "BEGIN"); !begun) return begun.error();
-  if (auto locked = connection->run("locking the schema", schema_lock); !locked) return abort(locked.error());
+  if (auto locked = connection->run("locking the schema", postgres_schema_lock); !locked) return abort(locked.error());
   auto created = connection->run("reading the schema's version",
                                  "CREATE TABLE IF NOT EXISTS minifyd_schema (version INTEGER NOT NULL)");
   if (!created) return abort(created.error());
   auto version = connection->run("reading the schema's version", "SELECT max(version) FROM minifyd_schema");
   if (!version) return abort(version.error());
   std::int64_t found = PQgetisnull(version->get(), 0, 0) ? 0 : integer(version->get(), 0, 0);
-  if (found > schema_version)
+  if (found > postgres_schema_version)
     return abort(make_error(ErrorKind::unsupported, connection->description() + " has job schema version " +
                                                         std::to_string(found) + ", newer than this minifyd's " +
-                                                        std::to_string(schema_version) + ": run the minifyd that wrote it"));
-  for (std::int64_t step = found; step < schema_version; ++step)
-    if (auto upgraded = connection->run("upgrading the schema from version " + std::to_string(step), migrations[step]);
+                                                        std::to_string(postgres_schema_version) + ": run the minifyd that wrote it"));
+  for (std::int64_t step = found; step < postgres_schema_version; ++step)
+    if (auto upgraded = connection->run("upgrading the schema from version " + std::to_string(step), postgres_migrations[step]);
         !upgraded)
       return abort(upgraded.error());
-  if (found < schema_version) {
+  if (found < postgres_schema_version) {
     if (auto cleared = connection->run("recording the schema's version", "DELETE FROM minifyd_schema"); !cleared)
       return abort(cleared.error());
     auto recorded = connection->run("recording the schema's version", "INSERT INTO minifyd_schema VALUES ($1)",
-                                    {std::to_string(schema_version)});
+                                    {std::to_string(postgres_schema_version)});
     if (!recorded) return abort(recorded.error());
   }
   if (auto committed = connection->run("committing the schema", "COMMIT"); !committed) return committed.error();
