@@ -62,11 +62,8 @@ Expected<void> decode(const JsonView& view, AccuracyReport& report) {
 }
 
 Verdict crash_verdict(const ExitStatus& status, std::string stderr_tail) {
-  Verdict verdict;
-  verdict.pass = false;
-  verdict.kind = FailureKind::crash;
+  Verdict verdict = Verdict::failed(FailureKind::crash, "worker " + describe(status));
   verdict.signal = status.signaled ? signal_name(status.signal) : "";
-  verdict.message = "worker " + describe(status);
   verdict.stderr_tail = std::move(stderr_tail);
   return verdict;
 }

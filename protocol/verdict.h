@@ -63,6 +63,14 @@ struct Verdict {
   std::string stderr_tail;     // the last lines the worker wrote to stderr
 
   static Verdict passed() { return Verdict{}; }
+  // A failure of `kind`, described by `message`; its other members are the caller's to fill.
+  static Verdict failed(FailureKind kind, std::string message) {
+    Verdict verdict;
+    verdict.pass = false;
+    verdict.kind = kind;
+    verdict.message = std::move(message);
+    return verdict;
+  }
 };
 
 // The verdict on a candidate whose process died while running it: a crash, named by its signal

@@ -33,25 +33,20 @@ bool is_cuda_failure(const NodeFailure& failure) {
 }
 
 protocol::Verdict exception_verdict(const NodeFailure& failure) {
-  protocol::Verdict verdict;
-  verdict.pass = false;
-  verdict.kind = is_cuda_failure(failure) ? protocol::FailureKind::cuda_error : protocol::FailureKind::exception;
+  protocol::Verdict verdict = protocol::Verdict::failed(
+      is_cuda_failure(failure) ? protocol::FailureKind::cuda_error : protocol::FailureKind::exception,
+      (failure.argument.empty() ? "" : "argument '" + failure.argument + "': ") + failure.message);
   // Failures the interpreter detects itself (unknown operator, unbindable argument) have no C++
   // exception; they get a type of their own so signatures still tell them apart.
   verdict.exception_type = failure.exception_type.empty() ? std::string("minifyd::") + to_string(failure.kind)
                                                           : failure.exception_type;
-  verdict.message = (failure.argument.empty() ? "" : "argument '" + failure.argument + "': ") + failure.message;
   verdict.node = failure.node;
   verdict.op = failure.op;
   return verdict;
 }
 
 protocol::Verdict nan_verdict(const std::string& output) {
-  protocol::Verdict verdict;
-  verdict.pass = false;
-  verdict.kind = protocol::FailureKind::nan;
-  verdict.message = output + " while no input does";
-  return verdict;
+  return protocol::Verdict::failed(protocol::FailureKind::nan, output + " while no input does");
 }
 
 // The accuracy check of a compiled run's output, as the seeds' same_two_models: a candidate whose
@@ -80,10 +75,7 @@ std::optional<protocol::Verdict> accuracy_failure(const LoadedGraph& loaded, con
                                         fp64.failure ? std::nullopt : std::optional<c10::IValue>(fp64.output),
                                         AccuracyOptions{1e-3, !strict});
   if (check.passes) return std::nullopt;
-  protocol::Verdict verdict;
-  verdict.pass = false;
-  verdict.kind = protocol::FailureKind::accuracy;
-  verdict.message = check.detail;
+  protocol::Verdict verdict = protocol::Verdict::failed(protocol::FailureKind::accuracy, check.detail);
   verdict.accuracy = check.report;
   return verdict;
 }

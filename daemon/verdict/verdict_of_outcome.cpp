@@ -16,10 +16,7 @@ Expected<protocol::Verdict> verdict_of(const pool::WorkerOutcome& outcome) {
     case pool::WorkerFault::Kind::exited:
       return protocol::crash_verdict(fault.exit, fault.stderr_tail);
     case pool::WorkerFault::Kind::timed_out: {
-      protocol::Verdict verdict;
-      verdict.pass = false;
-      verdict.kind = protocol::FailureKind::timeout;
-      verdict.message = fault.detail;
+      protocol::Verdict verdict = protocol::Verdict::failed(protocol::FailureKind::timeout, fault.detail);
       verdict.stderr_tail = fault.stderr_tail;
       return verdict;
     }
