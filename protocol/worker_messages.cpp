@@ -97,15 +97,10 @@ template <class Request>
 Expected<Request> decode_backend_request(const JsonView& view) {
   auto request = decode_graph_request<Request>(view);
   if (!request) return request.error();
-  if (auto read = view.read("backend", request->backend); !read) return read.error();
-  auto options = view.optional_field("backend_options");
-  if (!options) return options.error();
-  if (*options) {
-    auto object = (*options)->as_object();
-    if (!object) return object.error();
-    for (const auto& [key, unused] : **object)
-      if (auto read = (*options)->read(key, request->backend_options[key]); !read) return read.error();
-  }
+  json_fields::Reader reader(view);
+  reader("backend", request->backend);
+  reader("backend_options", request->backend_options, {});
+  if (!reader.status()) return reader.status().error();
   return request;
 }
 
